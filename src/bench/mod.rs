@@ -1,0 +1,211 @@
+//! The benchmark registry: every benchmark's id, family, description and timing model,
+//! and the shared step that turns a measurement into result rows.
+
+use std::cell::Cell;
+use std::path::PathBuf;
+
+use crate::clock::Calibration;
+use crate::model::{Flag, Method, ResultRow};
+use crate::placement::Placement;
+use crate::runner::{BenchError, MeasureConfig, Measurement};
+
+pub mod ctx;
+pub mod spawn;
+pub mod syscall;
+
+/// How much of a benchmark to run: everything, or the headline variants the default
+/// suite shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Full,
+    Headline,
+}
+
+/// Options that individual families read.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    pub placement: Placement,
+    /// The static no-op program the creation family execs.
+    pub noop_path: PathBuf,
+    /// Parent sizes for the fork memory sweep, in bytes.
+    pub parent_mem: Vec<u64>,
+    /// Working-set sizes for the context-switch footprint sweep, in bytes.
+    pub footprint_sizes: Vec<u64>,
+    /// Stride of the footprint walk, in bytes.
+    pub footprint_stride: usize,
+}
+
+/// Everything a benchmark needs to run.
+pub struct Ctx<'a> {
+    pub cfg: &'a MeasureConfig,
+    pub calib: &'a Calibration,
+    pub opts: &'a BenchOptions,
+    pub scope: Scope,
+    /// The enosys floor (batch median, ns) once measured in this run.
+    pub syscall_floor: &'a Cell<Option<f64>>,
+}
+
+/// A variant that could not run here, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Skipped {
+    pub benchmark: String,
+    pub params: String,
+    pub reason: String,
+}
+
+/// What one benchmark produced.
+#[derive(Debug, Default)]
+pub struct Output {
+    pub rows: Vec<ResultRow>,
+    pub skipped: Vec<Skipped>,
+}
+
+impl Output {
+    pub fn skip(&mut self, benchmark: &str, params: &str, reason: impl Into<String>) {
+        self.skipped.push(Skipped { benchmark: benchmark.into(), params: params.into(), reason: reason.into() });
+    }
+}
+
+/// The benchmark families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Syscall,
+    Ctx,
+    Spawn,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Syscall => "syscall",
+            Family::Ctx => "ctx",
+            Family::Spawn => "spawn",
+        }
+    }
+}
+
+/// One benchmark in the registry.
+#[derive(Debug)]
+pub struct BenchDef {
+    pub id: &'static str,
+    pub family: Family,
+    pub summary: &'static str,
+    /// What one timed iteration contains.
+    pub timing_model: &'static str,
+    pub in_default_suite: bool,
+    /// How many measurements (probes) the benchmark makes at a scope; sets the estimate.
+    pub probes: fn(Scope) -> usize,
+    pub run: fn(&Ctx, &mut Output) -> Result<(), BenchError>,
+}
+
+/// Every benchmark, in the order a full run executes them.
+pub fn registry() -> Vec<&'static BenchDef> {
+    let mut all: Vec<&'static BenchDef> = Vec::new();
+    all.extend(syscall::BENCHES.iter());
+    all.extend(ctx::BENCHES.iter());
+    all.extend(spawn::BENCHES.iter());
+    all
+}
+
+/// Turns a measurement into its batch row and (when sampled) its per-call row.
+/// `ops_per_iteration` divides iteration times into the unit's operation (a round trip
+/// holds two hand-offs); counts are copied to the batch row with per-operation ratios.
+pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, calib: &Calibration) -> Vec<ResultRow> {
+    let ops = ops_per_iteration.max(1e-12);
+    let mut rows = Vec::new();
+    let batch_iters = (m.batch_iterations as f64 * ops).round() as u64;
+    if let Some(mut b) =
+        ResultRow::from_samples(id, Method::Batch, unit, m.batch_ns.iter().map(|x| x / ops).collect(), batch_iters)
+    {
+        b.params.insert("batch_size".into(), m.batch_size.into());
+        for (k, v) in &m.counts {
+            b.counts.insert(k.clone(), *v);
+        }
+        if batch_iters > 0 {
+            for key in ["switches", "migrations", "instructions", "cycles", "perf_context_switches"] {
+                if let Some(v) = m.counts.get(key) {
+                    b.counts.insert(format!("{key}_per_op"), v / batch_iters as f64);
+                }
+            }
+        }
+        rows.push(b);
+    }
+    let per_call_iters = (m.per_call_ns.len() as f64 * ops).round() as u64;
+    if let Some(mut p) = ResultRow::from_samples(
+        id,
+        Method::PerCall,
+        unit,
+        m.per_call_ns.iter().map(|x| x / ops).collect(),
+        per_call_iters,
+    ) {
+        if let Some(b) = rows.first() {
+            p.params = b.params.clone();
+            p.params.remove("batch_size");
+            if let Some(f) = methods_disagree(b.median, p.median, calib.bracket_ns / ops) {
+                p.flag(f);
+            }
+        }
+        if p.median < calib.bracket_ns / ops {
+            p.flag(Flag::new(
+                "below_bracket",
+                format!(
+                    "per-call median {:.1} ns is below the cost of the timing bracket ({:.1} ns): read the batch figure",
+                    p.median,
+                    calib.bracket_ns / ops
+                ),
+            ));
+        }
+        rows.push(p);
+    }
+    rows
+}
+
+/// Flags batch and per-call medians that differ by more than the bracket explains:
+/// the subtracted bracket cost itself plus a 10% allowance for the serialisation the
+/// bracket adds (a batch lets consecutive calls overlap; a bracket does not).
+pub fn methods_disagree(batch_median: f64, per_call_median: f64, bracket_ns: f64) -> Option<Flag> {
+    let allowed = bracket_ns.abs() + 0.10 * batch_median.abs();
+    let diff = (per_call_median - batch_median).abs();
+    (diff > allowed).then(|| {
+        Flag::new(
+            "methods_disagree",
+            format!(
+                "per-call median {per_call_median:.1} ns and batch median {batch_median:.1} ns differ by {diff:.1} ns, more than the bracket explains ({allowed:.1} ns)"
+            ),
+        )
+    })
+}
+
+/// Adds a parameter to every row.
+pub fn tag(rows: &mut [ResultRow], key: &str, value: &str) {
+    for r in rows {
+        r.params.insert(key.to_string(), value.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_prefixed_by_family() {
+        let reg = registry();
+        let mut ids: Vec<_> = reg.iter().map(|b| b.id).collect();
+        for b in &reg {
+            assert!(b.id.starts_with(&format!("{}.", b.family.name())), "{}", b.id);
+            assert!(!b.summary.is_empty() && !b.timing_model.is_empty());
+        }
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), reg.len());
+    }
+
+    #[test]
+    fn disagreement_flag_logic() {
+        assert!(methods_disagree(100.0, 105.0, 2.0).is_none());
+        assert!(methods_disagree(100.0, 111.0, 2.0).is_none());
+        let f = methods_disagree(100.0, 150.0, 2.0).unwrap();
+        assert_eq!(f.flag, "methods_disagree");
+        assert!(methods_disagree(100.0, 50.0, 2.0).is_some());
+    }
+}

@@ -1,0 +1,511 @@
+//! The system-call family: what one kernel entry costs, from the bare entry/exit floor
+//! (an unimplemented call number) to calls that do a little work.
+//!
+//! Timing model: one iteration is one system call made with the raw `syscall`
+//! instruction (no C library between us and the kernel) unless the row says
+//! `via=libc` or `via=vdso`, plus the check of its return value. `open_close` is an
+//! openat and a close (two kernel entries) of an existing file.
+//!
+//! Each row is checked against the floor: a real system call cannot cost less than an
+//! empty kernel entry, so a row below it did not enter the kernel (a cached getpid, a
+//! vDSO clock read). vDSO rows are always marked as such.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
+
+use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
+use crate::model::{Flag, ResultRow};
+use crate::runner::{BenchError, MeasureConfig, Probe, Watch, measure};
+use crate::sys;
+
+const ENOSYS: i64 = libc::ENOSYS as i64;
+/// Failure code for a call that "succeeded" with an unexpected value.
+const UNEXPECTED: i64 = 1 << 40;
+
+/// How a row relates to the kernel-entry floor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// The floor itself (`enosys`).
+    Floor,
+    /// A raw system call: must cost at least the floor.
+    Kernel,
+    /// A C library wrapper that may answer without entering the kernel.
+    LibcWrapper,
+    /// A vDSO function: by design no kernel entry.
+    Vdso,
+}
+
+/// The validity flags a row earns against the floor. Both figures are the lower decile
+/// of batch means (ns): noise on a shared machine only adds time, so the lower decile
+/// is what a disturbance cannot pull below the truth.
+pub fn floor_flags(kind: EntryKind, batch_low: f64, floor: Option<f64>) -> Vec<Flag> {
+    let mut flags = Vec::new();
+    match (kind, floor) {
+        (EntryKind::Vdso, floor) => {
+            let mut reason = "vDSO: no kernel entry; the clock is read in user space".to_string();
+            if let Some(f) = floor.filter(|&f| batch_low >= f) {
+                reason.push_str(&format!(
+                    " (but it costs {batch_low:.1} ns, at least the {f:.1} ns floor: the clocksource may not support vDSO reads and the call may fall back to the kernel)"
+                ));
+            }
+            flags.push(Flag::new("vdso", reason));
+        }
+        (EntryKind::Kernel, Some(f)) if batch_low < f => flags.push(Flag::new(
+            "below_floor",
+            format!("{batch_low:.1} ns is below the enosys floor {f:.1} ns (lower deciles of batch means): a real system call cannot cost less than an empty kernel entry"),
+        )),
+        (EntryKind::LibcWrapper, Some(f)) if batch_low < 0.5 * f => flags.push(Flag::new(
+            "no_kernel_entry",
+            format!("did not enter the kernel (cached by the C library): {batch_low:.1} ns is far below the {f:.1} ns floor"),
+        )),
+        _ => {}
+    }
+    flags
+}
+
+// --- probes -------------------------------------------------------------------------
+
+/// The unused call number; success is -ENOSYS.
+struct Enosys;
+impl Probe for Enosys {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        if sys::raw_enosys() == -ENOSYS { 0 } else { UNEXPECTED }
+    }
+    fn describe(&self, _: i64) -> String {
+        format!("system call {} did not return -ENOSYS", sys::UNUSED_SYSCALL_NR)
+    }
+}
+
+/// A no-argument call whose raw result is checked with `status_of`. Generic over the
+/// function item, so the call is direct and inlined (no function pointer).
+struct NoArg<F>(F);
+impl<F: Fn() -> i64> Probe for NoArg<F> {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        sys::status_of((self.0)())
+    }
+}
+
+/// A call returning 0 or an errno already (generic, as `NoArg`).
+struct Status<F>(F);
+impl<F: Fn() -> i64> Probe for Status<F> {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        (self.0)()
+    }
+}
+
+/// libc getpid: the result must be our pid.
+struct LibcGetpid(i64);
+impl Probe for LibcGetpid {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        if sys::libc_getpid() == self.0 { 0 } else { UNEXPECTED }
+    }
+    fn describe(&self, _: i64) -> String {
+        "getpid returned a pid other than ours".into()
+    }
+}
+
+struct OpenClose(CString);
+impl Probe for OpenClose {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        sys::status_of(sys::raw_open_close(&self.0))
+    }
+}
+
+struct Stat(CString);
+impl Probe for Stat {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        sys::status_of(sys::raw_stat(&self.0))
+    }
+}
+
+/// One byte read from (or written to) a descriptor: the result must be 1.
+struct OneByte {
+    fd: RawFd,
+    buf: [u8; 1],
+    write: bool,
+}
+impl Probe for OneByte {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        let r = if self.write { sys::raw_write(self.fd, &self.buf) } else { sys::raw_read(self.fd, &mut self.buf) };
+        if r == 1 {
+            0
+        } else if r < 0 {
+            -r
+        } else {
+            UNEXPECTED
+        }
+    }
+    fn describe(&self, code: i64) -> String {
+        if code == UNEXPECTED {
+            "transferred other than 1 byte".into()
+        } else {
+            std::io::Error::from_raw_os_error(code as i32).to_string()
+        }
+    }
+}
+
+// --- running ------------------------------------------------------------------------
+
+/// Measures the floor with a short batch-only pass when enosys itself was not selected.
+fn floor(ctx: &Ctx) -> Result<f64, BenchError> {
+    if let Some(f) = ctx.syscall_floor.get() {
+        return Ok(f);
+    }
+    let m = measure(&mut Enosys, &MeasureConfig::quick(), ctx.calib, &Watch { per_call: false, ..Default::default() })?;
+    let f = crate::stats::quantile(&m.batch_ns, 0.1);
+    ctx.syscall_floor.set(Some(f));
+    Ok(f)
+}
+
+fn run_probe<P: Probe>(
+    ctx: &Ctx,
+    id: &str,
+    via: Option<&str>,
+    kind: EntryKind,
+    mut probe: P,
+) -> Result<Vec<ResultRow>, BenchError> {
+    let watch = Watch { hardware: true, ..Default::default() };
+    let m = measure(&mut probe, ctx.cfg, ctx.calib, &watch)?;
+    let mut rows = rows_from(id, &m, "ns/call", 1.0, ctx.calib);
+    if let Some(v) = via {
+        tag(&mut rows, "via", v);
+    }
+    let low = crate::stats::quantile(&m.batch_ns, 0.1);
+    let floor = match kind {
+        EntryKind::Floor => {
+            ctx.syscall_floor.set(Some(low));
+            None
+        }
+        _ => Some(floor(ctx)?),
+    };
+    if !rows.is_empty() {
+        let flags = floor_flags(kind, low, floor);
+        for r in rows.iter_mut() {
+            for f in &flags {
+                r.flag(f.clone());
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn run_enosys(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    out.rows.extend(run_probe(ctx, "syscall.enosys", None, EntryKind::Floor, Enosys)?);
+    Ok(())
+}
+
+fn run_getppid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    out.rows.extend(run_probe(ctx, "syscall.getppid", None, EntryKind::Kernel, NoArg(sys::raw_getppid))?);
+    Ok(())
+}
+
+fn run_getuid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    out.rows.extend(run_probe(ctx, "syscall.getuid", None, EntryKind::Kernel, NoArg(sys::raw_getuid))?);
+    Ok(())
+}
+
+fn run_gettid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    out.rows.extend(run_probe(ctx, "syscall.gettid", None, EntryKind::Kernel, NoArg(sys::raw_gettid))?);
+    Ok(())
+}
+
+fn run_getpid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    out.rows.extend(run_probe(ctx, "syscall.getpid", Some("raw"), EntryKind::Kernel, NoArg(sys::raw_getpid))?);
+    out.rows.extend(run_probe(
+        ctx,
+        "syscall.getpid",
+        Some("libc"),
+        EntryKind::LibcWrapper,
+        LibcGetpid(i64::from(sys::getpid())),
+    )?);
+    Ok(())
+}
+
+fn run_clock_gettime(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    out.rows.extend(run_probe(
+        ctx,
+        "syscall.clock_gettime",
+        Some("vdso"),
+        EntryKind::Vdso,
+        Status(sys::libc_clock_gettime),
+    )?);
+    out.rows.extend(run_probe(
+        ctx,
+        "syscall.clock_gettime",
+        Some("raw"),
+        EntryKind::Kernel,
+        NoArg(sys::raw_clock_gettime),
+    )?);
+    Ok(())
+}
+
+fn run_gettimeofday(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    out.rows.extend(run_probe(
+        ctx,
+        "syscall.gettimeofday",
+        Some("vdso"),
+        EntryKind::Vdso,
+        Status(sys::libc_gettimeofday),
+    )?);
+    out.rows.extend(run_probe(
+        ctx,
+        "syscall.gettimeofday",
+        Some("raw"),
+        EntryKind::Kernel,
+        NoArg(sys::raw_gettimeofday),
+    )?);
+    Ok(())
+}
+
+/// A file that exists for the open and stat probes: created in the temp directory,
+/// removed when dropped.
+struct TargetFile(std::path::PathBuf);
+impl TargetFile {
+    fn create() -> Result<Self, BenchError> {
+        let p = std::env::temp_dir().join(format!("oscost-target-{}", sys::getpid()));
+        std::fs::write(&p, b"oscost\n").map_err(|e| BenchError::setup(&format!("creating {}", p.display()), e))?;
+        Ok(Self(p))
+    }
+    fn cstring(&self) -> Result<CString, BenchError> {
+        CString::new(self.0.as_os_str().as_encoded_bytes()).map_err(|e| BenchError::setup("target path", e))
+    }
+}
+impl Drop for TargetFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn run_open_close(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let f = TargetFile::create()?;
+    let mut rows = run_probe(ctx, "syscall.open_close", None, EntryKind::Kernel, OpenClose(f.cstring()?))?;
+    tag(&mut rows, "path", &f.0.display().to_string());
+    out.rows.extend(rows);
+    Ok(())
+}
+
+fn run_stat(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let f = TargetFile::create()?;
+    let mut rows = run_probe(ctx, "syscall.stat", None, EntryKind::Kernel, Stat(f.cstring()?))?;
+    tag(&mut rows, "path", &f.0.display().to_string());
+    out.rows.extend(rows);
+    Ok(())
+}
+
+fn run_read(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let f = File::open("/dev/zero").map_err(|e| BenchError::setup("opening /dev/zero", e))?;
+    out.rows.extend(run_probe(
+        ctx,
+        "syscall.read",
+        None,
+        EntryKind::Kernel,
+        OneByte { fd: f.as_raw_fd(), buf: [0], write: false },
+    )?);
+    Ok(())
+}
+
+fn run_write(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let f = File::options().write(true).open("/dev/null").map_err(|e| BenchError::setup("opening /dev/null", e))?;
+    out.rows.extend(run_probe(
+        ctx,
+        "syscall.write",
+        None,
+        EntryKind::Kernel,
+        OneByte { fd: f.as_raw_fd(), buf: [b'x'], write: true },
+    )?);
+    Ok(())
+}
+
+/// Flags a sched_yield row whose calls switched: another task was runnable.
+pub fn yield_flag(switches_per_call: f64) -> Option<Flag> {
+    (switches_per_call > 0.01).then(|| {
+        Flag::new(
+            "yield_switched",
+            format!(
+                "{:.1}% of sched_yield calls switched to another task: the CPU was not idle, so this is not the bare call",
+                switches_per_call * 100.0
+            ),
+        )
+    })
+}
+
+fn run_sched_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let mut rows = run_probe(ctx, "syscall.sched_yield", None, EntryKind::Kernel, NoArg(sys::raw_sched_yield))?;
+    if let Some(f) = rows.first().and_then(|b| b.counts.get("switches_per_op")).and_then(|&s| yield_flag(s)) {
+        for r in rows.iter_mut() {
+            r.flag(f.clone());
+        }
+    }
+    out.rows.extend(rows);
+    Ok(())
+}
+
+fn one(_: Scope) -> usize {
+    1
+}
+fn two(_: Scope) -> usize {
+    2
+}
+
+const RAW: &str = "one raw `syscall` instruction and a check of its result";
+
+pub static BENCHES: [BenchDef; 12] = [
+    BenchDef {
+        id: "syscall.enosys",
+        family: Family::Syscall,
+        summary: "unimplemented call number: bare kernel entry and exit, the floor",
+        timing_model: RAW,
+        in_default_suite: true,
+        probes: one,
+        run: run_enosys,
+    },
+    BenchDef {
+        id: "syscall.getppid",
+        family: Family::Syscall,
+        summary: "getppid: a trivial real system call",
+        timing_model: RAW,
+        in_default_suite: true,
+        probes: one,
+        run: run_getppid,
+    },
+    BenchDef {
+        id: "syscall.getuid",
+        family: Family::Syscall,
+        summary: "getuid: a trivial real system call",
+        timing_model: RAW,
+        in_default_suite: true,
+        probes: one,
+        run: run_getuid,
+    },
+    BenchDef {
+        id: "syscall.gettid",
+        family: Family::Syscall,
+        summary: "gettid: a trivial real system call",
+        timing_model: RAW,
+        in_default_suite: true,
+        probes: one,
+        run: run_gettid,
+    },
+    BenchDef {
+        id: "syscall.getpid",
+        family: Family::Syscall,
+        summary: "getpid raw and through the C library (caught if cached)",
+        timing_model: "raw: one `syscall`; libc: one call of the C library's getpid(), compared with our pid",
+        in_default_suite: true,
+        probes: two,
+        run: run_getpid,
+    },
+    BenchDef {
+        id: "syscall.clock_gettime",
+        family: Family::Syscall,
+        summary: "clock_gettime(MONOTONIC) through the vDSO and as a raw system call",
+        timing_model: "vdso: one libc clock_gettime() (user space); raw: one `syscall`",
+        in_default_suite: true,
+        probes: two,
+        run: run_clock_gettime,
+    },
+    BenchDef {
+        id: "syscall.gettimeofday",
+        family: Family::Syscall,
+        summary: "gettimeofday through the vDSO and as a raw system call",
+        timing_model: "vdso: one libc gettimeofday() (user space); raw: one `syscall`",
+        in_default_suite: true,
+        probes: two,
+        run: run_gettimeofday,
+    },
+    BenchDef {
+        id: "syscall.open_close",
+        family: Family::Syscall,
+        summary: "openat + close of an existing file in the temp directory",
+        timing_model: "two raw system calls: openat(O_RDONLY) and close of the returned fd",
+        in_default_suite: true,
+        probes: one,
+        run: run_open_close,
+    },
+    BenchDef {
+        id: "syscall.stat",
+        family: Family::Syscall,
+        summary: "newfstatat of an existing file in the temp directory",
+        timing_model: RAW,
+        in_default_suite: true,
+        probes: one,
+        run: run_stat,
+    },
+    BenchDef {
+        id: "syscall.read",
+        family: Family::Syscall,
+        summary: "read 1 byte from /dev/zero",
+        timing_model: "one raw read(fd, buf, 1), result must be 1",
+        in_default_suite: true,
+        probes: one,
+        run: run_read,
+    },
+    BenchDef {
+        id: "syscall.write",
+        family: Family::Syscall,
+        summary: "write 1 byte to /dev/null",
+        timing_model: "one raw write(fd, buf, 1), result must be 1",
+        in_default_suite: true,
+        probes: one,
+        run: run_write,
+    },
+    BenchDef {
+        id: "syscall.sched_yield",
+        family: Family::Syscall,
+        summary: "sched_yield with no other runnable task on the CPU (checked by switch counts)",
+        timing_model: RAW,
+        in_default_suite: true,
+        probes: one,
+        run: run_sched_yield,
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floor_flags_on_synthetic_numbers() {
+        assert!(floor_flags(EntryKind::Kernel, 80.0, Some(70.0)).is_empty());
+        let f = floor_flags(EntryKind::Kernel, 50.0, Some(70.0));
+        assert_eq!(f[0].flag, "below_floor");
+        assert!(floor_flags(EntryKind::Kernel, 50.0, None).is_empty());
+        assert!(floor_flags(EntryKind::LibcWrapper, 60.0, Some(70.0)).is_empty());
+        let f = floor_flags(EntryKind::LibcWrapper, 2.0, Some(70.0));
+        assert_eq!(f[0].flag, "no_kernel_entry");
+        assert!(f[0].reason.contains("cached by the C library"));
+        let f = floor_flags(EntryKind::Vdso, 20.0, Some(70.0));
+        assert_eq!(f[0].flag, "vdso");
+        assert!(!f[0].reason.contains("fall back"));
+        let f = floor_flags(EntryKind::Vdso, 90.0, Some(70.0));
+        assert!(f[0].reason.contains("fall back"));
+        assert!(floor_flags(EntryKind::Floor, 1.0, None).is_empty());
+    }
+
+    #[test]
+    fn yield_flag_threshold() {
+        assert!(yield_flag(0.0).is_none());
+        assert!(yield_flag(0.5).is_some());
+    }
+
+    #[test]
+    fn probes_succeed_and_fail_truthfully() {
+        assert_eq!(Enosys.once(), 0);
+        assert_eq!(NoArg(sys::raw_getppid).once(), 0);
+        let mut bad = OneByte { fd: -1, buf: [0], write: false };
+        assert_eq!(bad.once(), libc::EBADF as i64);
+        let mut missing = OpenClose(CString::new("/nonexistent/oscost").unwrap());
+        assert_eq!(missing.once(), libc::ENOENT as i64);
+        assert_eq!(LibcGetpid(i64::from(sys::getpid())).once(), 0);
+        assert_eq!(Status(sys::libc_clock_gettime).once(), 0);
+        assert_eq!(NoArg(sys::raw_gettimeofday).once(), 0);
+    }
+}

@@ -1,0 +1,339 @@
+//! The command line: argument definitions and the thin layer that turns them into
+//! calls, prints the results and chooses the exit code (0 ok, 1 failure, 2 bad usage,
+//! 130 interrupted).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use crate::bench::{self, BenchOptions};
+use crate::placement::{Placement, Policy};
+use crate::report;
+use crate::select;
+use crate::session::{self, RunRequest};
+use crate::store::{RunFilter, Store};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "oscost",
+    version,
+    about = "What the operating system charges for its primitives, measured and proven"
+)]
+pub struct Cli {
+    /// Results database (default: $XDG_DATA_HOME/oscost/results.db or ~/.local/share/oscost/results.db).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run benchmarks (default suite without arguments) and store the run.
+    Run(RunArgs),
+    /// List every benchmark with its description and timing model.
+    List,
+    /// Print the machine fingerprint and the clock calibration.
+    Info {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reprint a stored run (the latest by default).
+    Show {
+        /// Run id, saved name, or `latest`.
+        run: Option<String>,
+        #[arg(long)]
+        json: bool,
+        /// Include raw samples in JSON output.
+        #[arg(long)]
+        samples: bool,
+    },
+    /// List stored runs, newest first.
+    Runs {
+        #[arg(long)]
+        host: Option<String>,
+        /// Only runs with this benchmark id or family.
+        #[arg(long)]
+        benchmark: Option<String>,
+        /// Only runs started at or after this date (YYYY-MM-DD or RFC 3339).
+        #[arg(long)]
+        since: Option<String>,
+        /// Only runs started before this date.
+        #[arg(long)]
+        until: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Benchmarks to run: ids (syscall.getppid), families (syscall, ctx, spawn) or `all`.
+    pub benchmarks: Vec<String>,
+    /// About a fifth of the time, at some cost in precision.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write the run as JSON to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Include raw samples in JSON output.
+    #[arg(long)]
+    pub samples: bool,
+    /// Pin the benchmark to this CPU (placement-sweeping families pin by themselves).
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// Run at this nice value (-20..19; lowering needs privilege).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub nice: Option<i32>,
+    /// Scheduling policy; fifo and rr are bounded by a watchdog and need privilege.
+    #[arg(long, value_enum, default_value_t = Policy::Other)]
+    pub policy: Policy,
+    /// Save the run under this name (for `compare --baseline`).
+    #[arg(long, value_name = "NAME")]
+    pub save: Option<String>,
+    /// The no-op program to exec (default: oscost's own static helper).
+    #[arg(long, value_name = "PATH")]
+    pub noop: Option<PathBuf>,
+    /// Parent memory sizes for the fork sweep, e.g. 0,64M,512M.
+    #[arg(long, value_name = "LIST", default_value = "0,64M,512M")]
+    pub parent_mem: String,
+    /// Working-set sizes for ctx.footprint, e.g. 0,4K,64K,1M.
+    #[arg(long, value_name = "LIST", default_value = "0,4K,16K,64K,256K,1M,4M")]
+    pub sizes: String,
+    /// Stride of the footprint walk in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 64)]
+    pub stride: usize,
+}
+
+/// Parses a size such as `64M`, `4K`, `1G` or `512` (binary multiples).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: u64 = num.parse().map_err(|_| format!("{s:?} is not a size (use e.g. 0, 4K, 64M, 1G)"))?;
+    n.checked_mul(mult).ok_or_else(|| format!("{s:?} is too large"))
+}
+
+/// Parses a comma-separated list of sizes.
+pub fn parse_sizes(list: &str) -> Result<Vec<u64>, String> {
+    list.split(',').filter(|x| !x.trim().is_empty()).map(parse_size).collect()
+}
+
+/// Usage errors exit 2, like clap's own.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+fn db_path(cli_db: &Option<PathBuf>) -> PathBuf {
+    cli_db.clone().unwrap_or_else(crate::store::default_path)
+}
+
+/// Entry point: parses arguments, runs, returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            if e.downcast_ref::<UsageError>().is_some()
+                || e.downcast_ref::<select::UnknownBenchmark>().is_some()
+                || e.downcast_ref::<crate::placement::PlacementError>().is_some()
+            {
+                2
+            } else {
+                1
+            }
+        }
+    }
+}
+
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+fn dispatch(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Run(args) => run(args, db_path(&cli.db)),
+        Command::List => {
+            print!("{}", list_text());
+            Ok(0)
+        }
+        Command::Info { json } => {
+            let calib = session::calibrate(false);
+            let m = crate::machine::fingerprint(&command_line(), Some(calib));
+            if json {
+                println!("{}", serde_json::to_string_pretty(&m)?);
+            } else {
+                print!("{}", info_text(&m));
+            }
+            Ok(0)
+        }
+        Command::Show { run, json, samples } => {
+            let store = Store::open(&db_path(&cli.db))?;
+            let id = store.resolve(run.as_deref().unwrap_or("latest")).map_err(|e| UsageError(e.to_string()))?;
+            let (doc, skipped) = store.load_run(id)?;
+            if json {
+                println!("{}", report::json::render_run(&doc, &skipped, samples));
+            } else {
+                print!("{}", report::table::render_run(&doc, &skipped));
+            }
+            Ok(0)
+        }
+        Command::Runs { host, benchmark, since, until, json } => {
+            let store = Store::open(&db_path(&cli.db))?;
+            let runs = store.list_runs(&RunFilter { host, benchmark, since, until })?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&runs)?);
+            } else {
+                for r in runs {
+                    println!(
+                        "{:>5}  {}  {:<16} {:<24} {:<11} {:>4} rows  {}{}",
+                        r.id,
+                        r.started_at,
+                        r.hostname,
+                        r.kernel_release,
+                        r.status,
+                        r.results,
+                        r.command_line,
+                        r.save_name.map(|n| format!("  [saved as {n}]")).unwrap_or_default()
+                    );
+                }
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
+    let registry = bench::registry();
+    let selected = select::select(&registry, &args.benchmarks)?;
+    session::ensure_selected(&selected)?;
+    let parent_mem = parse_sizes(&args.parent_mem).map_err(|e| UsageError(format!("--parent-mem: {e}")))?;
+    let footprint_sizes = parse_sizes(&args.sizes).map_err(|e| UsageError(format!("--sizes: {e}")))?;
+    if args.stride == 0 {
+        return Err(UsageError("--stride must be at least 1 byte".into()).into());
+    }
+    let noop_path = args.noop.clone().unwrap_or_else(crate::helper::default_location);
+    if args.noop.is_none() {
+        // Written on demand; a failure surfaces as a clear error in the spawn rows.
+        let _ = crate::helper::install(&noop_path);
+    }
+    let options = BenchOptions {
+        placement: Placement { cpu: args.cpu, nice: args.nice, policy: args.policy },
+        noop_path,
+        parent_mem,
+        footprint_sizes,
+        footprint_stride: args.stride,
+    };
+    let req = RunRequest {
+        selected,
+        quick: args.quick,
+        options,
+        db,
+        save: args.save.clone(),
+        command_line: command_line(),
+        progress: !args.json && std::io::stderr().is_terminal(),
+    };
+    let outcome = session::execute(req)?;
+    let (doc, skipped) = outcome.store.load_run(outcome.run_id).context("reading the run back from the database")?;
+    if args.json {
+        println!("{}", report::json::render_run(&doc, &skipped, args.samples));
+    } else {
+        print!("{}", report::table::render_run(&doc, &skipped));
+        println!(
+            "stored as run #{} in {} ({:.1} s)",
+            outcome.run_id,
+            outcome.store.path().display(),
+            outcome.elapsed.as_secs_f64()
+        );
+    }
+    if outcome.interrupted {
+        eprintln!("interrupted: the benchmarks that finished are stored in run #{}", outcome.run_id);
+        return Ok(130);
+    }
+    Ok(if outcome.failures.is_empty() { 0 } else { 1 })
+}
+
+/// `oscost list`: every benchmark, its description and timing model.
+pub fn list_text() -> String {
+    let mut out = String::new();
+    for b in bench::registry() {
+        out.push_str(&format!("{:<24} {}{}\n", b.id, b.summary, if b.in_default_suite { "  [default]" } else { "" }));
+        out.push_str(&format!("{:<24}   timing: {}\n", "", b.timing_model));
+    }
+    out
+}
+
+/// `oscost info` as text.
+pub fn info_text(m: &crate::machine::Machine) -> String {
+    let mut out = String::new();
+    let mut line = |k: &str, v: &str| out.push_str(&format!("{k:<22} {v}\n"));
+    line("host", &m.hostname);
+    line("cpu", &m.cpu_model);
+    line("logical cpus", &format!("{} (this process may use {:?})", m.logical_cpus, m.allowed_cpus));
+    line(
+        "smt",
+        &m.smt_active.map(|s| if s { "active" } else { "inactive" }.to_string()).unwrap_or_else(|| "unknown".into()),
+    );
+    line("frequency governor", m.governor.as_deref().unwrap_or("none exposed"));
+    line("kernel", &format!("{} {}", m.kernel_release, m.kernel_version));
+    line("arch", &m.arch);
+    line("virtualization", &m.virtualization);
+    line("clocksource", m.clocksource.as_deref().unwrap_or("unknown"));
+    line("transparent hugepages", m.transparent_hugepages.as_deref().unwrap_or("unknown"));
+    line("libc", &m.libc);
+    line("hardware counters", &m.hardware_counters);
+    line("oscost", &format!("{} ({})", m.tool_version, m.git_commit));
+    if let Some(c) = &m.calibration {
+        line("per-call bracket", &format!("{:?}: {}", c.per_call_source, c.counter));
+        line(
+            "counter rate",
+            &format!("{:.4} ticks/ns (spread {:.3}% over 3 rounds)", c.ticks_per_ns, c.rate_spread * 100.0),
+        );
+        line("empty bracket", &format!("{:.1} ticks = {}", c.bracket_ticks, report::fmt_ns(c.bracket_ns)));
+        line(
+            "clock read",
+            &format!("{} (resolution {})", report::fmt_ns(c.clock_read_ns), report::fmt_ns(c.clock_resolution_ns)),
+        );
+        line("minimum batch", &report::fmt_ns(c.min_batch_ns));
+        for w in &c.warnings {
+            line("warning", w);
+        }
+    }
+    let vulnerable: Vec<String> = m.mitigations.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    for (i, v) in vulnerable.iter().enumerate() {
+        line(if i == 0 { "mitigations" } else { "" }, v);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_sizes("0,64M,512M").unwrap(), vec![0, 64 << 20, 512 << 20]);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert!(parse_size("12Q").is_err());
+        assert!(parse_size("99999999999999G").is_err());
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

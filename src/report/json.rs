@@ -1,0 +1,79 @@
+//! The JSON layout of `--json` (documented in README): `schema_version`, `run`,
+//! `machine`, `results`, plus `skipped`.
+
+use serde::Serialize;
+
+use crate::bench::Skipped;
+use crate::model::RunDocument;
+
+#[derive(Serialize)]
+struct WithSkipped<'a> {
+    #[serde(flatten)]
+    doc: &'a RunDocument,
+    skipped: &'a [Skipped],
+}
+
+/// Renders a run as pretty JSON; raw samples only when `samples` is true.
+pub fn render_run(doc: &RunDocument, skipped: &[Skipped], samples: bool) -> String {
+    let stripped;
+    let doc = if samples {
+        doc
+    } else {
+        let mut d = doc.clone();
+        for r in &mut d.results {
+            r.samples.clear();
+        }
+        stripped = d;
+        &stripped
+    };
+    serde_json::to_string_pretty(&WithSkipped { doc, skipped }).expect("plain data serialises")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Method, ResultRow, RunInfo};
+
+    #[test]
+    fn json_has_the_documented_fields() {
+        let r = ResultRow::from_samples("syscall.getppid", Method::Batch, "ns/call", vec![1.0, 2.0], 2).unwrap();
+        let doc = RunDocument {
+            schema_version: 1,
+            run: RunInfo {
+                id: 7,
+                started_at: "t".into(),
+                command_line: "oscost run".into(),
+                save_name: None,
+                status: "complete".into(),
+            },
+            machine: crate::machine::fingerprint("oscost run", None),
+            results: vec![r],
+        };
+        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], false)).unwrap();
+        for k in ["schema_version", "run", "machine", "results", "skipped"] {
+            assert!(v.get(k).is_some(), "missing {k}");
+        }
+        let r0 = &v["results"][0];
+        for k in [
+            "benchmark",
+            "params",
+            "method",
+            "unit",
+            "n",
+            "min",
+            "median",
+            "mean",
+            "stddev",
+            "ci_low",
+            "ci_high",
+            "percentiles",
+            "counts",
+            "flags",
+        ] {
+            assert!(r0.get(k).is_some(), "missing result field {k}");
+        }
+        assert!(r0.get("samples").is_none());
+        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], true)).unwrap();
+        assert_eq!(v["results"][0]["samples"].as_array().unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,84 @@
+//! Reports: pure functions from stored data to text (table, JSON). Nothing here
+//! measures or writes files; the CLI decides where the text goes.
+
+pub mod json;
+pub mod table;
+
+/// Formats a duration given in nanoseconds with a unit that keeps 3–4 significant digits.
+pub fn fmt_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "-".into();
+    }
+    let a = ns.abs();
+    if a >= 1e9 {
+        format!("{:.3} s", ns / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if a >= 100.0 {
+        format!("{ns:.0} ns")
+    } else {
+        format!("{ns:.1} ns")
+    }
+}
+
+/// Formats a value in `unit`: durations (units starting "ns") scale, others print plain.
+pub fn fmt_value(v: f64, unit: &str) -> String {
+    if unit.starts_with("ns") {
+        fmt_ns(v)
+    } else if !v.is_finite() {
+        "-".into()
+    } else if v.abs() >= 1e5 {
+        format!("{v:.3e} {unit}")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0} {unit}")
+    } else {
+        format!("{v:.3} {unit}")
+    }
+}
+
+/// Formats an RFC 3339 UTC timestamp from seconds since the epoch.
+pub fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days-from-civil inverse.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Now, as RFC 3339 UTC.
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    rfc3339(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_durations() {
+        assert_eq!(fmt_ns(52.34), "52.3 ns");
+        assert_eq!(fmt_ns(523.4), "523 ns");
+        assert_eq!(fmt_ns(12_345.0), "12.35 µs");
+        assert_eq!(fmt_ns(3_210_000.0), "3.210 ms");
+        assert_eq!(fmt_ns(f64::NAN), "-");
+        assert_eq!(fmt_value(1234.0, "msg/s"), "1234 msg/s");
+    }
+
+    #[test]
+    fn formats_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_000_000), "2026-11-18T11:06:40Z");
+    }
+}

@@ -1,0 +1,202 @@
+//! The terminal table: one line per benchmark variant, batch and per-call figures side
+//! by side, the kernel counts that prove the figure, and flags as numbered notes.
+
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+
+use super::{fmt_ns, fmt_value};
+use crate::bench::Skipped;
+use crate::model::{Method, ResultRow, RunDocument};
+
+/// A benchmark variant: its rows grouped (batch, per-call, or a workload figure).
+struct Line<'a> {
+    benchmark: &'a str,
+    variant: String,
+    batch: Option<&'a ResultRow>,
+    per_call: Option<&'a ResultRow>,
+    other: Vec<&'a ResultRow>,
+}
+
+fn variant_label(r: &ResultRow) -> String {
+    r.params
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "batch_size" | "path"))
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn group(rows: &[ResultRow]) -> Vec<Line<'_>> {
+    let mut lines: Vec<Line> = Vec::new();
+    for r in rows {
+        let variant = variant_label(r);
+        let idx = match lines.iter().position(|l| l.benchmark == r.benchmark && l.variant == variant) {
+            Some(i) => i,
+            None => {
+                lines.push(Line { benchmark: &r.benchmark, variant, batch: None, per_call: None, other: Vec::new() });
+                lines.len() - 1
+            }
+        };
+        let l = &mut lines[idx];
+        match r.method {
+            Method::Batch => l.batch = Some(r),
+            Method::PerCall => l.per_call = Some(r),
+            _ => l.other.push(r),
+        }
+    }
+    lines
+}
+
+/// The counts that prove a figure, in a few words.
+pub fn proof(r: &ResultRow) -> String {
+    let mut parts = Vec::new();
+    if let Some(s) = r.counts.get("switches_per_op") {
+        parts.push(format!("{s:.2} sw/op"));
+    }
+    if let Some(m) = r.counts.get("migrations").filter(|m| **m > 0.0) {
+        parts.push(format!("{m:.0} migr"));
+    }
+    if let Some(i) = r.counts.get("instructions_per_op") {
+        parts.push(format!("{i:.0} instr/op"));
+    }
+    if let Some(c) = r.counts.get("cycles_per_op") {
+        parts.push(format!("{c:.0} cyc/op"));
+    }
+    for key in ["delivered", "tasks"] {
+        if let Some(v) = r.counts.get(key) {
+            parts.push(format!("{key} {v:.0}"));
+        }
+    }
+    parts.join(", ")
+}
+
+fn centre(r: &ResultRow) -> String {
+    format!("{} [{}, {}]", fmt_value(r.median, &r.unit), fmt_value(r.ci_low, &r.unit), fmt_value(r.ci_high, &r.unit))
+}
+
+/// Renders the run as a table followed by numbered flag notes and skipped variants.
+pub fn render_run(doc: &RunDocument, skipped: &[Skipped]) -> String {
+    let m = &doc.machine;
+    let mut out = format!(
+        "oscost run #{} · {} · {} · {} · kernel {} · {}\n",
+        doc.run.id, doc.run.started_at, m.hostname, m.cpu_model, m.kernel_release, m.virtualization
+    );
+    if let Some(c) = &m.calibration {
+        out.push_str(&format!(
+            "per-call bracket: {} ({:.3} ticks/ns, empty bracket {} subtracted); batch clock: CLOCK_MONOTONIC_RAW ({} per read)\n",
+            c.counter,
+            c.ticks_per_ns,
+            fmt_ns(c.bracket_ns),
+            fmt_ns(c.clock_read_ns)
+        ));
+    }
+    out.push_str(&render_results(&doc.results, skipped));
+    out
+}
+
+/// Renders result rows (any run, any families) as the table and its notes.
+pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
+    table.set_header(vec![
+        "benchmark",
+        "variant",
+        "median [95% CI]",
+        "per-call p50",
+        "p99",
+        "p99.9",
+        "max",
+        "kernel counts",
+        "flags",
+    ]);
+    let mut notes: Vec<String> = Vec::new();
+    for line in group(rows) {
+        let mut flags: Vec<String> = Vec::new();
+        let all: Vec<&ResultRow> =
+            line.batch.iter().chain(line.per_call.iter()).chain(line.other.iter()).copied().collect();
+        for r in &all {
+            for f in &r.flags {
+                let who = if line.variant.is_empty() {
+                    line.benchmark.to_string()
+                } else {
+                    format!("{} {}", line.benchmark, line.variant)
+                };
+                let note = format!("{who}: {}: {}", f.flag, f.reason);
+                let n = match notes.iter().position(|x| *x == note) {
+                    Some(i) => i + 1,
+                    None => {
+                        notes.push(note);
+                        notes.len()
+                    }
+                };
+                let tag = format!("[{n}] {}", f.flag);
+                if !flags.contains(&tag) {
+                    flags.push(tag);
+                }
+            }
+        }
+        let headline = line.batch.or(line.other.first().copied()).or(line.per_call);
+        let pc = line.per_call.and_then(|p| p.percentiles.as_ref().map(|q| (p, q)));
+        let pct =
+            |f: fn(&crate::stats::Percentiles) -> f64| pc.map(|(p, q)| fmt_value(f(q), &p.unit)).unwrap_or_default();
+        let mut cells = vec![
+            Cell::new(line.benchmark),
+            Cell::new(&line.variant),
+            Cell::new(headline.map(centre).unwrap_or_default()).set_alignment(CellAlignment::Right),
+            Cell::new(pct(|q| q.p50)).set_alignment(CellAlignment::Right),
+            Cell::new(pct(|q| q.p99)).set_alignment(CellAlignment::Right),
+            Cell::new(pct(|q| q.p999)).set_alignment(CellAlignment::Right),
+            Cell::new(pct(|q| q.max)).set_alignment(CellAlignment::Right),
+        ];
+        cells.push(Cell::new(all.iter().map(|r| proof(r)).find(|s| !s.is_empty()).unwrap_or_default()));
+        cells.push(Cell::new(flags.join(" ")));
+        table.add_row(cells);
+        for extra in line.other.iter().skip(1) {
+            table.add_row(vec![
+                Cell::new(""),
+                Cell::new(format!("  {}", extra.unit)),
+                Cell::new(centre(extra)).set_alignment(CellAlignment::Right),
+            ]);
+        }
+    }
+    let mut out = table.to_string();
+    out.push('\n');
+    for (i, n) in notes.iter().enumerate() {
+        out.push_str(&format!("[{}] {n}\n", i + 1));
+    }
+    for s in skipped {
+        out.push_str(&format!("skipped {} {}: {}\n", s.benchmark, s.params, s.reason));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Flag;
+
+    #[test]
+    fn table_pairs_methods_and_numbers_flags() {
+        let mut b = ResultRow::from_samples("syscall.getpid", Method::Batch, "ns/call", vec![2.0, 3.0], 2)
+            .unwrap()
+            .with_param("via", "libc");
+        b.flag(Flag::new("no_kernel_entry", "did not enter the kernel (cached by the C library)"));
+        b.counts.insert("switches_per_op".into(), 0.0);
+        let p = ResultRow::from_samples("syscall.getpid", Method::PerCall, "ns/call", vec![2.0, 3.0, 4.0], 3)
+            .unwrap()
+            .with_param("via", "libc");
+        let skipped = [Skipped {
+            benchmark: "ctx.pipe".into(),
+            params: "placement=cross_cpu".into(),
+            reason: "needs 2 CPUs".into(),
+        }];
+        let t = render_results(&[b, p], &skipped);
+        assert_eq!(t.matches("syscall.getpid").count(), 2, "one line plus one note:\n{t}");
+        assert!(t.contains("[1] no_kernel_entry"));
+        assert!(t.contains("[1] syscall.getpid via=libc: no_kernel_entry: did not enter the kernel"));
+        assert!(t.contains("0.00 sw/op"));
+        assert!(t.contains("skipped ctx.pipe placement=cross_cpu: needs 2 CPUs"));
+    }
+}

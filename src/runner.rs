@@ -1,0 +1,329 @@
+//! The runner: warm-up, batch sizing, batch and per-call timing of a probe, kernel
+//! counts over the timed region, and the options every benchmark honours.
+//!
+//! Timing model. A *probe* is one iteration of a primitive (`Probe::once`). The batch
+//! loop times N back-to-back iterations with CLOCK_MONOTONIC_RAW and divides by N; N is
+//! the smallest power of two for which one batch lasts at least
+//! `Calibration::min_batch_ns` = max(1 ms, 1000 × (clock read cost + resolution)), so
+//! the clock contributes under 0.1%. The per-call loop brackets each iteration with the
+//! serialised cycle counter and subtracts the calibrated empty-bracket cost. Both loops
+//! are generic over the probe and marked `#[inline(never)]`: the timed region holds the
+//! primitive, a failure check (a conditional move) and, per call, one store of the
+//! sample into a buffer allocated beforehand.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::clock::{Calibration, CycleStamp, MonoStamp, PerCallSource, Stamp};
+use crate::kcounts::{Task, Watcher};
+use crate::sys;
+
+/// One iteration of a primitive.
+pub trait Probe {
+    /// Runs the primitive once and returns 0 on success, else a nonzero failure code
+    /// (an errno, or a probe-specific code that `describe` explains).
+    fn once(&mut self) -> i64;
+
+    /// Words for a failure code returned by `once`.
+    fn describe(&self, code: i64) -> String {
+        std::io::Error::from_raw_os_error(code as i32).to_string()
+    }
+}
+
+/// Why a benchmark produced no figure.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("the primitive failed: {0}")]
+    Failed(String),
+    #[error("skipped: {0}")]
+    Skipped(String),
+    #[error("set-up failed: {0}")]
+    Setup(String),
+    #[error("timed out: {0}")]
+    Timeout(String),
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl BenchError {
+    pub fn setup(what: &str, e: impl std::fmt::Display) -> Self {
+        BenchError::Setup(format!("{what}: {e}"))
+    }
+}
+
+/// How long each phase of a measurement may take.
+#[derive(Debug, Clone)]
+pub struct MeasureConfig {
+    pub warmup: Duration,
+    pub batch_budget: Duration,
+    pub per_call_budget: Duration,
+    pub min_batches: usize,
+    pub max_batches: usize,
+    pub max_per_call: usize,
+    /// A measurement running past this is abandoned with a timeout error.
+    pub hard_limit: Duration,
+}
+
+impl MeasureConfig {
+    /// Default budgets: about 0.5 s per probe in all.
+    pub fn standard() -> Self {
+        Self {
+            warmup: Duration::from_millis(50),
+            batch_budget: Duration::from_millis(250),
+            per_call_budget: Duration::from_millis(150),
+            min_batches: 10,
+            max_batches: 2_000,
+            max_per_call: 200_000,
+            hard_limit: Duration::from_secs(30),
+        }
+    }
+
+    /// `--quick`: about a fifth of the standard time, at some cost in precision.
+    pub fn quick() -> Self {
+        Self {
+            warmup: Duration::from_millis(10),
+            batch_budget: Duration::from_millis(50),
+            per_call_budget: Duration::from_millis(30),
+            min_batches: 5,
+            max_batches: 500,
+            max_per_call: 50_000,
+            hard_limit: Duration::from_secs(15),
+        }
+    }
+
+    /// Roughly how long one `measure` call takes with these budgets.
+    pub fn estimate_per_probe(&self) -> Duration {
+        self.warmup + self.batch_budget + self.per_call_budget + Duration::from_millis(10)
+    }
+}
+
+/// What a measurement produced, in nanoseconds per iteration.
+#[derive(Debug, Clone, Default)]
+pub struct Measurement {
+    /// Iterations per batch.
+    pub batch_size: u64,
+    /// The mean of each batch (ns per iteration).
+    pub batch_ns: Vec<f64>,
+    /// Iterations timed in the batch phase (the region the counts cover).
+    pub batch_iterations: u64,
+    /// Single-call samples (ns, empty bracket removed).
+    pub per_call_ns: Vec<f64>,
+    /// Kernel counts over the batch phase, summed over the watched tasks.
+    pub counts: BTreeMap<String, f64>,
+    /// Remarks such as missing hardware counters.
+    pub notes: Vec<String>,
+}
+
+/// What a measurement watches and whether it runs the per-call phase.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    /// Tasks whose switches and migrations are counted; the measuring thread is added.
+    pub peers: Vec<Task>,
+    /// Count instructions and cycles of the measuring thread where possible.
+    pub hardware: bool,
+    /// Run the per-call phase too.
+    pub per_call: bool,
+}
+
+impl Default for Watch {
+    fn default() -> Self {
+        Self { peers: Vec::new(), hardware: false, per_call: true }
+    }
+}
+
+/// Times `n` back-to-back iterations; returns (elapsed ns, first failure code or 0).
+#[inline(never)]
+pub fn time_batch<P: Probe>(probe: &mut P, n: u64) -> (u64, i64) {
+    let mut failure = 0i64;
+    let t0 = sys::monotonic_raw_ns();
+    for _ in 0..n {
+        let r = probe.once();
+        failure = if failure == 0 { r } else { failure };
+    }
+    let t1 = sys::monotonic_raw_ns();
+    (t1 - t0, std::hint::black_box(failure))
+}
+
+/// Brackets each iteration with `S`, storing raw bracket readings into `out`;
+/// returns the first failure code or 0.
+#[inline(never)]
+pub fn time_each<P: Probe, S: Stamp>(probe: &mut P, out: &mut [u64]) -> i64 {
+    let mut failure = 0i64;
+    for slot in out.iter_mut() {
+        let t0 = S::begin();
+        let r = probe.once();
+        let t1 = S::end();
+        *slot = t1.wrapping_sub(t0);
+        failure = if failure == 0 { r } else { failure };
+    }
+    std::hint::black_box(failure)
+}
+
+fn fail<P: Probe>(probe: &P, code: i64) -> BenchError {
+    BenchError::Failed(probe.describe(code))
+}
+
+fn check_interrupt() -> Result<(), BenchError> {
+    if sys::interrupted() { Err(BenchError::Interrupted) } else { Ok(()) }
+}
+
+/// Warms the probe up and finds the batch size (see the module doc for the rule).
+fn size_batches<P: Probe>(probe: &mut P, cfg: &MeasureConfig, calib: &Calibration) -> Result<u64, BenchError> {
+    let start = sys::monotonic_raw_ns();
+    let mut n = 1u64;
+    let mut sized = false;
+    loop {
+        check_interrupt()?;
+        let (ns, code) = time_batch(probe, n);
+        if code != 0 {
+            return Err(fail(probe, code));
+        }
+        if !sized {
+            if ns as f64 >= calib.min_batch_ns || n >= 1 << 30 {
+                sized = true;
+            } else {
+                n *= 2;
+                continue;
+            }
+        }
+        let elapsed = sys::monotonic_raw_ns() - start;
+        if elapsed >= cfg.warmup.as_nanos() as u64 {
+            return Ok(n);
+        }
+        if elapsed >= cfg.hard_limit.as_nanos() as u64 {
+            return Err(BenchError::Timeout(format!("warm-up exceeded {:?}", cfg.hard_limit)));
+        }
+    }
+}
+
+/// Measures `probe`: warm-up, batch phase (with kernel counts), per-call phase.
+pub fn measure<P: Probe>(
+    probe: &mut P,
+    cfg: &MeasureConfig,
+    calib: &Calibration,
+    watch: &Watch,
+) -> Result<Measurement, BenchError> {
+    let batch_size = size_batches(probe, cfg, calib)?;
+    let mut m = Measurement { batch_size, ..Default::default() };
+
+    let mut tasks = vec![Task::current()];
+    tasks.extend(watch.peers.iter().copied());
+    let mut watcher = Watcher::new(&tasks, watch.hardware);
+    if let Some(note) = watcher.perf_note.take() {
+        m.notes.push(note);
+    }
+    m.batch_ns.reserve(cfg.max_batches);
+    let budget = cfg.batch_budget.as_nanos() as u64;
+    let start = sys::monotonic_raw_ns();
+    watcher.start();
+    loop {
+        let (ns, code) = time_batch(probe, batch_size);
+        if code != 0 {
+            watcher.finish();
+            return Err(fail(probe, code));
+        }
+        m.batch_ns.push(ns as f64 / batch_size as f64);
+        m.batch_iterations += batch_size;
+        let elapsed = sys::monotonic_raw_ns() - start;
+        let enough = elapsed >= budget && m.batch_ns.len() >= cfg.min_batches;
+        if enough
+            || m.batch_ns.len() >= cfg.max_batches
+            || elapsed >= cfg.hard_limit.as_nanos() as u64
+            || sys::interrupted()
+        {
+            break;
+        }
+    }
+    m.counts = watcher.finish();
+    check_interrupt()?;
+
+    if watch.per_call {
+        m.per_call_ns = per_call_phase(probe, cfg, calib)?;
+    }
+    Ok(m)
+}
+
+/// The per-call phase: chunks of bracketed calls until the budget or the buffer is used.
+fn per_call_phase<P: Probe>(probe: &mut P, cfg: &MeasureConfig, calib: &Calibration) -> Result<Vec<f64>, BenchError> {
+    const CHUNK: usize = 256;
+    let mut raw = vec![0u64; cfg.max_per_call.max(CHUNK)];
+    let budget = cfg.per_call_budget.as_nanos() as u64;
+    let start = sys::monotonic_raw_ns();
+    let mut filled = 0;
+    while filled < raw.len() {
+        let end = (filled + CHUNK).min(raw.len());
+        let code = match calib.per_call_source {
+            PerCallSource::CycleCounter => time_each::<P, CycleStamp>(probe, &mut raw[filled..end]),
+            PerCallSource::Monotonic => time_each::<P, MonoStamp>(probe, &mut raw[filled..end]),
+        };
+        if code != 0 {
+            return Err(fail(probe, code));
+        }
+        filled = end;
+        check_interrupt()?;
+        if sys::monotonic_raw_ns() - start >= budget {
+            break;
+        }
+    }
+    Ok(raw[..filled].iter().map(|&t| calib.ticks_to_call_ns(t)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts its calls; fails with `code` on call number `fail_at`.
+    struct Counting {
+        calls: u64,
+        fail_at: u64,
+        code: i64,
+    }
+
+    impl Probe for Counting {
+        fn once(&mut self) -> i64 {
+            self.calls += 1;
+            if self.calls == self.fail_at { self.code } else { 0 }
+        }
+    }
+
+    fn calib() -> Calibration {
+        crate::clock::calibrate(1_000_000)
+    }
+
+    #[test]
+    fn batch_counts_every_iteration() {
+        let mut p = Counting { calls: 0, fail_at: 0, code: 0 };
+        let (_, code) = time_batch(&mut p, 1000);
+        assert_eq!((p.calls, code), (1000, 0));
+    }
+
+    #[test]
+    fn first_failure_is_kept() {
+        let mut p = Counting { calls: 0, fail_at: 5, code: libc::EBADF as i64 };
+        let (_, code) = time_batch(&mut p, 10);
+        assert_eq!(code, libc::EBADF as i64);
+        let mut p = Counting { calls: 0, fail_at: 3, code: 7 };
+        let mut buf = [0u64; 8];
+        assert_eq!(time_each::<_, MonoStamp>(&mut p, &mut buf), 7);
+    }
+
+    #[test]
+    fn measure_reports_failure_with_reason() {
+        let mut p = Counting { calls: 0, fail_at: 100, code: libc::ENOENT as i64 };
+        let err = measure(&mut p, &MeasureConfig::quick(), &calib(), &Watch::default()).unwrap_err();
+        assert!(err.to_string().contains("No such file"), "{err}");
+    }
+
+    #[test]
+    fn measure_fills_both_phases() {
+        let mut p = Counting { calls: 0, fail_at: 0, code: 0 };
+        let cfg = MeasureConfig::quick();
+        let m = measure(&mut p, &cfg, &calib(), &Watch::default()).unwrap();
+        assert!(m.batch_ns.len() >= cfg.min_batches);
+        assert!(m.batch_size.is_power_of_two());
+        assert_eq!(m.batch_iterations, m.batch_size * m.batch_ns.len() as u64);
+        assert!(!m.per_call_ns.is_empty() && m.per_call_ns.len() <= cfg.max_per_call);
+        assert!(m.batch_ns.iter().all(|x| x.is_finite() && *x >= 0.0));
+        assert!(m.counts.contains_key("switches"));
+    }
+}

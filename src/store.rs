@@ -1,0 +1,483 @@
+//! The results database: SQLite (bundled) with versioned migrations and WAL. Each
+//! benchmark's rows are written in one transaction as soon as it finishes, so a run
+//! that is interrupted keeps everything it completed. Raw samples are kept as
+//! little-endian f64 blobs next to their summaries.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::bench::Skipped;
+use crate::machine::Machine;
+use crate::model::{Method, ResultRow, RunDocument, RunInfo, SCHEMA_VERSION};
+
+/// Errors of the store, with the path they concern.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open the results database {path}: {source}")]
+    Open { path: PathBuf, source: rusqlite::Error },
+    #[error("cannot create the directory {path} for the results database: {source}")]
+    CreateDir { path: PathBuf, source: std::io::Error },
+    #[error("the results database {path} is not writable: {source}")]
+    NotWritable { path: PathBuf, source: rusqlite::Error },
+    #[error(
+        "the results database {path} has schema version {found}, newer than this oscost understands ({known}); use a newer oscost"
+    )]
+    TooNew { path: PathBuf, found: i64, known: i64 },
+    #[error("database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("stored data is malformed: {0}")]
+    Malformed(String),
+    #[error("no run {0} in the database")]
+    NoSuchRun(String),
+}
+
+/// The schema, one migration per version. Never edit a released step; add one.
+const MIGRATIONS: &[&str] = &[
+    // v1
+    "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        command_line TEXT NOT NULL,
+        save_name TEXT,
+        status TEXT NOT NULL,
+        hostname TEXT NOT NULL,
+        kernel_release TEXT NOT NULL,
+        machine_json TEXT NOT NULL
+    );
+    CREATE TABLE results (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        benchmark TEXT NOT NULL,
+        params_json TEXT NOT NULL,
+        method TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        iterations INTEGER NOT NULL,
+        min REAL, median REAL, mean REAL, stddev REAL, ci_low REAL, ci_high REAL,
+        percentiles_json TEXT,
+        counts_json TEXT NOT NULL,
+        flags_json TEXT NOT NULL,
+        samples BLOB NOT NULL
+    );
+    CREATE INDEX results_by_run ON results(run_id, seq);
+    CREATE INDEX results_by_benchmark ON results(benchmark);
+    CREATE TABLE skipped (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        benchmark TEXT NOT NULL,
+        params TEXT NOT NULL,
+        reason TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX runs_by_save_name ON runs(save_name) WHERE save_name IS NOT NULL;",
+];
+
+/// The default database path: `$XDG_DATA_HOME/oscost/results.db`, else
+/// `~/.local/share/oscost/results.db`.
+pub fn default_path() -> PathBuf {
+    default_path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
+}
+
+/// [`default_path`] from given environment values (pure, for tests).
+pub fn default_path_from(xdg: Option<std::ffi::OsString>, home: Option<std::ffi::OsString>) -> PathBuf {
+    let base = match (xdg.filter(|x| !x.is_empty()), home) {
+        (Some(x), _) => PathBuf::from(x),
+        (None, Some(h)) => PathBuf::from(h).join(".local/share"),
+        (None, None) => PathBuf::from("."),
+    };
+    base.join("oscost").join("results.db")
+}
+
+/// A short listing line of a run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunListing {
+    pub id: i64,
+    pub started_at: String,
+    pub hostname: String,
+    pub kernel_release: String,
+    pub status: String,
+    pub save_name: Option<String>,
+    pub results: i64,
+    pub command_line: String,
+}
+
+/// Filters for `oscost runs`.
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    pub host: Option<String>,
+    pub benchmark: Option<String>,
+    pub since: Option<String>,
+    pub until: Option<String>,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+fn encode_samples(samples: &[f64]) -> Vec<u8> {
+    samples.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn decode_samples(blob: &[u8]) -> Result<Vec<f64>, StoreError> {
+    if !blob.len().is_multiple_of(8) {
+        return Err(StoreError::Malformed(format!("sample blob of {} bytes is not a whole number of f64", blob.len())));
+    }
+    Ok(blob.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8-byte chunk"))).collect())
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("plain data serialises")
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, StoreError> {
+    serde_json::from_str(s).map_err(|e| StoreError::Malformed(format!("{what}: {e}")))
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`, migrates it, and checks that
+    /// it can be written, so a bad path fails before anything is measured.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
+        }
+        let conn = Connection::open(path).map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let writable = |source| StoreError::NotWritable { path: path.to_path_buf(), source };
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(writable)?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let mut store = Self { conn, path: path.to_path_buf() };
+        store.migrate()?;
+        // A write that is rolled back: proves the file accepts writes now.
+        store.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;").map_err(writable)?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let version: i64 = self.conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let known = MIGRATIONS.len() as i64;
+        if version > known {
+            return Err(StoreError::TooNew { path: self.path.clone(), found: version, known });
+        }
+        for (i, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = self
+                .conn
+                .transaction()
+                .map_err(|source| StoreError::NotWritable { path: self.path.clone(), source })?;
+            tx.execute_batch(step)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Records the start of a run; returns its id.
+    pub fn begin_run(
+        &self,
+        started_at: &str,
+        command_line: &str,
+        save_name: Option<&str>,
+        machine: &Machine,
+    ) -> Result<i64, StoreError> {
+        if let Some(name) = save_name {
+            // A saved name moves to the newest run that claims it.
+            self.conn.execute("UPDATE runs SET save_name = NULL WHERE save_name = ?1", params![name])?;
+        }
+        self.conn.execute(
+            "INSERT INTO runs (started_at, command_line, save_name, status, hostname, kernel_release, machine_json)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6)",
+            params![started_at, command_line, save_name, machine.hostname, machine.kernel_release, json(machine)],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Writes one benchmark's rows and skips in one transaction.
+    pub fn add_benchmark(&mut self, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let first_seq: i64 =
+            tx.query_row("SELECT COALESCE(MAX(seq), -1) + 1 FROM results WHERE run_id = ?1", params![run_id], |r| {
+                r.get(0)
+            })?;
+        for (seq, r) in (first_seq..).zip(rows) {
+            tx.execute(
+                "INSERT INTO results (run_id, seq, benchmark, params_json, method, unit, n, iterations,
+                    min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                params![
+                    run_id,
+                    seq,
+                    r.benchmark,
+                    json(&r.params),
+                    r.method.as_str(),
+                    r.unit,
+                    r.n as i64,
+                    r.iterations as i64,
+                    r.min,
+                    r.median,
+                    r.mean,
+                    r.stddev,
+                    r.ci_low,
+                    r.ci_high,
+                    r.percentiles.as_ref().map(json),
+                    json(&r.counts),
+                    json(&r.flags),
+                    encode_samples(&r.samples),
+                ],
+            )?;
+        }
+        for s in skipped {
+            tx.execute(
+                "INSERT INTO skipped (run_id, benchmark, params, reason) VALUES (?1, ?2, ?3, ?4)",
+                params![run_id, s.benchmark, s.params, s.reason],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Marks a run finished with `status` (`complete` or `interrupted`).
+    pub fn finish_run(&self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE runs SET finished_at = ?2, status = ?3 WHERE id = ?1",
+            params![run_id, finished_at, status],
+        )?;
+        Ok(())
+    }
+
+    /// The newest run's id, if any.
+    pub fn latest_run_id(&self) -> Result<Option<i64>, StoreError> {
+        Ok(self.conn.query_row("SELECT MAX(id) FROM runs", [], |r| r.get::<_, Option<i64>>(0))?)
+    }
+
+    /// Resolves a run reference: a numeric id, `latest`, or a saved name.
+    pub fn resolve(&self, reference: &str) -> Result<i64, StoreError> {
+        if reference == "latest" {
+            return self.latest_run_id()?.ok_or_else(|| StoreError::NoSuchRun("(the database has no runs yet)".into()));
+        }
+        if let Ok(id) = reference.parse::<i64>() {
+            let found: Option<i64> =
+                self.conn.query_row("SELECT id FROM runs WHERE id = ?1", params![id], |r| r.get(0)).optional()?;
+            return found.ok_or_else(|| StoreError::NoSuchRun(reference.into()));
+        }
+        let found: Option<i64> = self
+            .conn
+            .query_row("SELECT id FROM runs WHERE save_name = ?1", params![reference], |r| r.get(0))
+            .optional()?;
+        found.ok_or_else(|| StoreError::NoSuchRun(format!("{reference:?} (neither an id nor a saved name)")))
+    }
+
+    /// Lists runs, newest first, matching `filter`.
+    pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunListing>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.started_at, r.hostname, r.kernel_release, r.status, r.save_name, r.command_line,
+                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id)
+             FROM runs r
+             WHERE (?1 IS NULL OR r.hostname = ?1)
+               AND (?2 IS NULL OR EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id
+                                          AND (x.benchmark = ?2 OR x.benchmark LIKE ?2 || '.%')))
+               AND (?3 IS NULL OR r.started_at >= ?3)
+               AND (?4 IS NULL OR r.started_at < ?4)
+             ORDER BY r.id DESC",
+        )?;
+        let rows = stmt.query_map(params![filter.host, filter.benchmark, filter.since, filter.until], |r| {
+            Ok(RunListing {
+                id: r.get(0)?,
+                started_at: r.get(1)?,
+                hostname: r.get(2)?,
+                kernel_release: r.get(3)?,
+                status: r.get(4)?,
+                save_name: r.get(5)?,
+                command_line: r.get(6)?,
+                results: r.get(7)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Loads a whole run with its results (and samples) and skips.
+    pub fn load_run(&self, run_id: i64) -> Result<(RunDocument, Vec<Skipped>), StoreError> {
+        let (info, machine_json): (RunInfo, String) = self
+            .conn
+            .query_row(
+                "SELECT id, started_at, command_line, save_name, status, machine_json FROM runs WHERE id = ?1",
+                params![run_id],
+                |r| {
+                    Ok((
+                        RunInfo {
+                            id: r.get(0)?,
+                            started_at: r.get(1)?,
+                            command_line: r.get(2)?,
+                            save_name: r.get(3)?,
+                            status: r.get(4)?,
+                        },
+                        r.get(5)?,
+                    ))
+                },
+            )
+            .optional()?
+            .ok_or_else(|| StoreError::NoSuchRun(run_id.to_string()))?;
+        let machine: Machine = parse_json("machine", &machine_json)?;
+        let mut stmt = self.conn.prepare(
+            "SELECT benchmark, params_json, method, unit, n, iterations, min, median, mean, stddev, ci_low, ci_high,
+                    percentiles_json, counts_json, flags_json, samples
+             FROM results WHERE run_id = ?1 ORDER BY seq",
+        )?;
+        type Raw =
+            (String, String, String, String, i64, i64, [Option<f64>; 6], Option<String>, String, String, Vec<u8>);
+        let raws: Vec<Raw> = stmt
+            .query_map(params![run_id], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    [r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?],
+                    r.get(12)?,
+                    r.get(13)?,
+                    r.get(14)?,
+                    r.get(15)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut results = Vec::with_capacity(raws.len());
+        for (benchmark, params_json, method, unit, n, iterations, v, pct, counts, flags, blob) in raws {
+            let num = |x: Option<f64>| x.unwrap_or(f64::NAN);
+            results.push(ResultRow {
+                params: parse_json("params", &params_json)?,
+                method: Method::parse(&method).ok_or_else(|| StoreError::Malformed(format!("method {method:?}")))?,
+                unit,
+                n: n as usize,
+                iterations: iterations as u64,
+                min: num(v[0]),
+                median: num(v[1]),
+                mean: num(v[2]),
+                stddev: num(v[3]),
+                ci_low: num(v[4]),
+                ci_high: num(v[5]),
+                percentiles: pct.map(|p| parse_json("percentiles", &p)).transpose()?,
+                counts: parse_json("counts", &counts)?,
+                flags: parse_json("flags", &flags)?,
+                samples: decode_samples(&blob)?,
+                benchmark,
+            });
+        }
+        let mut stmt =
+            self.conn.prepare("SELECT benchmark, params, reason FROM skipped WHERE run_id = ?1 ORDER BY rowid")?;
+        let skipped = stmt
+            .query_map(params![run_id], |r| Ok(Skipped { benchmark: r.get(0)?, params: r.get(1)?, reason: r.get(2)? }))?
+            .collect::<Result<_, _>>()?;
+        Ok((RunDocument { schema_version: SCHEMA_VERSION, run: info, machine, results }, skipped))
+    }
+
+    /// Writes a whole run document (an import) in one transaction; returns its new id.
+    pub fn insert_document(&mut self, doc: &RunDocument, skipped: &[Skipped]) -> Result<i64, StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json)
+             VALUES (?1, NULL, ?2, NULL, ?3, ?4, ?5, ?6)",
+            params![doc.run.started_at, doc.run.command_line, doc.run.status, doc.machine.hostname, doc.machine.kernel_release, json(&doc.machine)],
+        )?;
+        let run_id = tx.last_insert_rowid();
+        tx.commit()?;
+        if let Err(e) = self.add_benchmark(run_id, &doc.results, skipped) {
+            let _ = self.conn.execute("DELETE FROM runs WHERE id = ?1", params![run_id]);
+            return Err(e);
+        }
+        Ok(run_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Flag;
+
+    fn machine() -> Machine {
+        crate::machine::fingerprint("oscost test", None)
+    }
+
+    fn row() -> ResultRow {
+        let mut r = ResultRow::from_samples("syscall.getppid", Method::PerCall, "ns/call", vec![1.0, 2.0, 3.0, 4.0], 4)
+            .unwrap()
+            .with_param("via", "raw");
+        r.counts.insert("switches".into(), 0.0);
+        r.flag(Flag::new("vdso", "reason"));
+        r
+    }
+
+    #[test]
+    fn default_path_rules() {
+        assert_eq!(default_path_from(Some("/x".into()), Some("/h".into())), PathBuf::from("/x/oscost/results.db"));
+        assert_eq!(default_path_from(None, Some("/h".into())), PathBuf::from("/h/.local/share/oscost/results.db"));
+        assert_eq!(
+            default_path_from(Some("".into()), Some("/h".into())),
+            PathBuf::from("/h/.local/share/oscost/results.db")
+        );
+    }
+
+    #[test]
+    fn round_trip_keeps_every_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/results.db");
+        let mut s = Store::open(&path).unwrap();
+        let id = s.begin_run("2026-01-01T00:00:00Z", "oscost run", Some("base"), &machine()).unwrap();
+        let skipped = vec![Skipped {
+            benchmark: "ctx.pipe".into(),
+            params: "placement=cross_cpu".into(),
+            reason: "one CPU".into(),
+        }];
+        s.add_benchmark(id, &[row()], &skipped).unwrap();
+        s.finish_run(id, "2026-01-01T00:00:01Z", "complete").unwrap();
+        drop(s);
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.resolve("latest").unwrap(), id);
+        assert_eq!(s.resolve("base").unwrap(), id);
+        assert!(s.resolve("nope").is_err());
+        let (doc, sk) = s.load_run(id).unwrap();
+        assert_eq!(doc.results, vec![row()]);
+        assert_eq!(sk, skipped);
+        assert_eq!(doc.run.status, "complete");
+        assert_eq!(doc.machine, machine());
+        let listed = s.list_runs(&RunFilter { benchmark: Some("syscall".into()), ..Default::default() }).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].results, 1);
+        assert!(
+            s.list_runs(&RunFilter { host: Some("no-such-host".into()), ..Default::default() }).unwrap().is_empty()
+        );
+    }
+
+    #[test]
+    fn unwritable_path_fails_clearly() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain-file");
+        std::fs::write(&file, b"x").unwrap();
+        // A path below a regular file cannot be created.
+        let err = Store::open(&file.join("results.db")).err().expect("must fail");
+        assert!(err.to_string().contains("plain-file"), "{err}");
+    }
+
+    #[test]
+    fn newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        drop(Store::open(&path).unwrap());
+        let c = Connection::open(&path).unwrap();
+        c.pragma_update(None, "user_version", 99).unwrap();
+        drop(c);
+        assert!(matches!(Store::open(&path), Err(StoreError::TooNew { .. })));
+    }
+
+    #[test]
+    fn samples_blob_round_trip() {
+        let v = vec![1.5, -2.0, f64::MAX];
+        assert_eq!(decode_samples(&encode_samples(&v)).unwrap(), v);
+        assert!(decode_samples(&[1, 2, 3]).is_err());
+    }
+}

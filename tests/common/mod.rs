@@ -1,0 +1,62 @@
+//! Helpers shared by the integration tests: running the real binary on a temp database.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn oscost() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_oscost"))
+}
+
+pub struct TempDb {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+pub fn temp_db() -> TempDb {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("results.db");
+    TempDb { dir, path }
+}
+
+pub fn run_ok(args: &[&str], db: &Path) -> Output {
+    let out = oscost().args(args).arg("--db").arg(db).output().expect("run oscost");
+    assert!(
+        out.status.success(),
+        "oscost {args:?} failed: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+pub fn json_of(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Rows of a JSON document with the given benchmark id.
+pub fn rows<'a>(doc: &'a serde_json::Value, id: &str) -> Vec<&'a serde_json::Value> {
+    doc["results"].as_array().expect("results").iter().filter(|r| r["benchmark"] == id).collect()
+}
+
+pub fn has_flag(row: &serde_json::Value, flag: &str) -> bool {
+    row["flags"].as_array().is_some_and(|f| f.iter().any(|x| x["flag"] == flag))
+}
+
+/// Every figure of every row is finite and positive where it is a duration median.
+pub fn assert_sane_rows(doc: &serde_json::Value) {
+    for r in doc["results"].as_array().expect("results") {
+        for k in ["min", "median", "mean", "ci_low", "ci_high"] {
+            assert!(r[k].as_f64().is_some_and(f64::is_finite), "{k} of {r}");
+        }
+        assert!(r["n"].as_u64().unwrap() >= 1, "{r}");
+        if r["method"] == "batch" {
+            assert!(r["median"].as_f64().unwrap() > 0.0, "batch median must be positive: {r}");
+        }
+        if r["method"] == "per_call" {
+            assert!(r["percentiles"].is_object(), "per-call rows carry percentiles: {r}");
+        }
+    }
+}
