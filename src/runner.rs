@@ -104,11 +104,13 @@ pub struct Measurement {
     pub batch_size: u64,
     /// The mean of each batch (ns per iteration).
     pub batch_ns: Vec<f64>,
-    /// Iterations timed in the batch phase (the region the counts cover).
+    /// Iterations timed in batches.
     pub batch_iterations: u64,
+    /// Iterations, batched and single, over which the kernel counts were taken.
+    pub counted_iterations: u64,
     /// Single-call samples (ns, empty bracket removed).
     pub per_call_ns: Vec<f64>,
-    /// Kernel counts over the batch phase, summed over the watched tasks.
+    /// Kernel counts over all timed rounds, summed over the watched tasks.
     pub counts: BTreeMap<String, f64>,
     /// Remarks such as missing hardware counters.
     pub notes: Vec<String>,
@@ -196,7 +198,9 @@ fn size_batches<P: Probe>(probe: &mut P, cfg: &MeasureConfig, calib: &Calibratio
     }
 }
 
-/// Measures `probe`: warm-up, batch phase (with kernel counts), per-call phase.
+/// Measures `probe`: warm-up, then interleaved rounds of one batch and one chunk of
+/// bracketed single calls, so drift on a shared machine touches both methods alike,
+/// with the kernel counts taken over all rounds.
 pub fn measure<P: Probe>(
     probe: &mut P,
     cfg: &MeasureConfig,
@@ -213,59 +217,48 @@ pub fn measure<P: Probe>(
         m.notes.push(note);
     }
     m.batch_ns.reserve(cfg.max_batches);
-    let budget = cfg.batch_budget.as_nanos() as u64;
+    let mut raw = if watch.per_call { vec![0u64; cfg.max_per_call] } else { Vec::new() };
+    let mut filled = 0usize;
+    // Per round, single calls get the budgets' share of a batch's iterations.
+    let share = cfg.per_call_budget.as_secs_f64() / cfg.batch_budget.as_secs_f64().max(1e-9);
+    let chunk = ((batch_size as f64 * share).ceil() as usize).clamp(1, raw.len().max(1));
+    let budget =
+        (cfg.batch_budget + if watch.per_call { cfg.per_call_budget } else { Duration::ZERO }).as_nanos() as u64;
     let start = sys::monotonic_raw_ns();
     watcher.start();
-    loop {
+    let outcome = loop {
         let (ns, code) = time_batch(probe, batch_size);
         if code != 0 {
-            watcher.finish();
-            return Err(fail(probe, code));
+            break Err(fail(probe, code));
         }
         m.batch_ns.push(ns as f64 / batch_size as f64);
         m.batch_iterations += batch_size;
+        if filled < raw.len() {
+            let end = (filled + chunk).min(raw.len());
+            let code = match calib.per_call_source {
+                PerCallSource::CycleCounter => time_each::<P, CycleStamp>(probe, &mut raw[filled..end]),
+                PerCallSource::Monotonic => time_each::<P, MonoStamp>(probe, &mut raw[filled..end]),
+            };
+            if code != 0 {
+                break Err(fail(probe, code));
+            }
+            m.counted_iterations += (end - filled) as u64;
+            filled = end;
+        }
+        if sys::interrupted() {
+            break Err(BenchError::Interrupted);
+        }
         let elapsed = sys::monotonic_raw_ns() - start;
         let enough = elapsed >= budget && m.batch_ns.len() >= cfg.min_batches;
-        if enough
-            || m.batch_ns.len() >= cfg.max_batches
-            || elapsed >= cfg.hard_limit.as_nanos() as u64
-            || sys::interrupted()
-        {
-            break;
+        if enough || m.batch_ns.len() >= cfg.max_batches || elapsed >= cfg.hard_limit.as_nanos() as u64 {
+            break Ok(());
         }
-    }
+    };
     m.counts = watcher.finish();
-    check_interrupt()?;
-
-    if watch.per_call {
-        m.per_call_ns = per_call_phase(probe, cfg, calib)?;
-    }
+    outcome?;
+    m.counted_iterations += m.batch_iterations;
+    m.per_call_ns = raw[..filled].iter().map(|&t| calib.ticks_to_call_ns(t)).collect();
     Ok(m)
-}
-
-/// The per-call phase: chunks of bracketed calls until the budget or the buffer is used.
-fn per_call_phase<P: Probe>(probe: &mut P, cfg: &MeasureConfig, calib: &Calibration) -> Result<Vec<f64>, BenchError> {
-    const CHUNK: usize = 256;
-    let mut raw = vec![0u64; cfg.max_per_call.max(CHUNK)];
-    let budget = cfg.per_call_budget.as_nanos() as u64;
-    let start = sys::monotonic_raw_ns();
-    let mut filled = 0;
-    while filled < raw.len() {
-        let end = (filled + CHUNK).min(raw.len());
-        let code = match calib.per_call_source {
-            PerCallSource::CycleCounter => time_each::<P, CycleStamp>(probe, &mut raw[filled..end]),
-            PerCallSource::Monotonic => time_each::<P, MonoStamp>(probe, &mut raw[filled..end]),
-        };
-        if code != 0 {
-            return Err(fail(probe, code));
-        }
-        filled = end;
-        check_interrupt()?;
-        if sys::monotonic_raw_ns() - start >= budget {
-            break;
-        }
-    }
-    Ok(raw[..filled].iter().map(|&t| calib.ticks_to_call_ns(t)).collect())
 }
 
 #[cfg(test)]
@@ -322,6 +315,7 @@ mod tests {
         assert!(m.batch_ns.len() >= cfg.min_batches);
         assert!(m.batch_size.is_power_of_two());
         assert_eq!(m.batch_iterations, m.batch_size * m.batch_ns.len() as u64);
+        assert_eq!(m.counted_iterations, m.batch_iterations + m.per_call_ns.len() as u64);
         assert!(!m.per_call_ns.is_empty() && m.per_call_ns.len() <= cfg.max_per_call);
         assert!(m.batch_ns.iter().all(|x| x.is_finite() && *x >= 0.0));
         assert!(m.counts.contains_key("switches"));

@@ -121,10 +121,13 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
         for (k, v) in &m.counts {
             b.counts.insert(k.clone(), *v);
         }
-        if batch_iters > 0 {
+        // The counts cover every timed operation, batched and single.
+        let counted = m.counted_iterations as f64 * ops;
+        if counted > 0.0 {
+            b.counts.insert("counted_ops".into(), counted);
             for key in ["switches", "migrations", "instructions", "cycles", "perf_context_switches"] {
                 if let Some(v) = m.counts.get(key) {
-                    b.counts.insert(format!("{key}_per_op"), v / batch_iters as f64);
+                    b.counts.insert(format!("{key}_per_op"), v / counted);
                 }
             }
         }
@@ -141,7 +144,7 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
         if let Some(b) = rows.first() {
             p.params = b.params.clone();
             p.params.remove("batch_size");
-            if let Some(f) = methods_disagree(b.median, p.median, calib.bracket_ns / ops) {
+            if let Some(f) = methods_disagree(b.median, p.mean, calib.bracket_ns / ops) {
                 p.flag(f);
             }
         }
@@ -160,17 +163,19 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
     rows
 }
 
-/// Flags batch and per-call medians that differ by more than the bracket explains:
-/// the subtracted bracket cost itself plus a 10% allowance for the serialisation the
-/// bracket adds (a batch lets consecutive calls overlap; a bracket does not).
-pub fn methods_disagree(batch_median: f64, per_call_median: f64, bracket_ns: f64) -> Option<Flag> {
+/// Flags batch and per-call figures that differ by more than the bracket explains: the
+/// subtracted bracket cost itself plus a 10% allowance for the serialisation the bracket
+/// adds (a batch lets consecutive calls overlap; a bracket does not). A batch sample is
+/// a mean over many calls, so it is compared with the mean of the single calls (their
+/// median would leave out the tail every batch contains).
+pub fn methods_disagree(batch_median: f64, per_call_mean: f64, bracket_ns: f64) -> Option<Flag> {
     let allowed = bracket_ns.abs() + 0.10 * batch_median.abs();
-    let diff = (per_call_median - batch_median).abs();
+    let diff = (per_call_mean - batch_median).abs();
     (diff > allowed).then(|| {
         Flag::new(
             "methods_disagree",
             format!(
-                "per-call median {per_call_median:.1} ns and batch median {batch_median:.1} ns differ by {diff:.1} ns, more than the bracket explains ({allowed:.1} ns)"
+                "per-call mean {per_call_mean:.1} ns and batch median {batch_median:.1} ns differ by {diff:.1} ns, more than the bracket explains ({allowed:.1} ns)"
             ),
         )
     })

@@ -911,3 +911,64 @@ pub fn die_with_parent() {
     // SAFETY: prctl(PR_SET_PDEATHSIG) takes an integer signal.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
 }
+
+// ---------------------------------------------------------------------------------
+// Watching a child process without reaping it
+// ---------------------------------------------------------------------------------
+
+/// `pidfd_open(pid)`: a descriptor that becomes readable when process `pid` exits.
+pub fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes two integers.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(owned(fd as libc::c_int))
+}
+
+/// Waits until one of `fds` is readable (or hung up); returns its index. Blocks
+/// without a timeout; EINTR is retried.
+pub fn wait_readable_any(fds: &[RawFd]) -> io::Result<usize> {
+    let mut polls: Vec<libc::pollfd> =
+        fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    loop {
+        // SAFETY: `polls` is a valid array of pollfd of the given length.
+        let n = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) };
+        if n > 0 {
+            return Ok(polls.iter().position(|p| p.revents != 0).unwrap_or(0));
+        }
+        let e = io::Error::last_os_error();
+        if n < 0 && e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
+/// Raw `write` of one u64 (eventfd's unit). Returns the raw result.
+#[inline(always)]
+pub fn raw_write_u64(fd: RawFd, value: u64) -> i64 {
+    raw_write(fd, &value.to_ne_bytes())
+}
+
+/// Raw `read` of one u64 into `out`. Returns the raw result.
+#[inline(always)]
+pub fn raw_read_u64(fd: RawFd, out: &mut u64) -> i64 {
+    let mut b = [0u8; 8];
+    let r = raw_read(fd, &mut b);
+    *out = u64::from_ne_bytes(b);
+    r
+}
+
+/// A relative timeout for futex waits.
+pub fn timespec(d: Duration) -> libc::timespec {
+    libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long }
+}
+
+impl SharedWords {
+    /// Words `range` as a slice (for working-set walks).
+    pub fn slice(&self, start: usize, len: usize) -> &[AtomicU64] {
+        assert!(start + len <= self.len, "shared word range out of bounds");
+        // SAFETY: in bounds of a live mapping of initialised atomics.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(start), len) }
+    }
+}

@@ -1,0 +1,467 @@
+//! The context-switch family: what it costs to hand the CPU from one task to another,
+//! by every common mechanism, between threads and between processes, on one CPU and
+//! across CPUs, with the kernel's switch counts next to every figure.
+//!
+//! Timing model (hand-off rows): one iteration is a round trip from the measuring task:
+//! `send` (the token to the peer) then `recv` (blocks until the peer sends it back), so
+//! it holds two hand-offs, and figures are per hand-off (half a round trip). On one
+//! CPU a hand-off is exactly one switch; across CPUs it is a wake-up of a sleeping
+//! task on the other CPU. `mode=self` rows time the mechanism alone (one send and one
+//! receive in one task, nobody waiting), so the switch's share can be read off.
+
+use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
+use crate::model::{Flag, ResultRow};
+use crate::runner::{BenchError, Probe, Watch, measure};
+use crate::sys;
+
+pub mod channel;
+pub mod footprint;
+pub mod peer;
+
+use channel::{CondvarPair, Endpoint, EventFd, Futex, Mechanism, Pair, Pipe, Unix};
+use peer::{Control, Mode, Peer};
+
+/// Where the two tasks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    SameCpu,
+    CrossCpu,
+    Unpinned,
+}
+
+impl Placement {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Placement::SameCpu => "same_cpu",
+            Placement::CrossCpu => "cross_cpu",
+            Placement::Unpinned => "unpinned",
+        }
+    }
+
+    /// CPU sets for (measuring task, peer), or why this placement cannot run here.
+    pub fn cpus(self, allowed: &[usize]) -> Result<(Vec<usize>, Vec<usize>), String> {
+        let n = allowed.len();
+        match self {
+            _ if n == 0 => Err("no CPU is allowed".into()),
+            Placement::SameCpu => Ok((vec![allowed[n - 1]], vec![allowed[n - 1]])),
+            Placement::CrossCpu if n < 2 => Err(format!("needs 2 CPUs, this process may use only {n} ({allowed:?})")),
+            Placement::CrossCpu => Ok((vec![allowed[n - 2]], vec![allowed[n - 1]])),
+            Placement::Unpinned => Ok((allowed.to_vec(), allowed.to_vec())),
+        }
+    }
+}
+
+/// Flags from the kernel's counts of a hand-off row (pure; tested on synthetic counts).
+///
+/// - same CPU: the design needs exactly one switch per hand-off; fewer means some
+///   hand-offs did not switch (the loop measured something else), more means
+///   preemption or other tasks added switches;
+/// - across CPUs: at most one (the waiter sleeps; none if it was still running);
+/// - unpinned: any migration mixes placements;
+/// - across CPUs or unpinned: involuntary switches are preemptions of the measurement
+///   (on one CPU they are part of the design: the woken peer preempts the waker).
+pub fn switch_flags(
+    placement: Placement,
+    switches_per_handoff: f64,
+    involuntary_per_handoff: f64,
+    migrations: Option<f64>,
+) -> Vec<Flag> {
+    let mut flags = Vec::new();
+    let s = switches_per_handoff;
+    if placement == Placement::SameCpu && s < 0.95 {
+        flags.push(Flag::new(
+            "too_few_switches",
+            format!("{s:.3} switches per hand-off observed; a same-CPU hand-off needs exactly 1: some hand-offs did not switch"),
+        ));
+    }
+    if s > 1.10 {
+        flags.push(Flag::new(
+            "extra_switches",
+            format!("{s:.3} switches per hand-off observed, more than the 1 the design needs: the mechanism switched more than once per hand-off, or other tasks ran"),
+        ));
+    }
+    if placement != Placement::SameCpu && involuntary_per_handoff > 0.02 {
+        flags.push(Flag::new(
+            "preempted",
+            format!(
+                "{:.1}% of hand-offs saw an involuntary switch: something else competed for the CPU",
+                involuntary_per_handoff * 100.0
+            ),
+        ));
+    }
+    if placement == Placement::Unpinned
+        && let Some(m) = migrations.filter(|m| *m > 0.0)
+    {
+        flags.push(Flag::new(
+            "migrated",
+            format!("{m:.0} migrations during the timed region: the figure mixes placements"),
+        ));
+    }
+    flags
+}
+
+/// Adds the count-derived figures and flags to hand-off rows.
+fn prove(rows: &mut [ResultRow], placement: Placement) {
+    let Some(b) = rows.first() else { return };
+    let handoffs = b.counts.get("counted_ops").copied().unwrap_or(b.iterations as f64);
+    let per = |k: &str| b.counts.get(k).map(|v| v / handoffs.max(1.0));
+    let switches = per("switches").unwrap_or(f64::NAN);
+    let invol = per("involuntary_switches").unwrap_or(0.0);
+    let flags = switch_flags(placement, switches, invol, b.counts.get("migrations").copied());
+    let ns_per_switch = if switches > 0.0 { b.median / switches } else { f64::NAN };
+    for r in rows.iter_mut() {
+        for f in &flags {
+            r.flag(f.clone());
+        }
+    }
+    if let Some(b) = rows.first_mut()
+        && ns_per_switch.is_finite()
+    {
+        b.counts.insert("ns_per_observed_switch".into(), ns_per_switch);
+    }
+}
+
+/// A round trip from the measuring side.
+struct RoundTrip<E: Endpoint> {
+    end: E,
+}
+
+impl<E: Endpoint> Probe for RoundTrip<E> {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        let s = self.end.send();
+        if s != 0 {
+            return s;
+        }
+        self.end.recv()
+    }
+    fn describe(&self, code: i64) -> String {
+        channel::describe(code)
+    }
+}
+
+/// The peer's side of a round trip: receive, then send back, until asked to stop.
+/// Runs after fork in process mode: raw system calls only, no allocation.
+fn echo<E: Endpoint>(mut end: E, ctl: &Control) -> i32 {
+    loop {
+        if end.recv() != 0 {
+            end.poison();
+            return 1;
+        }
+        if ctl.stop_requested() {
+            return 0;
+        }
+        if end.send() != 0 {
+            end.poison();
+            return 2;
+        }
+    }
+}
+
+/// Restores the measuring thread's CPU affinity when dropped.
+pub struct AffinityGuard(Vec<usize>);
+
+impl AffinityGuard {
+    pub fn pin(cpus: &[usize]) -> Result<Self, BenchError> {
+        let saved = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
+        sys::set_affinity(cpus).map_err(|e| BenchError::setup(&format!("pinning to CPUs {cpus:?}"), e))?;
+        Ok(Self(saved))
+    }
+}
+
+impl Drop for AffinityGuard {
+    fn drop(&mut self) {
+        let _ = sys::set_affinity(&self.0);
+    }
+}
+
+fn allowed() -> Result<Vec<usize>, BenchError> {
+    sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))
+}
+
+/// Measures one hand-off variant of mechanism `M`.
+fn handoff<M: Mechanism>(
+    ctx: &Ctx,
+    id: &str,
+    mode: Mode,
+    placement: Placement,
+    cpus: (Vec<usize>, Vec<usize>),
+) -> Result<Vec<ResultRow>, BenchError> {
+    let _pin = AffinityGuard::pin(&cpus.0)?;
+    let Pair { main, peer: peer_end, poison_main, poison_peer } =
+        M::pair(mode == Mode::Process).map_err(|e| BenchError::setup("building the channel", e))?;
+    let peer = Peer::start(mode, &cpus.1, poison_main, poison_peer, move |ctl| echo(peer_end, ctl))?;
+    let mut probe = RoundTrip { end: main };
+    // One round trip before measuring proves the peer is there and answering.
+    let first = probe.once();
+    let measured = if first != 0 {
+        Err(BenchError::Failed(format!("first hand-off: {}", channel::describe(first))))
+    } else {
+        measure(&mut probe, ctx.cfg, ctx.calib, &Watch { peers: vec![peer.task], hardware: false, per_call: true })
+    };
+    let mut end = probe.end;
+    let stopped = peer.finish(move || {
+        end.send();
+        drop(end);
+    });
+    let m = measured?;
+    stopped?;
+    let mut rows = rows_from(id, &m, "ns/hand-off", 2.0, ctx.calib);
+    tag(&mut rows, "mode", mode.as_str());
+    tag(&mut rows, "placement", placement.as_str());
+    prove(&mut rows, placement);
+    Ok(rows)
+}
+
+/// The variants a scope runs.
+fn variants(scope: Scope, modes: &[Mode]) -> Vec<(Mode, Placement)> {
+    let placements: &[Placement] = match scope {
+        Scope::Headline => &[Placement::SameCpu, Placement::CrossCpu],
+        Scope::Full => &[Placement::SameCpu, Placement::CrossCpu, Placement::Unpinned],
+    };
+    modes.iter().flat_map(|&m| placements.iter().map(move |&p| (m, p))).collect()
+}
+
+fn run_mechanism<M: Mechanism, L: Probe>(
+    ctx: &Ctx,
+    out: &mut Output,
+    id: &str,
+    modes: &[Mode],
+    loopback: impl FnOnce() -> std::io::Result<L>,
+) -> Result<(), BenchError> {
+    let allowed = allowed()?;
+    for (mode, placement) in variants(ctx.scope, modes) {
+        match placement.cpus(&allowed) {
+            Ok(cpus) => out.rows.extend(handoff::<M>(ctx, id, mode, placement, cpus)?),
+            Err(why) => out.skip(id, &format!("mode={} placement={}", mode.as_str(), placement.as_str()), why),
+        }
+    }
+    if ctx.scope == Scope::Full {
+        let mut probe = loopback().map_err(|e| BenchError::setup("building the loopback channel", e))?;
+        let _pin = AffinityGuard::pin(&Placement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?.0)?;
+        let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch::default())?;
+        let mut rows = rows_from(id, &m, "ns/hand-off", 1.0, ctx.calib);
+        tag(&mut rows, "mode", "self");
+        tag(&mut rows, "placement", "same_cpu");
+        out.rows.extend(rows);
+    }
+    Ok(())
+}
+
+const BOTH: &[Mode] = &[Mode::Thread, Mode::Process];
+
+fn run_pipe(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    run_mechanism::<Pipe, _>(ctx, out, "ctx.pipe", BOTH, channel::Loopback::pipe)
+}
+
+fn run_futex(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    run_mechanism::<Futex, _>(ctx, out, "ctx.futex", BOTH, channel::FutexLoopback::new)
+}
+
+fn run_eventfd(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    run_mechanism::<EventFd, _>(ctx, out, "ctx.eventfd", BOTH, channel::Loopback::eventfd)
+}
+
+fn run_unix(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    run_mechanism::<Unix, _>(ctx, out, "ctx.unix", BOTH, channel::UnixLoopback::new)
+}
+
+fn run_condvar(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    run_mechanism::<CondvarPair, _>(ctx, out, "ctx.condvar", &[Mode::Thread], || Ok(channel::Loopback::condvar()))
+}
+
+/// sched_yield from the measuring task, with a peer that yields back.
+struct Yield;
+impl Probe for Yield {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        sys::status_of(sys::raw_sched_yield())
+    }
+}
+
+/// The yielding peer: sched_yield until asked to stop (raw calls only).
+fn yield_loop(ctl: &Control) -> i32 {
+    while !ctl.stop_requested() {
+        sys::raw_sched_yield();
+    }
+    0
+}
+
+/// Two tasks alternating by sched_yield on one CPU. One iteration is one yield of the
+/// measuring task, which runs the peer until it yields back: two hand-offs.
+fn run_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let allowed = allowed()?;
+    let (cpus, _) = Placement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    for mode in [Mode::Thread, Mode::Process] {
+        let _pin = AffinityGuard::pin(&cpus)?;
+        let peer = Peer::start(mode, &cpus, channel::Poisoner::Eof, channel::Poisoner::Eof, yield_loop)?;
+        let measured =
+            measure(&mut Yield, ctx.cfg, ctx.calib, &Watch { peers: vec![peer.task], hardware: false, per_call: true });
+        let stopped = peer.finish(|| {});
+        let m = measured?;
+        stopped?;
+        let mut rows = rows_from("ctx.yield", &m, "ns/hand-off", 2.0, ctx.calib);
+        tag(&mut rows, "mode", mode.as_str());
+        tag(&mut rows, "placement", "same_cpu");
+        prove(&mut rows, Placement::SameCpu);
+        out.rows.extend(rows);
+    }
+    Ok(())
+}
+
+/// nanosleep with a zero interval: what `sleep(0)` costs, and whether it switched.
+struct SleepZero;
+impl Probe for SleepZero {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        sys::nanosleep_zero()
+    }
+}
+
+/// Timing model: one nanosleep({0, 0}) call. Rows: alone on a CPU, and with a
+/// yielding peer runnable on the same CPU (so a switch is possible).
+fn run_sleep0(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let allowed = allowed()?;
+    let (cpus, _) = Placement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let _pin = AffinityGuard::pin(&cpus)?;
+    for with_peer in [false, true] {
+        let peer = if with_peer {
+            Some(Peer::start(Mode::Thread, &cpus, channel::Poisoner::Eof, channel::Poisoner::Eof, yield_loop)?)
+        } else {
+            None
+        };
+        let watch = Watch { peers: peer.iter().map(|p| p.task).collect(), hardware: false, per_call: true };
+        let measured = measure(&mut SleepZero, ctx.cfg, ctx.calib, &watch);
+        if let Some(p) = peer {
+            p.finish(|| {})?;
+        }
+        let mut rows = rows_from("ctx.sleep0", &measured?, "ns/call", 1.0, ctx.calib);
+        tag(&mut rows, "placement", "same_cpu");
+        tag(&mut rows, "competition", if with_peer { "yielding_peer" } else { "alone" });
+        out.rows.extend(rows);
+    }
+    Ok(())
+}
+
+fn headline_probes(s: Scope) -> usize {
+    match s {
+        Scope::Headline => 4,
+        Scope::Full => 7,
+    }
+}
+fn condvar_probes(_: Scope) -> usize {
+    4
+}
+fn two(_: Scope) -> usize {
+    2
+}
+
+const HANDOFF_MODEL: &str = "a round trip from the measuring task (send the token, block until it returns) = 2 hand-offs; figures per hand-off; mode=self: one send + one receive in one task";
+
+pub static BENCHES: [BenchDef; 8] = [
+    BenchDef {
+        id: "ctx.pipe",
+        family: Family::Ctx,
+        summary: "one byte each way over two pipes (lmbench lat_ctx, perf bench sched pipe)",
+        timing_model: HANDOFF_MODEL,
+        in_default_suite: true,
+        probes: headline_probes,
+        run: run_pipe,
+    },
+    BenchDef {
+        id: "ctx.futex",
+        family: Family::Ctx,
+        summary: "a shared word with FUTEX_WAIT/FUTEX_WAKE (private for threads, shared mapping for processes)",
+        timing_model: HANDOFF_MODEL,
+        in_default_suite: true,
+        probes: headline_probes,
+        run: run_futex,
+    },
+    BenchDef {
+        id: "ctx.eventfd",
+        family: Family::Ctx,
+        summary: "two eventfd counters, one per direction",
+        timing_model: HANDOFF_MODEL,
+        in_default_suite: false,
+        probes: headline_probes,
+        run: run_eventfd,
+    },
+    BenchDef {
+        id: "ctx.unix",
+        family: Family::Ctx,
+        summary: "one byte each way over an AF_UNIX stream socket pair",
+        timing_model: HANDOFF_MODEL,
+        in_default_suite: false,
+        probes: headline_probes,
+        run: run_unix,
+    },
+    BenchDef {
+        id: "ctx.condvar",
+        family: Family::Ctx,
+        summary: "mutex + condition variable turn-taking (threads only)",
+        timing_model: HANDOFF_MODEL,
+        in_default_suite: false,
+        probes: condvar_probes,
+        run: run_condvar,
+    },
+    BenchDef {
+        id: "ctx.yield",
+        family: Family::Ctx,
+        summary: "two tasks alternating by sched_yield on one CPU",
+        timing_model: "one sched_yield of the measuring task, which runs the peer until it yields back = 2 hand-offs",
+        in_default_suite: false,
+        probes: two,
+        run: run_yield,
+    },
+    BenchDef {
+        id: "ctx.sleep0",
+        family: Family::Ctx,
+        summary: "nanosleep with a zero interval (sleep(0)), alone and with a runnable peer",
+        timing_model: "one nanosleep({0,0}) call, with the switches it caused counted",
+        in_default_suite: false,
+        probes: two,
+        run: run_sleep0,
+    },
+    BenchDef {
+        id: "ctx.footprint",
+        family: Family::Ctx,
+        summary: "pipe hand-off between processes on one CPU with a working set walked before each hand-off, minus the same walk without switching",
+        timing_model: footprint::TIMING_MODEL,
+        in_default_suite: false,
+        probes: footprint::probes,
+        run: footprint::run,
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placements_on_one_and_two_cpus() {
+        assert_eq!(Placement::SameCpu.cpus(&[0, 1]).unwrap(), (vec![1], vec![1]));
+        assert_eq!(Placement::CrossCpu.cpus(&[0, 1]).unwrap(), (vec![0], vec![1]));
+        assert!(Placement::CrossCpu.cpus(&[3]).unwrap_err().contains("needs 2 CPUs"));
+        assert_eq!(Placement::Unpinned.cpus(&[0, 1]).unwrap().1, vec![0, 1]);
+    }
+
+    #[test]
+    fn switch_flag_logic_on_synthetic_counts() {
+        assert!(switch_flags(Placement::SameCpu, 1.0, 0.0, Some(0.0)).is_empty());
+        let f = switch_flags(Placement::SameCpu, 0.2, 0.0, None);
+        assert_eq!(f[0].flag, "too_few_switches");
+        let f = switch_flags(Placement::SameCpu, 2.0, 0.0, None);
+        assert_eq!(f[0].flag, "extra_switches");
+        // Across CPUs fewer switches than hand-offs is allowed (a waiter may spin or
+        // still be running), more is not.
+        assert!(switch_flags(Placement::CrossCpu, 0.3, 0.0, None).is_empty());
+        assert_eq!(switch_flags(Placement::CrossCpu, 1.5, 0.0, None)[0].flag, "extra_switches");
+        assert_eq!(switch_flags(Placement::Unpinned, 1.0, 0.0, Some(3.0))[0].flag, "migrated");
+        assert!(switch_flags(Placement::Unpinned, 1.0, 0.0, Some(0.0)).is_empty());
+        assert_eq!(switch_flags(Placement::CrossCpu, 1.0, 0.5, None)[0].flag, "preempted");
+        assert!(
+            switch_flags(Placement::SameCpu, 1.0, 0.5, None).is_empty(),
+            "wake-up preemption is the design on one CPU"
+        );
+    }
+}

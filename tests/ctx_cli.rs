@@ -1,0 +1,114 @@
+//! End-to-end: the context-switch family proves its switches, skips what the machine
+//! cannot place, and leaves nothing running after Ctrl-C.
+
+mod common;
+use common::*;
+
+#[test]
+fn same_cpu_pipe_between_processes_switches_at_least_once_per_handoff() {
+    let db = temp_db();
+    let doc = json_of(&run_ok(&["run", "ctx.pipe", "ctx.futex", "--quick", "--json"], &db.path));
+    assert_sane_rows(&doc);
+    for id in ["ctx.pipe", "ctx.futex"] {
+        for r in rows(&doc, id) {
+            if r["method"] != "batch" || r["params"]["mode"] == "self" {
+                continue;
+            }
+            let switches = r["counts"]["switches"].as_f64().expect("switch count");
+            let ops = r["counts"]["counted_ops"].as_f64().expect("counted hand-offs");
+            assert!(ops > 0.0);
+            if r["params"]["placement"] == "same_cpu" {
+                // Two tasks on one CPU cannot hand off without a switch.
+                assert!(switches >= ops, "{id} {}: {switches} switches for {ops} hand-offs", r["params"]);
+            }
+            assert_eq!(r["unit"], "ns/hand-off");
+        }
+        // The mechanism alone is measured too, without a switch to speak of.
+        assert!(rows(&doc, id).iter().any(|r| r["params"]["mode"] == "self"));
+    }
+    // Per-call rows carry percentiles.
+    assert!(rows(&doc, "ctx.pipe").iter().any(|r| r["method"] == "per_call" && r["percentiles"]["p999"].is_number()));
+}
+
+#[test]
+fn cross_cpu_is_skipped_with_a_reason_when_only_one_cpu_is_allowed() {
+    let db = temp_db();
+    let doc = json_of(&run_ok(&["run", "ctx.pipe", "--quick", "--json", "--cpu", "0"], &db.path));
+    let skipped = doc["skipped"].as_array().unwrap();
+    assert!(
+        skipped.iter().any(|s| s["params"].as_str().unwrap().contains("cross_cpu")
+            && s["reason"].as_str().unwrap().contains("needs 2 CPUs")),
+        "{skipped:?}"
+    );
+    assert!(rows(&doc, "ctx.pipe").iter().any(|r| r["params"]["placement"] == "same_cpu"));
+}
+
+#[test]
+fn yield_sleep0_and_footprint_run() {
+    let db = temp_db();
+    let doc = json_of(&run_ok(
+        &["run", "ctx.yield", "ctx.sleep0", "ctx.footprint", "--quick", "--json", "--sizes", "0,64K"],
+        &db.path,
+    ));
+    assert_sane_rows(&doc);
+    assert_eq!(rows(&doc, "ctx.footprint").len(), 2);
+    for r in rows(&doc, "ctx.footprint") {
+        // Every footprint row is either a figure or explicitly flagged as noise.
+        let unstable = has_flag(r, "unstable_difference");
+        assert!(unstable || r["median"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    for r in rows(&doc, "ctx.yield").iter().filter(|r| r["method"] == "batch") {
+        assert!(r["counts"]["switches"].as_f64().unwrap() > 0.0, "yielding to a peer switches: {r}");
+    }
+    assert_eq!(rows(&doc, "ctx.sleep0").iter().filter(|r| r["method"] == "batch").count(), 2);
+}
+
+/// Process ids whose process group is `pgid`.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // Fields after the command name (which may hold spaces) start after ") ".
+        let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else { continue };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn ctrl_c_during_context_switches_leaves_no_process_behind() {
+    use std::os::unix::process::CommandExt;
+    let db = temp_db();
+    let mut child = oscost()
+        .args(["run", "ctx", "--db"])
+        .arg(&db.path)
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pgid = child.id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        assert!(std::time::Instant::now() < deadline, "no benchmark was stored in time");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if let Ok(c) = rusqlite::Connection::open(&db.path)
+            && c.query_row("SELECT COUNT(*) FROM results", [], |r| r.get::<_, i64>(0)).unwrap_or(0) > 0
+        {
+            break;
+        }
+    }
+    // Ctrl-C on a terminal signals the whole foreground process group.
+    let ok = std::process::Command::new("kill").args(["-INT", "--", &format!("-{pgid}")]).status().unwrap();
+    assert!(ok.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let start = std::time::Instant::now();
+    while !group_members(pgid).is_empty() && start.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(group_members(pgid).is_empty(), "left behind: {:?}", group_members(pgid));
+}
