@@ -222,6 +222,9 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     session::ensure_selected(&selected)?;
     let parent_mem = parse_sizes(&args.parent_mem).map_err(|e| UsageError(format!("--parent-mem: {e}")))?;
     let footprint_sizes = parse_sizes(&args.sizes).map_err(|e| UsageError(format!("--sizes: {e}")))?;
+    if selected.iter().any(|(b, _)| b.id == "spawn.fork_mem") {
+        bench::spawn::check_parent_mem(&parent_mem, crate::sys::available_memory_bytes()).map_err(UsageError)?;
+    }
     if args.stride == 0 {
         return Err(UsageError("--stride must be at least 1 byte".into()).into());
     }

@@ -198,8 +198,11 @@ impl Drop for PolicyGuard {
     }
 }
 
-/// Puts every thread of this process back under SCHED_OTHER.
+/// Puts every thread of this process, and every child process, back under SCHED_OTHER.
 fn demote_all_threads() {
+    for pid in sys::live_children() {
+        let _ = sys::set_policy_of(pid, libc::SCHED_OTHER, 0);
+    }
     if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
         for t in tasks.flatten() {
             if let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<libc::pid_t>().ok())

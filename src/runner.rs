@@ -162,7 +162,98 @@ pub fn time_each<P: Probe, S: Stamp>(probe: &mut P, out: &mut [u64]) -> i64 {
 }
 
 fn fail<P: Probe>(probe: &P, code: i64) -> BenchError {
+    if sys::interrupted() {
+        return BenchError::Interrupted;
+    }
     BenchError::Failed(probe.describe(code))
+}
+
+/// A primitive with two moments worth timing: when the caller regains control
+/// (`create` returned) and when the whole cycle is done (`complete` returned), e.g.
+/// fork returning in the parent, then the child reaped.
+pub trait SplitProbe {
+    /// Starts the cycle; 0 or a failure code. Nothing is left to complete on failure.
+    fn create(&mut self) -> i64;
+    /// Finishes the cycle (waits, reaps, joins); 0 or a failure code.
+    fn complete(&mut self) -> i64;
+    fn describe(&self, code: i64) -> String;
+}
+
+/// A split probe timed as one whole cycle.
+pub struct WholeCycle<P: SplitProbe>(pub P);
+
+impl<P: SplitProbe> Probe for WholeCycle<P> {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        let c = self.0.create();
+        if c != 0 {
+            return c;
+        }
+        self.0.complete()
+    }
+    fn describe(&self, code: i64) -> String {
+        self.0.describe(code)
+    }
+}
+
+/// Brackets each cycle, storing the reading at `create`'s return into `created` and at
+/// `complete`'s return into `whole`; returns the first failure code or 0.
+#[inline(never)]
+pub fn time_split<P: SplitProbe, S: Stamp>(probe: &mut P, created: &mut [u64], whole: &mut [u64]) -> i64 {
+    for (c, w) in created.iter_mut().zip(whole.iter_mut()) {
+        let t0 = S::begin();
+        let r = probe.create();
+        let t1 = S::end();
+        if r != 0 {
+            return r;
+        }
+        let r = probe.complete();
+        let t2 = S::end();
+        *c = t1.wrapping_sub(t0);
+        *w = t2.wrapping_sub(t0);
+        if r != 0 {
+            return r;
+        }
+    }
+    0
+}
+
+/// Per-cycle samples of a split probe for the per-call budget: (created ns, whole ns).
+pub fn measure_split<P: SplitProbe>(
+    probe: &mut P,
+    cfg: &MeasureConfig,
+    calib: &Calibration,
+) -> Result<(Vec<f64>, Vec<f64>), BenchError> {
+    const CHUNK: usize = 16;
+    let n = cfg.max_per_call.min(20_000);
+    let (mut created, mut whole) = (vec![0u64; n], vec![0u64; n]);
+    let start = sys::monotonic_raw_ns();
+    let mut filled = 0;
+    while filled < n {
+        let end = (filled + CHUNK).min(n);
+        let code = match calib.per_call_source {
+            PerCallSource::CycleCounter => {
+                time_split::<P, CycleStamp>(probe, &mut created[filled..end], &mut whole[filled..end])
+            }
+            PerCallSource::Monotonic => {
+                time_split::<P, MonoStamp>(probe, &mut created[filled..end], &mut whole[filled..end])
+            }
+        };
+        if code != 0 {
+            return Err(if sys::interrupted() {
+                BenchError::Interrupted
+            } else {
+                BenchError::Failed(probe.describe(code))
+            });
+        }
+        filled = end;
+        check_interrupt()?;
+        if sys::monotonic_raw_ns() - start >= cfg.per_call_budget.as_nanos() as u64 {
+            break;
+        }
+    }
+    let conv = |v: &[u64]| v[..filled].iter().map(|&t| calib.ticks_to_call_ns(t)).collect();
+    Ok((conv(&created), conv(&whole)))
 }
 
 fn check_interrupt() -> Result<(), BenchError> {

@@ -158,6 +158,8 @@ pub struct LinearFit {
     pub intercept: f64,
     /// Coefficient of determination (1 = the line explains all variance).
     pub r_squared: f64,
+    /// Standard error of the slope (NaN with two points or fewer).
+    pub slope_stderr: f64,
 }
 
 /// Fits y = a + b·x by ordinary least squares. None with fewer than two distinct x.
@@ -178,7 +180,8 @@ pub fn linear_fit(xs: &[f64], ys: &[f64]) -> Option<LinearFit> {
     let ss_tot: f64 = ys[..n].iter().map(|y| (y - my).powi(2)).sum();
     let ss_res: f64 = xs[..n].iter().zip(&ys[..n]).map(|(x, y)| (y - intercept - slope * x).powi(2)).sum();
     let r_squared = if ss_tot == 0.0 { 1.0 } else { 1.0 - ss_res / ss_tot };
-    Some(LinearFit { slope, intercept, r_squared })
+    let slope_stderr = if n > 2 { (ss_res / (n - 2) as f64 / sxx).sqrt() } else { f64::NAN };
+    Some(LinearFit { slope, intercept, r_squared, slope_stderr })
 }
 
 /// SplitMix64: a tiny, seeded generator so bootstraps are reproducible.
@@ -321,7 +324,14 @@ mod tests {
         assert!((f.slope - 2.0).abs() < 1e-12);
         assert!((f.intercept - 1.0).abs() < 1e-12);
         assert!((f.r_squared - 1.0).abs() < 1e-12);
+        assert!(f.slope_stderr.abs() < 1e-12);
         assert!(linear_fit(&[1.0, 1.0], &[2.0, 3.0]).is_none());
+        // Noisy points: the standard error is positive and the slope stays close.
+        let xs = [0.0, 0.0, 64.0, 64.0, 512.0, 512.0];
+        let ys = [100.0, 110.0, 740.0, 760.0, 5_200.0, 5_000.0];
+        let f = linear_fit(&xs, &ys).unwrap();
+        assert!((f.slope - 9.6).abs() < 0.5, "{f:?}");
+        assert!(f.slope_stderr > 0.0 && f.slope_stderr < 1.0);
     }
 
     #[test]

@@ -112,3 +112,25 @@ fn ctrl_c_during_context_switches_leaves_no_process_behind() {
     }
     assert!(group_members(pgid).is_empty(), "left behind: {:?}", group_members(pgid));
 }
+
+#[test]
+fn spawn_family_checks_its_inputs_and_keeps_going() {
+    let db = temp_db();
+    // Larger than any memory: refused before anything is allocated or measured.
+    let out =
+        oscost().args(["run", "spawn.fork_mem", "--parent-mem", "0,100000G", "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--parent-mem") && err.contains("MiB"), "{err}");
+    // A missing helper fails its benchmarks with the path; the others still run and are stored.
+    let out = oscost()
+        .args(["run", "spawn.fork_exec", "spawn.thread", "--quick", "--json", "--noop", "/nonexistent/noop", "--db"])
+        .arg(&db.path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/noop"));
+    let doc = json_of(&out);
+    assert!(!rows(&doc, "spawn.thread").is_empty());
+    assert!(rows(&doc, "spawn.fork_exec").is_empty());
+}

@@ -1,3 +1,513 @@
-//! The creation family (filled in below).
-use super::BenchDef;
-pub static BENCHES: [BenchDef; 0] = [];
+//! The creation family: what a new context costs (fork, vfork, clone, fork+exec,
+//! posix_spawn, a shell, a thread), and how fork's cost grows with the parent.
+//!
+//! Timing model: one iteration is one whole cycle: create the child (or thread), let it
+//! run to its end, and reap it (wait/join), with the child's exit status checked. The
+//! per-call rows split each cycle into `phase=parent_resumes` (until the creating call
+//! returns in the parent) and `phase=full_cycle` (until the child is reaped). Children
+//! run nothing but their exit (fork/vfork/clone: `_exit(0)` at once; exec rows: the
+//! program named in the row).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
+use crate::clock::PerCallSource;
+use crate::model::{Method, ResultRow};
+use crate::runner::{BenchError, SplitProbe, Watch, WholeCycle, measure, measure_split};
+use crate::stats;
+use crate::sys::{self, ExecArgs, ExitStatus, PThread};
+
+/// Failure code base for a child that ended badly: the low bits carry the status.
+const CHILD_EXITED: i64 = 1 << 45;
+const CHILD_SIGNALED: i64 = 1 << 46;
+
+fn status_code(s: ExitStatus) -> i64 {
+    match s {
+        ExitStatus::Exited(0) => 0,
+        ExitStatus::Exited(c) => CHILD_EXITED | i64::from(c),
+        ExitStatus::Signaled(sig) => CHILD_SIGNALED | i64::from(sig),
+    }
+}
+
+/// Words for a spawn failure code.
+pub fn describe(code: i64) -> String {
+    if code & CHILD_EXITED != 0 {
+        let c = code & 0xff;
+        let hint = if c == 127 { " (the child could not exec its program)" } else { "" };
+        format!("a child exited with status {c}{hint}")
+    } else if code & CHILD_SIGNALED != 0 {
+        format!("a child was killed by signal {}", code & 0xff)
+    } else {
+        std::io::Error::from_raw_os_error(code as i32).to_string()
+    }
+}
+
+#[inline(always)]
+fn reap(pid: libc::pid_t) -> i64 {
+    match sys::wait_child(pid) {
+        Ok(s) => status_code(s),
+        Err(e) => i64::from(e.raw_os_error().unwrap_or(libc::ECHILD)),
+    }
+}
+
+#[inline(always)]
+fn io_code(e: std::io::Error) -> i64 {
+    i64::from(e.raw_os_error().unwrap_or(libc::EIO))
+}
+
+/// How a process-creating probe makes its child.
+#[derive(Clone, Copy)]
+enum How {
+    ForkExit,
+    VforkExit,
+    CloneVm,
+    ForkExec,
+    PosixSpawn,
+}
+
+/// A child-creating probe; `pid` carries the child between create and complete.
+struct Child<'a> {
+    how: How,
+    exec: Option<&'a ExecArgs>,
+    pid: libc::pid_t,
+}
+
+impl SplitProbe for Child<'_> {
+    #[inline(always)]
+    fn create(&mut self) -> i64 {
+        let r = match self.how {
+            How::ForkExit => sys::fork().map(|f| match f {
+                sys::Fork::Child => sys::exit_now(0),
+                sys::Fork::Parent(pid) => pid,
+            }),
+            How::VforkExit => sys::vfork_exit(),
+            How::CloneVm => sys::clone_vm_exit(),
+            How::ForkExec => {
+                let args = self.exec.expect("exec probes carry their arguments");
+                sys::fork().map(|f| match f {
+                    sys::Fork::Child => {
+                        sys::execve(args);
+                        sys::exit_now(127)
+                    }
+                    sys::Fork::Parent(pid) => pid,
+                })
+            }
+            How::PosixSpawn => sys::posix_spawn(self.exec.expect("spawn probes carry their arguments")),
+        };
+        match r {
+            Ok(pid) => {
+                self.pid = pid;
+                0
+            }
+            Err(e) => io_code(e),
+        }
+    }
+    #[inline(always)]
+    fn complete(&mut self) -> i64 {
+        reap(self.pid)
+    }
+    fn describe(&self, code: i64) -> String {
+        describe(code)
+    }
+}
+
+/// pthread_create + pthread_join of a thread that returns at once.
+struct Thread(Option<PThread>);
+
+impl SplitProbe for Thread {
+    #[inline(always)]
+    fn create(&mut self) -> i64 {
+        match PThread::spawn_noop() {
+            Ok(t) => {
+                self.0 = Some(t);
+                0
+            }
+            Err(e) => io_code(e),
+        }
+    }
+    #[inline(always)]
+    fn complete(&mut self) -> i64 {
+        match self.0.take().map(PThread::join) {
+            Some(Ok(())) => 0,
+            Some(Err(e)) => io_code(e),
+            None => i64::from(libc::ESRCH),
+        }
+    }
+    fn describe(&self, code: i64) -> String {
+        describe(code)
+    }
+}
+
+/// Measures a split probe: whole cycles in batches (with the parent's kernel counts)
+/// and per-cycle samples of both phases.
+fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<ResultRow>, BenchError> {
+    let mut whole = WholeCycle(probe);
+    let m = measure(&mut whole, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
+    let (created, full) = measure_split(&mut whole.0, ctx.cfg, ctx.calib)?;
+    let mut rows = rows_from(id, &m, "ns/call", 1.0, ctx.calib);
+    tag(&mut rows, "phase", "full_cycle");
+    if let Some(b) = rows.first_mut() {
+        // Every cycle's child was reaped and its status checked (a bad one is an error).
+        b.counts.insert("children_verified".into(), (m.batch_iterations + full.len() as u64) as f64);
+    }
+    let n = full.len() as u64;
+    if let Some(r) = ResultRow::from_samples(id, Method::PerCall, "ns/call", full, n) {
+        rows.push(r.with_param("phase", "full_cycle"));
+    }
+    if let Some(r) = ResultRow::from_samples(id, Method::PerCall, "ns/call", created, n) {
+        rows.push(r.with_param("phase", "parent_resumes"));
+    }
+    Ok(rows)
+}
+
+/// Checks an exec target the way the benchmark will use it, so a broken helper is an
+/// error naming its path before any timing.
+fn verify_exec(path: &Path, args: &[&str]) -> Result<(), BenchError> {
+    if path == Path::new("/bin/sh") || path == Path::new("/bin/true") {
+        if !path.exists() {
+            return Err(BenchError::Skipped(format!("{} does not exist on this system", path.display())));
+        }
+    } else {
+        crate::helper::check_executable(path).map_err(BenchError::Failed)?;
+    }
+    let status = std::process::Command::new(path)
+        .args(&args[1..])
+        .env_clear()
+        .status()
+        .map_err(|e| BenchError::Failed(format!("cannot execute {}: {e}", path.display())))?;
+    if !status.success() {
+        return Err(BenchError::Failed(format!("{} {:?} exited with {status}", path.display(), &args[1..])));
+    }
+    Ok(())
+}
+
+fn noop(ctx: &Ctx) -> Result<String, BenchError> {
+    ctx.opts.noop_path.to_str().map(str::to_string).ok_or_else(|| {
+        BenchError::Failed(format!("the no-op helper path {} is not UTF-8", ctx.opts.noop_path.display()))
+    })
+}
+
+fn exec_args(path: &str, args: &[&str]) -> Result<ExecArgs, BenchError> {
+    verify_exec(Path::new(path), args)?;
+    ExecArgs::new(path, args).map_err(|e| BenchError::setup("exec arguments", e))
+}
+
+fn run_child(ctx: &Ctx, out: &mut Output, id: &str, how: How, exec: Option<&ExecArgs>) -> Result<(), BenchError> {
+    out.rows.extend(measure_cycle(ctx, id, Child { how, exec, pid: 0 })?);
+    Ok(())
+}
+
+fn run_fork_exit(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    run_child(ctx, out, "spawn.fork_exit", How::ForkExit, None)
+}
+
+fn run_vfork_exit(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    run_child(ctx, out, "spawn.vfork_exit", How::VforkExit, None)
+}
+
+fn run_clone_vm(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    run_child(ctx, out, "spawn.clone_vm", How::CloneVm, None)
+}
+
+fn run_fork_exec(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let path = noop(ctx)?;
+    let args = exec_args(&path, &["oscost-noop"])?;
+    run_child(ctx, out, "spawn.fork_exec", How::ForkExec, Some(&args))
+}
+
+fn run_fork_exec_true(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let args = exec_args("/bin/true", &["true"])?;
+    run_child(ctx, out, "spawn.fork_exec_true", How::ForkExec, Some(&args))
+}
+
+fn run_posix_spawn(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let path = noop(ctx)?;
+    let args = exec_args(&path, &["oscost-noop"])?;
+    run_child(ctx, out, "spawn.posix_spawn", How::PosixSpawn, Some(&args))
+}
+
+/// Quotes a path for `sh -c`.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn run_shell(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let path = noop(ctx)?;
+    verify_exec(Path::new(&path), &["oscost-noop"])?;
+    let script = shell_quote(&path);
+    let args = exec_args("/bin/sh", &["sh", "-c", &script])?;
+    run_child(ctx, out, "spawn.shell", How::ForkExec, Some(&args))
+}
+
+fn run_thread(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    out.rows.extend(measure_cycle(ctx, "spawn.thread", Thread(None))?);
+    Ok(())
+}
+
+/// Timing model: the cycle counter read just before pthread_create, and read again by
+/// the new thread as its first action; the difference (empty bracket removed) is how
+/// long a new thread waits to run. Then the thread is joined (not timed).
+fn run_thread_start(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    if ctx.calib.per_call_source != PerCallSource::CycleCounter {
+        return Err(BenchError::Skipped("needs the cycle counter, which this machine cannot use".into()));
+    }
+    let slot = AtomicU64::new(0);
+    let start = sys::monotonic_raw_ns();
+    let budget = (ctx.cfg.batch_budget + ctx.cfg.per_call_budget).as_nanos() as u64;
+    let mut samples = Vec::with_capacity(20_000);
+    while samples.len() < 20_000 {
+        slot.store(0, Ordering::Relaxed);
+        let t0 = sys::cycles_begin();
+        sys::thread_stamp_and_join(&slot).map_err(|e| BenchError::Failed(format!("pthread_create/join: {e}")))?;
+        let t1 = slot.load(Ordering::Acquire);
+        if t1 == 0 {
+            return Err(BenchError::Failed("the new thread did not record its start".into()));
+        }
+        samples.push(ctx.calib.ticks_to_call_ns(t1.wrapping_sub(t0)));
+        if sys::interrupted() {
+            return Err(BenchError::Interrupted);
+        }
+        if samples.len() >= 10 && sys::monotonic_raw_ns() - start >= budget {
+            break;
+        }
+    }
+    let n = samples.len() as u64;
+    let row = ResultRow::from_samples("spawn.thread_start", Method::PerCall, "ns/call", samples, n)
+        .ok_or_else(|| BenchError::Failed("no samples".into()))?
+        .with_param("phase", "create_to_first_run");
+    out.rows.push(row);
+    Ok(())
+}
+
+/// Transparent huge page settings to sweep: (label, advice) for each mode the system
+/// allows; `None` advice leaves the system default.
+fn thp_modes() -> Vec<(&'static str, Option<bool>)> {
+    let setting = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if setting.contains("[never]") || setting.is_empty() {
+        vec![("unavailable", None)]
+    } else {
+        vec![("off", Some(false)), ("on", Some(true))]
+    }
+}
+
+/// Refuses parent sizes larger than the memory available now.
+pub fn check_parent_mem(sizes: &[u64], available: u64) -> Result<(), String> {
+    match sizes.iter().max() {
+        Some(&max) if max > available => Err(format!(
+            "--parent-mem {} MiB is more than the {} MiB of memory available now",
+            max >> 20,
+            available >> 20
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Fits ns per MiB over every batch sample of the sweep, as a `fit` row.
+pub fn fit_row(id: &str, points: &[(f64, f64)]) -> Option<ResultRow> {
+    let xs: Vec<f64> = points.iter().map(|p| p.0).collect();
+    let ys: Vec<f64> = points.iter().map(|p| p.1).collect();
+    let f = stats::linear_fit(&xs, &ys)?;
+    let half = if f.slope_stderr.is_finite() { 1.96 * f.slope_stderr } else { f64::NAN };
+    let mut row = ResultRow::from_samples(id, Method::Fit, "ns/MiB", vec![f.slope], points.len() as u64)?;
+    row.n = points.len();
+    row.ci_low = f.slope - half;
+    row.ci_high = f.slope + half;
+    row.samples.clear();
+    row.counts.insert("intercept_ns".into(), f.intercept);
+    row.counts.insert("r_squared".into(), f.r_squared);
+    Some(row)
+}
+
+/// fork+exit with a parent that has touched S bytes of private anonymous memory.
+fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let sizes = &ctx.opts.parent_mem;
+    check_parent_mem(sizes, sys::available_memory_bytes()).map_err(BenchError::Skipped)?;
+    let page = sys::page_size();
+    for (label, advice) in thp_modes() {
+        let mut points = Vec::new();
+        for &size in sizes {
+            let mut mem = vec![0u8; size as usize];
+            if let Some(huge) = advice
+                && let Err(e) = sys::advise_huge_pages(&mut mem, huge)
+            {
+                out.skip("spawn.fork_mem", &format!("thp={label}"), format!("madvise: {e}"));
+                break;
+            }
+            for i in (0..mem.len()).step_by(page) {
+                mem[i] = 1; // touch: private, resident, anonymous
+            }
+            std::hint::black_box(&mem);
+            let mut probe = WholeCycle(Child { how: How::ForkExit, exec: None, pid: 0 });
+            let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
+            let mib = size as f64 / (1u64 << 20) as f64;
+            points.extend(m.batch_ns.iter().map(|&y| (mib, y)));
+            let mut rows = rows_from("spawn.fork_mem", &m, "ns/call", 1.0, ctx.calib);
+            tag(&mut rows, "thp", label);
+            for r in &mut rows {
+                r.params.insert("parent_mem_bytes".into(), size.into());
+            }
+            out.rows.extend(rows);
+            drop(mem);
+        }
+        if let Some(row) = fit_row("spawn.fork_mem", &points) {
+            out.rows.push(row.with_param("thp", label).with_param("fit", "per_MiB_of_parent"));
+        }
+    }
+    Ok(())
+}
+
+fn two(_: Scope) -> usize {
+    2
+}
+fn sweep(_: Scope) -> usize {
+    6
+}
+
+const CYCLE: &str =
+    "create, child runs to its end, reap with the exit status checked; per-call rows split parent_resumes / full_cycle";
+
+pub static BENCHES: [BenchDef; 10] = [
+    BenchDef {
+        id: "spawn.fork_exit",
+        family: Family::Spawn,
+        summary: "fork, the child _exits at once, the parent waits (clone current process)",
+        timing_model: CYCLE,
+        in_default_suite: true,
+        probes: two,
+        run: run_fork_exit,
+    },
+    BenchDef {
+        id: "spawn.vfork_exit",
+        family: Family::Spawn,
+        summary: "vfork, the child exits at once (x86_64)",
+        timing_model: CYCLE,
+        in_default_suite: false,
+        probes: two,
+        run: run_vfork_exit,
+    },
+    BenchDef {
+        id: "spawn.clone_vm",
+        family: Family::Spawn,
+        summary: "clone(CLONE_VM): a child sharing the address space, the kernel half of a thread (x86_64)",
+        timing_model: CYCLE,
+        in_default_suite: false,
+        probes: two,
+        run: run_clone_vm,
+    },
+    BenchDef {
+        id: "spawn.fork_exec",
+        family: Family::Spawn,
+        summary: "fork + exec of oscost's static no-op helper (spawn new process)",
+        timing_model: CYCLE,
+        in_default_suite: true,
+        probes: two,
+        run: run_fork_exec,
+    },
+    BenchDef {
+        id: "spawn.fork_exec_true",
+        family: Family::Spawn,
+        summary: "fork + exec of /bin/true, dynamically linked, as a real program",
+        timing_model: CYCLE,
+        in_default_suite: false,
+        probes: two,
+        run: run_fork_exec_true,
+    },
+    BenchDef {
+        id: "spawn.posix_spawn",
+        family: Family::Spawn,
+        summary: "posix_spawn of the static no-op helper",
+        timing_model: CYCLE,
+        in_default_suite: false,
+        probes: two,
+        run: run_posix_spawn,
+    },
+    BenchDef {
+        id: "spawn.shell",
+        family: Family::Spawn,
+        summary: "fork + exec of /bin/sh -c running the no-op helper (lmbench's fork+/bin/sh -c)",
+        timing_model: CYCLE,
+        in_default_suite: true,
+        probes: two,
+        run: run_shell,
+    },
+    BenchDef {
+        id: "spawn.thread",
+        family: Family::Spawn,
+        summary: "pthread_create + pthread_join of a thread that returns at once (spawn new thread)",
+        timing_model: CYCLE,
+        in_default_suite: true,
+        probes: two,
+        run: run_thread,
+    },
+    BenchDef {
+        id: "spawn.thread_start",
+        family: Family::Spawn,
+        summary: "latency from pthread_create until the new thread first runs",
+        timing_model: "cycle counter before pthread_create, and read by the new thread as its first action",
+        in_default_suite: false,
+        probes: two,
+        run: run_thread_start,
+    },
+    BenchDef {
+        id: "spawn.fork_mem",
+        family: Family::Spawn,
+        summary: "fork+exit with a parent of --parent-mem touched private memory, THP off and on; fitted ns per MiB",
+        timing_model: "one fork+exit+wait cycle per iteration at each parent size; the fit is least squares over every batch mean",
+        in_default_suite: false,
+        probes: sweep,
+        run: run_fork_mem,
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::Probe;
+
+    #[test]
+    fn exit_statuses_are_verified() {
+        assert_eq!(status_code(ExitStatus::Exited(0)), 0);
+        let c = status_code(ExitStatus::Exited(127));
+        assert!(describe(c).contains("127") && describe(c).contains("could not exec"));
+        assert!(describe(status_code(ExitStatus::Signaled(9))).contains("signal 9"));
+    }
+
+    #[test]
+    fn a_child_that_fails_to_exec_is_an_error_not_a_sample() {
+        let args = ExecArgs::new("/nonexistent/oscost-helper", &["x"]).unwrap();
+        let mut p = WholeCycle(Child { how: How::ForkExec, exec: Some(&args), pid: 0 });
+        let code = p.once();
+        assert_eq!(code, CHILD_EXITED | 127);
+        assert!(!sys::live_children().contains(&p.0.pid), "the failed child was reaped");
+    }
+
+    #[test]
+    fn fit_on_synthetic_sweep() {
+        // 10 µs + 20 ns per MiB, with small noise.
+        let mut pts = Vec::new();
+        for &mib in &[0.0, 64.0, 512.0] {
+            for e in [-5.0, 0.0, 5.0] {
+                pts.push((mib, 10_000.0 + 20.0 * mib + e));
+            }
+        }
+        let r = fit_row("spawn.fork_mem", &pts).unwrap();
+        assert!((r.median - 20.0).abs() < 0.05, "{r:?}");
+        assert!(r.ci_low <= r.median && r.median <= r.ci_high);
+        assert!((r.counts["intercept_ns"] - 10_000.0).abs() < 5.0);
+        assert!(fit_row("x", &[(1.0, 2.0)]).is_none());
+    }
+
+    #[test]
+    fn parent_mem_limit() {
+        assert!(check_parent_mem(&[0, 64 << 20], 1 << 30).is_ok());
+        let e = check_parent_mem(&[0, 4 << 30], 1 << 30).unwrap_err();
+        assert!(e.contains("4096 MiB") && e.contains("1024 MiB"), "{e}");
+    }
+
+    #[test]
+    fn quoting_for_the_shell() {
+        assert_eq!(shell_quote("/a b/c"), "'/a b/c'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
+}

@@ -262,7 +262,10 @@ impl Endpoint for FutexEnd {
     #[inline(always)]
     fn send(&mut self) -> i64 {
         let w = self.words.futex_word(TURN);
-        w.store(self.other, Ordering::Release);
+        // Compare-and-swap, not a store: a poison written meanwhile must not be lost.
+        if let Err(v) = w.compare_exchange(self.me, self.other, Ordering::AcqRel, Ordering::Acquire) {
+            return if v == TURN_POISON { POISONED } else { UNEXPECTED };
+        }
         let r = sys::futex_wake(w, 1, self.shared);
         if r < 0 { -r } else { 0 }
     }
@@ -329,8 +332,8 @@ impl Endpoint for CondvarEnd {
     fn send(&mut self) -> i64 {
         let (m, cv) = &*self.cell;
         match m.lock() {
-            Ok(mut g) => *g = self.other,
-            Err(_) => return POISONED,
+            Ok(mut g) if *g != TURN_POISON => *g = self.other,
+            _ => return POISONED,
         }
         cv.notify_one();
         0
