@@ -50,6 +50,17 @@ pub enum Command {
         #[arg(long)]
         samples: bool,
     },
+    /// Sample the live system's run-queue length and switch rate, and store the trace.
+    Observe {
+        /// How long to observe (e.g. 60s, 2m).
+        #[arg(long = "for", value_name = "DURATION", default_value = "60s")]
+        duration: String,
+        /// Sampling interval (e.g. 10ms).
+        #[arg(long, value_name = "DURATION", default_value = "10ms")]
+        interval: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// List stored runs, newest first.
     Runs {
         #[arg(long)]
@@ -105,6 +116,26 @@ pub struct RunArgs {
     /// Stride of the footprint walk in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 64)]
     pub stride: usize,
+    /// Runnable-task counts for load.runqueue.
+    #[arg(long, value_name = "LIST", default_value = "2,4,8,16,32,64,128,256,512,1024")]
+    pub tasks: String,
+    /// Task counts for load.yield_storm.
+    #[arg(long, value_name = "LIST", default_value = "2,8,32,128")]
+    pub storm_tasks: String,
+    /// Chat rooms (20 users each) for load.chat.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub rooms: usize,
+    /// Messages each chat user sends.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub messages: usize,
+}
+
+/// Parses a comma-separated list of task counts.
+pub fn parse_counts(list: &str) -> Result<Vec<usize>, String> {
+    list.split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| x.trim().parse::<usize>().map_err(|_| format!("{x:?} is not a whole number")))
+        .collect()
 }
 
 /// Parses a size such as `64M`, `4K`, `1G` or `512` (binary multiples).
@@ -191,6 +222,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
+        Command::Observe { duration, interval, json } => observe(&duration, &interval, json, db_path(&cli.db)),
         Command::Runs { host, benchmark, since, until, json } => {
             let store = Store::open(&db_path(&cli.db))?;
             let runs = store.list_runs(&RunFilter { host, benchmark, since, until })?;
@@ -233,12 +265,33 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         // Written on demand; a failure surfaces as a clear error in the spawn rows.
         let _ = crate::helper::install(&noop_path);
     }
+    let tasks = parse_counts(&args.tasks).map_err(|e| UsageError(format!("--tasks: {e}")))?;
+    let storm_tasks = parse_counts(&args.storm_tasks).map_err(|e| UsageError(format!("--storm-tasks: {e}")))?;
+    if args.rooms == 0 || args.messages == 0 {
+        return Err(UsageError("--rooms and --messages must be at least 1".into()).into());
+    }
+    crate::sys::raise_nofile_limit();
+    for (flag, list, mode, fds) in [
+        ("--tasks", &tasks, crate::bench::ctx::peer::Mode::Process, 2),
+        ("--storm-tasks", &storm_tasks, crate::bench::ctx::peer::Mode::Thread, 0),
+    ] {
+        if let Some(&max) = list.iter().max() {
+            crate::bench::load::group::check_limits(mode, max, fds).map_err(|e| UsageError(format!("{flag}: {e}")))?;
+        }
+    }
+    let chat_threads = args.rooms * 80;
+    crate::bench::load::group::check_limits(crate::bench::ctx::peer::Mode::Thread, chat_threads, 4)
+        .map_err(|e| UsageError(format!("--rooms {}: {e}", args.rooms)))?;
     let options = BenchOptions {
         placement: Placement { cpu: args.cpu, nice: args.nice, policy: args.policy },
         noop_path,
         parent_mem,
         footprint_sizes,
         footprint_stride: args.stride,
+        tasks,
+        storm_tasks,
+        rooms: args.rooms,
+        messages: args.messages,
     };
     let req = RunRequest {
         selected,
@@ -267,6 +320,44 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         return Ok(130);
     }
     Ok(if outcome.failures.is_empty() { 0 } else { 1 })
+}
+
+fn observe(duration: &str, interval: &str, json: bool, db: PathBuf) -> Result<i32> {
+    let d = crate::observe::parse_duration(duration).map_err(|e| UsageError(format!("--for: {e}")))?;
+    let iv = crate::observe::parse_duration(interval).map_err(|e| UsageError(format!("--interval: {e}")))?;
+    if iv >= d {
+        return Err(UsageError("--interval must be shorter than --for".into()).into());
+    }
+    let mut store = Store::open(&db)?;
+    crate::sys::install_interrupt_flag().context("installing the Ctrl-C handler")?;
+    let machine = crate::machine::fingerprint(&command_line(), None);
+    eprintln!("observing for {:.0} s every {} …", d.as_secs_f64(), report::fmt_ns(iv.as_nanos() as f64));
+    let run_id = store.begin_run(&report::now_rfc3339(), &command_line(), None, &machine)?;
+    let trace = crate::observe::record(d, iv).map_err(anyhow::Error::msg)?;
+    store.add_benchmark(run_id, &crate::observe::rows(&trace, iv), &[])?;
+    let interrupted = crate::sys::interrupted();
+    store.finish_run(run_id, &report::now_rfc3339(), if interrupted { "interrupted" } else { "complete" })?;
+    let (doc, skipped) = store.load_run(run_id)?;
+    if json {
+        println!("{}", report::json::render_run(&doc, &skipped, false));
+    } else {
+        print!("{}", report::table::render_run(&doc, &skipped));
+        if let Some(s) = crate::observe::summarize_trace(&trace.running, trace.switches, trace.seconds) {
+            println!(
+                "run queue (excluding the observer): mean {:.2}, p50 {:.0}, p90 {:.0}, p99 {:.0}, max {:.0}; above 10: {:.2}% of the time, above 20: {:.2}%; {:.0} switches/s",
+                s.mean,
+                s.p50,
+                s.p90,
+                s.p99,
+                s.max,
+                s.frac_above_10 * 100.0,
+                s.frac_above_20 * 100.0,
+                s.switches_per_s
+            );
+        }
+        println!("stored as run #{run_id} in {}", store.path().display());
+    }
+    Ok(if interrupted { 130 } else { 0 })
 }
 
 /// `oscost list`: every benchmark, its description and timing model.

@@ -96,7 +96,10 @@ impl Watcher {
     pub fn new(tasks: &[Task], hardware: bool) -> Self {
         let mut perf = Vec::new();
         let mut perf_note = None;
-        for (i, t) in tasks.iter().enumerate() {
+        // Per-task perf counters cost a little on every switch; large groups are
+        // counted from /proc alone.
+        let per_task_perf = if tasks.len() <= 4 { tasks } else { &[] };
+        for (i, t) in per_task_perf.iter().enumerate() {
             for (name, ev) in [
                 ("perf_context_switches", PerfEvent::ContextSwitches),
                 ("perf_cpu_migrations", PerfEvent::CpuMigrations),

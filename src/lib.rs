@@ -15,6 +15,7 @@ pub mod helper;
 pub mod kcounts;
 pub mod machine;
 pub mod model;
+pub mod observe;
 pub mod placement;
 pub mod report;
 pub mod runner;

@@ -81,10 +81,20 @@ fn group_members(pgid: u32) -> Vec<u32> {
 
 #[test]
 fn ctrl_c_during_context_switches_leaves_no_process_behind() {
+    interrupt_leaves_nothing(&["run", "ctx"]);
+}
+
+#[test]
+fn ctrl_c_during_the_load_family_leaves_no_process_behind() {
+    interrupt_leaves_nothing(&["run", "load.wakeup", "load.runqueue", "--tasks", "64,128,256"]);
+}
+
+fn interrupt_leaves_nothing(args: &[&str]) {
     use std::os::unix::process::CommandExt;
     let db = temp_db();
     let mut child = oscost()
-        .args(["run", "ctx", "--db"])
+        .args(args)
+        .arg("--db")
         .arg(&db.path)
         .process_group(0)
         .stdout(std::process::Stdio::null())

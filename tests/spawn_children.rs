@@ -17,6 +17,10 @@ fn options(noop: std::path::PathBuf) -> BenchOptions {
         parent_mem: vec![0, 8 << 20],
         footprint_sizes: vec![0],
         footprint_stride: 64,
+        tasks: vec![2, 4],
+        storm_tasks: vec![2],
+        rooms: 1,
+        messages: 5,
     }
 }
 

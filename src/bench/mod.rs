@@ -10,6 +10,7 @@ use crate::placement::Placement;
 use crate::runner::{BenchError, MeasureConfig, Measurement};
 
 pub mod ctx;
+pub mod load;
 pub mod spawn;
 pub mod syscall;
 
@@ -33,6 +34,13 @@ pub struct BenchOptions {
     pub footprint_sizes: Vec<u64>,
     /// Stride of the footprint walk, in bytes.
     pub footprint_stride: usize,
+    /// Runnable-task counts for the run-queue sweep.
+    pub tasks: Vec<usize>,
+    /// Task counts for the yield storm.
+    pub storm_tasks: Vec<usize>,
+    /// Chat rooms and messages per user.
+    pub rooms: usize,
+    pub messages: usize,
 }
 
 /// Everything a benchmark needs to run.
@@ -72,6 +80,7 @@ pub enum Family {
     Syscall,
     Ctx,
     Spawn,
+    Load,
 }
 
 impl Family {
@@ -80,6 +89,7 @@ impl Family {
             Family::Syscall => "syscall",
             Family::Ctx => "ctx",
             Family::Spawn => "spawn",
+            Family::Load => "load",
         }
     }
 }
@@ -104,6 +114,7 @@ pub fn registry() -> Vec<&'static BenchDef> {
     all.extend(syscall::BENCHES.iter());
     all.extend(ctx::BENCHES.iter());
     all.extend(spawn::BENCHES.iter());
+    all.extend(load::BENCHES.iter());
     all
 }
 

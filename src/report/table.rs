@@ -19,7 +19,7 @@ struct Line<'a> {
 fn variant_label(r: &ResultRow) -> String {
     r.params
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "batch_size" | "path"))
+        .filter(|(k, _)| !matches!(k.as_str(), "batch_size" | "path" | "statement"))
         .map(|(k, v)| match v {
             serde_json::Value::String(s) => format!("{k}={s}"),
             other => format!("{k}={other}"),
@@ -165,6 +165,11 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
     out.push('\n');
     for (i, n) in notes.iter().enumerate() {
         out.push_str(&format!("[{}] {n}\n", i + 1));
+    }
+    for r in rows {
+        if let Some(serde_json::Value::String(st)) = r.params.get("statement") {
+            out.push_str(&format!("{} {}: {st}\n", r.benchmark, variant_label(r)));
+        }
     }
     for s in skipped {
         out.push_str(&format!("skipped {} {}: {}\n", s.benchmark, s.params, s.reason));

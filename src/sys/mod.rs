@@ -972,3 +972,71 @@ impl SharedWords {
         unsafe { std::slice::from_raw_parts(self.ptr.add(start), len) }
     }
 }
+
+/// The soft limit on open files (RLIMIT_NOFILE).
+pub fn nofile_limit() -> u64 {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `lim` is writable.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    lim.rlim_cur
+}
+
+/// Raises the soft open-file limit to the hard limit (large run-queue sweeps hold
+/// thousands of pipe ends). Failure leaves the limit as it was.
+pub fn raise_nofile_limit() {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `lim` is writable, then read.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max.min(1 << 20);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+/// System-wide counters from /proc/stat: (context switches since boot, tasks runnable now).
+pub fn proc_stat() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/stat").ok()?;
+    let field = |name: &str| s.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse::<u64>().ok()));
+    Some((field("ctxt ")?, field("procs_running ")?))
+}
+
+/// CPU time (ns) task `tid` of process `pid` has run, from /proc/.../schedstat.
+pub fn task_cpu_ns(pid: libc::pid_t, tid: libc::pid_t) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat")).ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// Sleeps `ns` nanoseconds with clock_nanosleep(CLOCK_MONOTONIC, relative).
+/// Returns 0 or the errno.
+#[inline(always)]
+pub fn sleep_ns(ns: u64) -> i64 {
+    let ts =
+        libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long };
+    // SAFETY: `ts` is valid; a null remainder pointer is allowed.
+    i64::from(unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) })
+}
+
+/// The calling thread's timer slack, restored on drop.
+pub struct TimerSlack(libc::c_ulong);
+
+impl TimerSlack {
+    /// Sets the timer slack to `ns` (PR_SET_TIMERSLACK).
+    pub fn set(ns: u64) -> io::Result<Self> {
+        // SAFETY: PR_GET_TIMERSLACK takes no pointer and returns the current slack.
+        let old = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
+        if old < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: PR_SET_TIMERSLACK takes an integer.
+        check(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) })?;
+        Ok(Self(old as libc::c_ulong))
+    }
+}
+
+impl Drop for TimerSlack {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, self.0, 0, 0, 0) };
+    }
+}

@@ -1,0 +1,300 @@
+//! The chat-room workload used to evaluate schedulers (the "chat" benchmark behind
+//! hackbench): R rooms of 20 users; each user connects to a server over TCP on the
+//! loopback address and sends M messages; the server sends every message to the other
+//! 19 users of the room. Client and server each run a sender and a receiver thread per
+//! user (80 threads per room). Every message is counted at its receiver: delivered
+//! must equal R × 20 × M × 19 exactly, or the run fails.
+//!
+//! Timing model: from the moment all client senders are released until the last client
+//! receiver has its 19 × M messages; the figure is messages delivered per second.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::bench::{Ctx, Output};
+use crate::model::{Method, ResultRow};
+use crate::runner::BenchError;
+use crate::sys;
+
+pub const USERS_PER_ROOM: usize = 20;
+const MSG: usize = 100;
+const IO_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The size of a chat run.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatSize {
+    pub rooms: usize,
+    pub messages: usize,
+    pub nice: Option<i32>,
+}
+
+impl ChatSize {
+    /// Deliveries the run must count exactly.
+    pub fn expected(&self) -> u64 {
+        (self.rooms * USERS_PER_ROOM * self.messages * (USERS_PER_ROOM - 1)) as u64
+    }
+}
+
+/// One finished run.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatOutcome {
+    pub delivered: u64,
+    pub elapsed: Duration,
+}
+
+/// Every socket of the run, so any failure can shut all of them and free every thread.
+#[derive(Default, Clone)]
+struct Sockets(Arc<Mutex<Vec<TcpStream>>>);
+
+impl Sockets {
+    fn add(&self, s: &TcpStream) -> std::io::Result<()> {
+        let c = s.try_clone()?;
+        if let Ok(mut v) = self.0.lock() {
+            v.push(c);
+        }
+        Ok(())
+    }
+    fn shutdown_all(&self) {
+        if let Ok(v) = self.0.lock() {
+            for s in v.iter() {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+        }
+    }
+}
+
+fn prepare(s: &TcpStream) -> std::io::Result<()> {
+    s.set_nodelay(true)?;
+    s.set_read_timeout(Some(IO_TIMEOUT))?;
+    s.set_write_timeout(Some(IO_TIMEOUT))
+}
+
+fn set_nice(nice: Option<i32>) {
+    if let Some(n) = nice {
+        let _ = sys::set_nice(n);
+    }
+}
+
+type Job = std::thread::JoinHandle<Result<(), String>>;
+
+fn spawn(
+    name: &str,
+    sockets: &Sockets,
+    f: impl FnOnce() -> Result<(), String> + Send + 'static,
+) -> Result<Job, String> {
+    let sockets = sockets.clone();
+    std::thread::Builder::new()
+        .name(name.into())
+        .stack_size(128 << 10)
+        .spawn(move || {
+            let r = f();
+            if r.is_err() {
+                sockets.shutdown_all();
+            }
+            r
+        })
+        .map_err(|e| format!("starting a {name} thread: {e}"))
+}
+
+/// Runs the workload once against a server it starts on 127.0.0.1 (or, for tests of
+/// the failure path, against `server` without starting one).
+pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcome, String> {
+    let sockets = Sockets::default();
+    let mut jobs: Vec<Job> = Vec::new();
+    let result = run_inner(size, server, &sockets, &mut jobs);
+    if result.is_err() {
+        sockets.shutdown_all();
+    }
+    // Every thread is joined on every path.
+    let mut first_err = None;
+    for j in jobs {
+        match j.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert("a chat thread panicked".into());
+            }
+        }
+    }
+    let outcome = result?;
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    if outcome.delivered != size.expected() {
+        return Err(format!("delivered {} messages, expected exactly {}", outcome.delivered, size.expected()));
+    }
+    Ok(outcome)
+}
+
+fn run_inner(
+    size: ChatSize,
+    server: Option<SocketAddr>,
+    sockets: &Sockets,
+    jobs: &mut Vec<Job>,
+) -> Result<ChatOutcome, String> {
+    let users = size.rooms * USERS_PER_ROOM;
+    let listener = match server {
+        None => {
+            Some(TcpListener::bind("127.0.0.1:0").map_err(|e| format!("binding the chat server on 127.0.0.1: {e}"))?)
+        }
+        Some(_) => None,
+    };
+    let addr = match (&listener, server) {
+        (Some(l), _) => l.local_addr().map_err(|e| e.to_string())?,
+        (None, Some(a)) => a,
+        (None, None) => unreachable!("a server is either started or given"),
+    };
+    // Connect every user, and accept each on the server side.
+    let mut client_socks = Vec::with_capacity(users);
+    let mut server_socks = Vec::with_capacity(users);
+    for u in 0..users {
+        let c = TcpStream::connect_timeout(&addr, IO_TIMEOUT)
+            .map_err(|e| format!("user {u} connecting to the chat server {addr}: {e}"))?;
+        prepare(&c).map_err(|e| e.to_string())?;
+        sockets.add(&c).map_err(|e| e.to_string())?;
+        client_socks.push(c);
+        if let Some(l) = &listener {
+            let (s, _) = l.accept().map_err(|e| format!("accepting user {u}: {e}"))?;
+            prepare(&s).map_err(|e| e.to_string())?;
+            sockets.add(&s).map_err(|e| e.to_string())?;
+            server_socks.push(s);
+        }
+    }
+    let per_receiver = (USERS_PER_ROOM - 1) * size.messages;
+    // Server: per user a sender (drains its queue to the socket) and a receiver (fans
+    // each message out to the room's other senders).
+    let mut queues: Vec<mpsc::Sender<[u8; MSG]>> = Vec::with_capacity(users);
+    for (u, s) in server_socks.iter().enumerate() {
+        let (tx, rx) = mpsc::channel::<[u8; MSG]>();
+        queues.push(tx);
+        let mut w = s.try_clone().map_err(|e| e.to_string())?;
+        let nice = size.nice;
+        jobs.push(spawn("oscost-chat-srv-tx", sockets, move || {
+            set_nice(nice);
+            for _ in 0..per_receiver {
+                let m = rx.recv().map_err(|_| format!("server queue of user {u} closed early"))?;
+                w.write_all(&m).map_err(|e| format!("server sending to user {u}: {e}"))?;
+            }
+            Ok(())
+        })?);
+    }
+    for (u, s) in server_socks.iter().enumerate() {
+        let room = u / USERS_PER_ROOM;
+        let peers: Vec<mpsc::Sender<[u8; MSG]>> = (room * USERS_PER_ROOM..(room + 1) * USERS_PER_ROOM)
+            .filter(|&v| v != u)
+            .map(|v| queues[v].clone())
+            .collect();
+        let mut r = s.try_clone().map_err(|e| e.to_string())?;
+        let (messages, nice) = (size.messages, size.nice);
+        jobs.push(spawn("oscost-chat-srv-rx", sockets, move || {
+            set_nice(nice);
+            let mut m = [0u8; MSG];
+            for _ in 0..messages {
+                r.read_exact(&mut m).map_err(|e| format!("server receiving from user {u}: {e}"))?;
+                for p in &peers {
+                    p.send(m).map_err(|_| "a server sender stopped early".to_string())?;
+                }
+            }
+            Ok(())
+        })?);
+    }
+    drop(queues);
+    // Clients: per user a sender of M messages and a receiver counting 19 × M.
+    let delivered = Arc::new(AtomicU64::new(0));
+    let start = Arc::new(Barrier::new(users + 1));
+    let done = Arc::new(Mutex::new(None::<Instant>));
+    for (u, c) in client_socks.iter().enumerate() {
+        let mut w = c.try_clone().map_err(|e| e.to_string())?;
+        let (messages, nice, go) = (size.messages, size.nice, start.clone());
+        jobs.push(spawn("oscost-chat-cli-tx", sockets, move || {
+            set_nice(nice);
+            let mut m = [0u8; MSG];
+            m[..8].copy_from_slice(&(u as u64).to_le_bytes());
+            go.wait();
+            for _ in 0..messages {
+                w.write_all(&m).map_err(|e| format!("user {u} sending: {e}"))?;
+            }
+            Ok(())
+        })?);
+        let mut r = c.try_clone().map_err(|e| e.to_string())?;
+        let (count, nice, done) = (delivered.clone(), size.nice, done.clone());
+        jobs.push(spawn("oscost-chat-cli-rx", sockets, move || {
+            set_nice(nice);
+            let mut m = [0u8; MSG];
+            for _ in 0..per_receiver {
+                r.read_exact(&mut m).map_err(|e| format!("user {u} receiving: {e}"))?;
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+            if let Ok(mut d) = done.lock() {
+                let now = Instant::now();
+                *d = Some(d.map_or(now, |x| x.max(now)));
+            }
+            Ok(())
+        })?);
+    }
+    start.wait();
+    let t0 = Instant::now();
+    // Wait for the jobs (joined by the caller); the last receiver stamps the end.
+    for j in jobs.iter() {
+        while !j.is_finished() {
+            std::thread::sleep(Duration::from_millis(1));
+            if sys::interrupted() {
+                return Err("interrupted".into());
+            }
+        }
+    }
+    let end = done.lock().ok().and_then(|d| *d).unwrap_or_else(Instant::now);
+    Ok(ChatOutcome { delivered: delivered.load(Ordering::Relaxed), elapsed: end.saturating_duration_since(t0) })
+}
+
+pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let reps = if ctx.cfg.batch_budget.as_millis() >= 200 { 3 } else { 1 };
+    for nice in [0, 19] {
+        let size = ChatSize { rooms: ctx.opts.rooms, messages: ctx.opts.messages, nice: Some(nice) };
+        let mut rates = Vec::new();
+        let mut delivered = 0;
+        for _ in 0..reps {
+            let o = run_once(size, None)
+                .map_err(|e| if sys::interrupted() { BenchError::Interrupted } else { BenchError::Failed(e) })?;
+            delivered += o.delivered;
+            rates.push(o.delivered as f64 / o.elapsed.as_secs_f64().max(1e-9));
+        }
+        let mut row = ResultRow::from_samples("load.chat", Method::Workload, "msg/s", rates, delivered)
+            .ok_or_else(|| BenchError::Failed("no runs".into()))?
+            .with_param("rooms", size.rooms as u64)
+            .with_param("messages", size.messages as u64)
+            .with_param("nice", nice)
+            .with_param("threads", (size.rooms * USERS_PER_ROOM * 4) as u64);
+        row.counts.insert("delivered".into(), delivered as f64);
+        row.counts.insert("expected_per_run".into(), size.expected() as f64);
+        out.rows.push(row);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delivery_is_counted_exactly() {
+        let size = ChatSize { rooms: 1, messages: 5, nice: None };
+        assert_eq!(size.expected(), 20 * 5 * 19);
+        let o = run_once(size, None).unwrap();
+        assert_eq!(o.delivered, size.expected());
+    }
+
+    #[test]
+    fn refused_connection_is_a_clear_error_and_frees_everything() {
+        // A port that was just free: nothing listens there now.
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let e = run_once(ChatSize { rooms: 1, messages: 1, nice: None }, Some(port)).unwrap_err();
+        assert!(e.contains("connecting to the chat server") && e.contains("refused"), "{e}");
+    }
+}

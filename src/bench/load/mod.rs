@@ -1,0 +1,72 @@
+//! The scheduler under load: run-queue sweeps, yield storms, the chat-room workload,
+//! wake-up latency under CPU hogs, and nice-level fairness.
+
+use super::{BenchDef, Family, Scope};
+
+pub mod chat;
+pub mod group;
+pub mod runqueue;
+pub mod storm;
+pub mod wakeup;
+
+fn sweep(_: Scope) -> usize {
+    45
+}
+fn few(_: Scope) -> usize {
+    4
+}
+fn chat_probes(_: Scope) -> usize {
+    4
+}
+
+pub static BENCHES: [BenchDef; 5] = [
+    BenchDef {
+        id: "load.runqueue",
+        family: Family::Load,
+        summary: "switch time against the number of runnable tasks on one CPU: sched_yield loops and a pipe token ring, threads and processes",
+        timing_model: "yield: one sched_yield of the measuring task; ring: one lap of the token through N tasks; both divided by the switches the kernel counted per iteration",
+        in_default_suite: false,
+        probes: sweep,
+        run: runqueue::run,
+    },
+    BenchDef {
+        id: "load.yield_storm",
+        family: Family::Load,
+        summary: "N sched_yield loops on all CPUs: system context switches per second, per-task progress and its evenness",
+        timing_model: storm_model(),
+        in_default_suite: false,
+        probes: few,
+        run: storm::run,
+    },
+    BenchDef {
+        id: "load.chat",
+        family: Family::Load,
+        summary: "chat rooms of 20 users over loopback TCP (80 threads per room), every delivery counted, at nice 0 and 19",
+        timing_model: "from releasing the client senders to the last receiver's last message; messages delivered per second",
+        in_default_suite: false,
+        probes: chat_probes,
+        run: chat::run,
+    },
+    BenchDef {
+        id: "load.wakeup",
+        family: Family::Load,
+        summary: "how late a 1 ms sleeper wakes while K hogs share its CPU at nice 0 and 19",
+        timing_model: "one clock_nanosleep(1 ms); the sample is the time past 1 ms",
+        in_default_suite: false,
+        probes: few,
+        run: wakeup::run_wakeup,
+    },
+    BenchDef {
+        id: "load.fairness",
+        family: Family::Load,
+        summary: "CPU shares of hogs at nice 0,0,5,10 on one CPU against the shares the kernel's weights promise",
+        timing_model: "CPU time per task from schedstat over five intervals; share = task / all",
+        in_default_suite: false,
+        probes: few,
+        run: wakeup::run_fairness,
+    },
+];
+
+const fn storm_model() -> &'static str {
+    "a fixed window in ten intervals; each interval's system-wide switch rate (/proc/stat ctxt) is a sample"
+}

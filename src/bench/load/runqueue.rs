@@ -1,0 +1,284 @@
+//! Switch time against the number of runnable tasks, all pinned to one CPU, in the two
+//! classic designs: (a) N tasks looping on sched_yield (the measuring task is one of
+//! them), (b) a token passed around a ring of N tasks through N pipes (lmbench
+//! lat_ctx). Figures are per switch the kernel counted, so a design whose loop did not
+//! switch cannot report a fast "switch".
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+
+use super::group::{ExitWatch, Member, TaskGroup, check_limits};
+use crate::bench::ctx::peer::Mode;
+use crate::bench::ctx::{AffinityGuard, Placement};
+use crate::bench::{Ctx, Output, rows_from};
+use crate::model::{Flag, Method, ResultRow};
+use crate::runner::{BenchError, MeasureConfig, Probe, Watch, measure};
+use crate::stats;
+use crate::sys;
+
+const TOKEN: u8 = 1;
+const POISON: u8 = 0xff;
+
+/// The measuring task's lap of the ring: pass the token on, wait for it to come round.
+struct RingLap {
+    to_next: RawFd,
+    from_last: RawFd,
+    buf: [u8; 1],
+}
+
+impl Probe for RingLap {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        self.buf[0] = TOKEN;
+        let w = sys::raw_write(self.to_next, &self.buf);
+        if w != 1 {
+            return if w < 0 { -w } else { 1 << 41 };
+        }
+        let r = sys::raw_read(self.from_last, &mut self.buf);
+        if r != 1 {
+            return if r < 0 { -r } else { 1 << 41 };
+        }
+        if self.buf[0] == TOKEN { 0 } else { 1 << 42 }
+    }
+    fn describe(&self, code: i64) -> String {
+        match code {
+            c if c == 1 << 41 => "a ring member closed its pipe (it exited)".into(),
+            c if c == 1 << 42 => "a ring member failed or exited (poison token)".into(),
+            c => std::io::Error::from_raw_os_error(c as i32).to_string(),
+        }
+    }
+}
+
+/// A ring member: receive, forward; on stop forward once more and leave. Raw calls only.
+fn ring_member(m: &Member, fds: &[(RawFd, RawFd)]) -> i32 {
+    let (rd, wr) = fds[m.index()];
+    let mut buf = [0u8; 1];
+    loop {
+        if sys::raw_read(rd, &mut buf) != 1 {
+            return 1;
+        }
+        if buf[0] == POISON {
+            sys::raw_write(wr, &buf);
+            return 4;
+        }
+        let stop = m.stop_requested();
+        if sys::raw_write(wr, &buf) != 1 {
+            return 2;
+        }
+        if stop {
+            return 0;
+        }
+    }
+}
+
+/// A yielding member: sched_yield until asked to stop.
+fn yield_member(m: &Member) -> i32 {
+    while !m.stop_requested() {
+        sys::raw_sched_yield();
+    }
+    0
+}
+
+struct YieldOnce;
+impl Probe for YieldOnce {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        sys::status_of(sys::raw_sched_yield())
+    }
+}
+
+/// The growth of a curve, in words a reader can use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Growth {
+    /// `flat`, `log` or `linear`.
+    pub kind: &'static str,
+    /// ns per added task (linear) or per doubling (log); 0 when flat.
+    pub slope: f64,
+    pub statement: String,
+}
+
+/// Classifies y against N: flat when the largest value is within 25% of the smallest,
+/// else whichever of y~N and y~log2 N fits better.
+pub fn classify_growth(ns: &[f64], ys: &[f64]) -> Option<Growth> {
+    if ns.len() < 3 || ns.len() != ys.len() {
+        return None;
+    }
+    let (lo, hi) = ys.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| (a.min(y), b.max(y)));
+    let (n0, n1) = (ns[0], ns[ns.len() - 1]);
+    if hi <= 1.25 * lo {
+        return Some(Growth {
+            kind: "flat",
+            slope: 0.0,
+            statement: format!("flat: {lo:.0}–{hi:.0} ns per switch from {n0} to {n1} runnable tasks"),
+        });
+    }
+    let lin = stats::linear_fit(ns, ys)?;
+    let logs: Vec<f64> = ns.iter().map(|n| n.log2()).collect();
+    let log = stats::linear_fit(&logs, ys)?;
+    Some(if lin.r_squared >= log.r_squared {
+        Growth {
+            kind: "linear",
+            slope: lin.slope,
+            statement: format!(
+                "{} linearly: {:+.2} ns per switch for each added task (r² {:.2}; {lo:.0}–{hi:.0} ns from {n0} to {n1} tasks)",
+                if lin.slope >= 0.0 { "grows" } else { "shrinks" },
+                lin.slope,
+                lin.r_squared
+            ),
+        }
+    } else {
+        Growth {
+            kind: "log",
+            slope: log.slope,
+            statement: format!(
+                "{} with log N: {:+.1} ns per switch per doubling of tasks (r² {:.2}; {lo:.0}–{hi:.0} ns from {n0} to {n1} tasks)",
+                if log.slope >= 0.0 { "grows" } else { "shrinks" },
+                log.slope,
+                log.r_squared
+            ),
+        }
+    })
+}
+
+/// Sweep budgets: each point is short; there are many.
+fn sweep_config(cfg: &MeasureConfig) -> MeasureConfig {
+    MeasureConfig {
+        batch_budget: cfg.batch_budget / 2,
+        per_call_budget: cfg.per_call_budget / 2,
+        min_batches: 5,
+        ..cfg.clone()
+    }
+}
+
+fn pipes(n: usize) -> Result<Vec<(OwnedFd, OwnedFd)>, BenchError> {
+    (0..n).map(|_| sys::pipe().map_err(|e| BenchError::setup("ring pipes", e))).collect()
+}
+
+/// One point: N tasks of `design` in `mode`, all on `cpu`.
+fn point(ctx: &Ctx, design: &str, mode: Mode, n: usize, cpu: &[usize]) -> Result<ResultRow, BenchError> {
+    let cfg = sweep_config(ctx.cfg);
+    let watch_peers = |g: &TaskGroup| Watch { peers: g.tasks.clone(), hardware: false, per_call: false };
+    let m = if design == "ring" {
+        // pipe[i] feeds task i; the measuring task is task 0.
+        let p = pipes(n)?;
+        let fds: Arc<Vec<(RawFd, RawFd)>> =
+            Arc::new((1..n).map(|i| (p[i].0.as_raw_fd(), p[(i + 1) % n].1.as_raw_fd())).collect());
+        let group = TaskGroup::start(mode, n - 1, cpu, None, move |m| ring_member(m, &fds))?;
+        let main_in_wr = p[0].1.as_raw_fd();
+        let poison_fd = p[0].1.try_clone().map_err(|e| BenchError::setup("dup", e))?;
+        let _watch = ExitWatch::start(&group.pids(), move || {
+            sys::raw_write(poison_fd.as_raw_fd(), &[POISON]);
+        });
+        let mut lap = RingLap { to_next: p[1 % n].1.as_raw_fd(), from_last: p[0].0.as_raw_fd(), buf: [0] };
+        let measured = measure(&mut lap, &cfg, ctx.calib, &watch_peers(&group));
+        let to_next = p[1 % n].1.as_raw_fd();
+        let stopped = group.finish(|| {
+            sys::raw_write(to_next, &[TOKEN]);
+        });
+        let _ = main_in_wr;
+        let m = measured?;
+        stopped?;
+        m
+    } else {
+        let group = TaskGroup::start(mode, n - 1, cpu, None, yield_member)?;
+        let measured = measure(&mut YieldOnce, &cfg, ctx.calib, &watch_peers(&group));
+        let stopped = group.finish(|| {});
+        let m = measured?;
+        stopped?;
+        m
+    };
+    let switches = m.counts.get("switches").copied().unwrap_or(0.0);
+    let per_iter = switches / m.counted_iterations.max(1) as f64;
+    if per_iter <= 0.0 {
+        return Err(BenchError::Failed(format!("no switches observed with {n} tasks ({design}, {})", mode.as_str())));
+    }
+    let mut rows = rows_from("load.runqueue", &m, "ns/switch", per_iter, ctx.calib);
+    let mut row = rows.remove(0);
+    row.counts.insert("switches_per_iteration".into(), per_iter);
+    if design == "ring" && per_iter < 0.9 * n as f64 {
+        row.flag(Flag::new(
+            "too_few_switches",
+            format!("a lap of {n} tasks on one CPU needs {n} switches; {per_iter:.1} were observed"),
+        ));
+    }
+    Ok(row.with_param("design", design).with_param("mode", mode.as_str()).with_param("tasks", n as u64))
+}
+
+pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let allowed = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
+    let (cpu, _) = Placement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let _pin = AffinityGuard::pin(&cpu)?;
+    let sizes: Vec<usize> = ctx.opts.tasks.iter().copied().filter(|&n| n >= 2).collect();
+    for design in ["yield", "ring"] {
+        for mode in [Mode::Thread, Mode::Process] {
+            let mut curve = Vec::new();
+            for &n in &sizes {
+                if let Err(why) = check_limits(mode, n, if design == "ring" { 2 } else { 0 }) {
+                    out.skip("load.runqueue", &format!("design={design} mode={} tasks={n}", mode.as_str()), why);
+                    continue;
+                }
+                let row = point(ctx, design, mode, n, &cpu)?;
+                curve.push((n as f64, row.median));
+                out.rows.push(row);
+            }
+            let (ns, ys): (Vec<f64>, Vec<f64>) = curve.into_iter().unzip();
+            if let Some(g) = classify_growth(&ns, &ys)
+                && let Some(mut fit) =
+                    ResultRow::from_samples("load.runqueue", Method::Fit, "ns/switch", vec![g.slope], ns.len() as u64)
+            {
+                fit.samples.clear();
+                fit.n = ns.len();
+                let mut fit =
+                    fit.with_param("design", design).with_param("mode", mode.as_str()).with_param("growth", g.kind);
+                fit.params.insert("statement".into(), g.statement.into());
+                out.rows.push(fit);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn growth_is_classified_on_synthetic_curves() {
+        let ns = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0];
+        let flat: Vec<f64> = ns.iter().map(|_| 1000.0).collect();
+        assert_eq!(classify_growth(&ns, &flat).unwrap().kind, "flat");
+        let lin: Vec<f64> = ns.iter().map(|n| 1000.0 + 3.0 * n).collect();
+        let g = classify_growth(&ns, &lin).unwrap();
+        assert_eq!(g.kind, "linear");
+        assert!((g.slope - 3.0).abs() < 1e-6);
+        let log: Vec<f64> = ns.iter().map(|n| 1000.0 + 200.0 * n.log2()).collect();
+        let g = classify_growth(&ns, &log).unwrap();
+        assert_eq!(g.kind, "log");
+        assert!((g.slope - 200.0).abs() < 1e-6);
+        assert!(g.statement.contains("doubling"));
+        assert!(classify_growth(&ns[..2], &lin[..2]).is_none());
+    }
+
+    #[test]
+    fn a_dead_ring_member_fails_the_lap_and_is_reaped() {
+        let n = 4;
+        let p = pipes(n).unwrap();
+        let fds: Arc<Vec<(RawFd, RawFd)>> =
+            Arc::new((1..n).map(|i| (p[i].0.as_raw_fd(), p[(i + 1) % n].1.as_raw_fd())).collect());
+        let cpus = sys::allowed_cpus().unwrap();
+        let group = TaskGroup::start(Mode::Process, n - 1, &cpus, None, move |m| ring_member(m, &fds)).unwrap();
+        let poison_fd = p[0].1.try_clone().unwrap();
+        let watch = ExitWatch::start(&group.pids(), move || {
+            sys::raw_write(poison_fd.as_raw_fd(), &[POISON]);
+        });
+        let mut lap = RingLap { to_next: p[1].1.as_raw_fd(), from_last: p[0].0.as_raw_fd(), buf: [0] };
+        assert_eq!(lap.once(), 0);
+        let pids = group.pids();
+        sys::kill_hard(pids[1]);
+        assert_ne!(lap.once(), 0, "a lap through a dead member fails instead of hanging");
+        drop(watch);
+        assert!(group.finish(|| {}).is_err());
+        let left = sys::live_children();
+        assert!(pids.iter().all(|p| !left.contains(p)), "all members reaped");
+    }
+}

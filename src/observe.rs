@@ -1,0 +1,161 @@
+//! The live observer: samples the system's run-queue length (procs_running) and its
+//! context-switch counter from /proc/stat at a fixed interval, and summarises how long
+//! the run queue really is. It answers the question behind the run-queue sweep: which
+//! N matters on this machine in real life.
+
+use std::time::Duration;
+
+use crate::model::{Method, ResultRow};
+use crate::stats;
+use crate::sys;
+
+/// What a trace says.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TraceStats {
+    pub samples: usize,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub frac_above_10: f64,
+    pub frac_above_20: f64,
+    pub switches_per_s: f64,
+}
+
+/// Summarises run-queue samples and the switches counted over `seconds`.
+pub fn summarize_trace(running: &[f64], switches: u64, seconds: f64) -> Option<TraceStats> {
+    let p = stats::percentiles(running)?;
+    let n = running.len();
+    let above = |k: f64| running.iter().filter(|&&x| x > k).count() as f64 / n as f64;
+    Some(TraceStats {
+        samples: n,
+        mean: running.iter().sum::<f64>() / n as f64,
+        p50: p.p50,
+        p90: p.p90,
+        p99: p.p99,
+        max: p.max,
+        frac_above_10: above(10.0),
+        frac_above_20: above(20.0),
+        switches_per_s: if seconds > 0.0 { switches as f64 / seconds } else { f64::NAN },
+    })
+}
+
+/// A recorded trace: run-queue lengths (the observer itself excluded) and per-interval
+/// switch rates.
+pub struct Trace {
+    pub running: Vec<f64>,
+    pub rates: Vec<f64>,
+    pub switches: u64,
+    pub seconds: f64,
+}
+
+/// Samples for `duration` every `interval`; stops early (keeping the trace) on Ctrl-C.
+pub fn record(duration: Duration, interval: Duration) -> Result<Trace, String> {
+    let (first, _) = sys::proc_stat().ok_or("cannot read /proc/stat")?;
+    let start = sys::monotonic_raw_ns();
+    let (mut prev_ctxt, mut prev_t) = (first, start);
+    let mut t = Trace { running: Vec::new(), rates: Vec::new(), switches: 0, seconds: 0.0 };
+    while sys::monotonic_raw_ns() - start < duration.as_nanos() as u64 && !sys::interrupted() {
+        std::thread::sleep(interval);
+        let (ctxt, running) = sys::proc_stat().ok_or("cannot read /proc/stat")?;
+        let now = sys::monotonic_raw_ns();
+        // procs_running counts the observer, which is running while it reads.
+        t.running.push(running.saturating_sub(1) as f64);
+        t.rates.push((ctxt - prev_ctxt) as f64 / ((now - prev_t) as f64 / 1e9));
+        t.switches = ctxt - first;
+        t.seconds = (now - start) as f64 / 1e9;
+        (prev_ctxt, prev_t) = (ctxt, now);
+    }
+    Ok(t)
+}
+
+/// The trace as result rows, stored like a run.
+pub fn rows(t: &Trace, interval: Duration) -> Vec<ResultRow> {
+    let mut out = Vec::new();
+    let iv = interval.as_nanos() as u64;
+    if let (Some(s), Some(mut r)) = (
+        summarize_trace(&t.running, t.switches, t.seconds),
+        ResultRow::from_samples(
+            "observe.runqueue",
+            Method::Workload,
+            "tasks",
+            t.running.clone(),
+            t.running.len() as u64,
+        ),
+    ) {
+        r.percentiles = stats::percentiles(&t.running);
+        r.counts.insert("frac_above_10".into(), s.frac_above_10);
+        r.counts.insert("frac_above_20".into(), s.frac_above_20);
+        r.counts.insert("seconds".into(), t.seconds);
+        out.push(r.with_param("interval_ns", iv));
+    }
+    if let Some(mut r) =
+        ResultRow::from_samples("observe.switches", Method::Workload, "switches/s", t.rates.clone(), t.switches)
+    {
+        r.counts.insert("switches".into(), t.switches as f64);
+        r.counts.insert("switches_per_s_overall".into(), t.switches as f64 / t.seconds.max(1e-9));
+        out.push(r.with_param("interval_ns", iv));
+    }
+    out
+}
+
+/// Parses `60s`, `10ms`, `2m`, `500us` or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| format!("{s:?} is not a duration (use e.g. 60s, 10ms, 2m)"))?;
+    let secs = match unit {
+        "" | "s" => v,
+        "ms" => v / 1e3,
+        "us" | "µs" => v / 1e6,
+        "m" | "min" => v * 60.0,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use s, ms, us or m)")),
+    };
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(format!("{s:?} must be a positive duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_statistics_on_a_synthetic_trace() {
+        // 100 samples: 80 at 1, 10 at 12, 10 at 25.
+        let mut v = vec![1.0; 80];
+        v.extend(vec![12.0; 10]);
+        v.extend(vec![25.0; 10]);
+        let s = summarize_trace(&v, 5_000, 2.0).unwrap();
+        assert_eq!(s.samples, 100);
+        assert!((s.mean - (80.0 + 120.0 + 250.0) / 100.0).abs() < 1e-12);
+        assert_eq!(s.p50, 1.0);
+        assert_eq!(s.max, 25.0);
+        assert!((s.frac_above_10 - 0.2).abs() < 1e-12);
+        assert!((s.frac_above_20 - 0.1).abs() < 1e-12);
+        assert_eq!(s.switches_per_s, 2_500.0);
+        assert!(summarize_trace(&[], 0, 1.0).is_none());
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("60s").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("10ms").unwrap(), Duration::from_millis(10));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5h").is_err());
+    }
+
+    #[test]
+    fn a_short_recording_has_samples() {
+        let t = record(Duration::from_millis(50), Duration::from_millis(5)).unwrap();
+        assert!(!t.running.is_empty());
+        assert_eq!(t.running.len(), t.rates.len());
+        assert_eq!(rows(&t, Duration::from_millis(5)).len(), 2);
+    }
+}
