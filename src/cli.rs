@@ -33,8 +33,12 @@ pub struct Cli {
 pub enum Command {
     /// Run benchmarks (default suite without arguments) and store the run.
     Run(RunArgs),
-    /// List every benchmark with its description and timing model.
-    List,
+    /// List every benchmark with its description and timing model (or the suites).
+    List {
+        /// List the named suites instead.
+        #[arg(long)]
+        suites: bool,
+    },
     /// Print the machine fingerprint and the clock calibration.
     Info {
         #[arg(long)]
@@ -44,11 +48,50 @@ pub enum Command {
     Show {
         /// Run id, saved name, or `latest`.
         run: Option<String>,
+        /// Same as --format json.
         #[arg(long)]
         json: bool,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
         /// Include raw samples in JSON output.
         #[arg(long)]
         samples: bool,
+    },
+    /// Compare two runs: ratio of medians with bootstrap intervals, and a verdict.
+    Compare {
+        /// Run A (id, saved name or `latest`); with --baseline, this is run B.
+        a: Option<String>,
+        /// Run B.
+        b: Option<String>,
+        /// Use the run saved under this name as A.
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
+        /// Read run B from another database (results from another machine).
+        #[arg(long, value_name = "PATH")]
+        db_b: Option<PathBuf>,
+        /// Noise threshold in percent: verdicts need the interval to clear it.
+        #[arg(long, value_name = "PCT", default_value_t = 2.0)]
+        threshold: f64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export runs (default: the latest) as JSON (everything, for import) or CSV.
+    Export {
+        runs: Vec<String>,
+        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+        format: ExportFormat,
+        /// Write to this file instead of stdout.
+        #[arg(short, long, value_name = "PATH")]
+        output: Option<PathBuf>,
+    },
+    /// Import a JSON export from another machine into the database (all or nothing).
+    Import { file: PathBuf },
+    /// Write a self-contained HTML report of runs (default: the latest); with two or
+    /// more, the first two are compared.
+    Report {
+        runs: Vec<String>,
+        #[arg(short, long, value_name = "PATH", default_value = "report.html")]
+        output: PathBuf,
     },
     /// Sample the live system's run-queue length and switch rate, and store the trace.
     Observe {
@@ -79,10 +122,27 @@ pub enum Command {
     },
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+    Markdown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Benchmarks to run: ids (syscall.getppid), families (syscall, ctx, spawn) or `all`.
+    /// Benchmarks to run: ids (syscall.getppid), families (syscall, ctx, spawn, load) or `all`.
     pub benchmarks: Vec<String>,
+    /// Run a named suite and print it in the classic table's layout (see `list --suites`).
+    #[arg(long, value_name = "NAME", conflicts_with = "benchmarks")]
+    pub suite: Option<String>,
     /// About a fifth of the time, at some cost in precision.
     #[arg(long)]
     pub quick: bool,
@@ -190,6 +250,12 @@ pub fn main() -> i32 {
     }
 }
 
+/// Loads a run by reference; an unknown reference is a usage error.
+fn load(store: &Store, reference: &str) -> Result<(crate::model::RunDocument, Vec<crate::bench::Skipped>)> {
+    let id = store.resolve(reference).map_err(|e| UsageError(e.to_string()))?;
+    Ok(store.load_run(id)?)
+}
+
 fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
@@ -197,8 +263,14 @@ fn command_line() -> String {
 fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(args) => run(args, db_path(&cli.db)),
-        Command::List => {
-            print!("{}", list_text());
+        Command::List { suites } => {
+            if suites {
+                for s in &report::suites::SUITES {
+                    println!("{:<10} {}", s.name, s.summary);
+                }
+            } else {
+                print!("{}", list_text());
+            }
             Ok(0)
         }
         Command::Info { json } => {
@@ -211,15 +283,96 @@ fn dispatch(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Show { run, json, samples } => {
+        Command::Show { run, json, format, samples } => {
             let store = Store::open(&db_path(&cli.db))?;
-            let id = store.resolve(run.as_deref().unwrap_or("latest")).map_err(|e| UsageError(e.to_string()))?;
-            let (doc, skipped) = store.load_run(id)?;
-            if json {
-                println!("{}", report::json::render_run(&doc, &skipped, samples));
-            } else {
-                print!("{}", report::table::render_run(&doc, &skipped));
+            let (doc, skipped) = load(&store, run.as_deref().unwrap_or("latest"))?;
+            match if json { Format::Json } else { format } {
+                Format::Json => println!("{}", report::json::render_run(&doc, &skipped, samples)),
+                Format::Table => print!("{}", report::table::render_run(&doc, &skipped)),
+                Format::Csv => print!("{}", report::export::to_csv(std::slice::from_ref(&doc))),
+                Format::Markdown => print!("{}", report::export::to_markdown(&doc)),
             }
+            Ok(0)
+        }
+        Command::Compare { a, b, baseline, db_b, threshold, json } => {
+            if !(threshold.is_finite() && (0.0..100.0).contains(&threshold)) {
+                return Err(UsageError("--threshold is a percentage from 0 to 100".into()).into());
+            }
+            let store_a = Store::open(&db_path(&cli.db))?;
+            let store_b = match &db_b {
+                Some(p) => Store::open(p)?,
+                None => Store::open(&db_path(&cli.db))?,
+            };
+            let (ref_a, ref_b) = match (baseline, a, b) {
+                (Some(name), b, None) => (name, b.unwrap_or_else(|| "latest".into())),
+                (None, Some(a), Some(b)) => (a, b),
+                _ => {
+                    return Err(UsageError(
+                        "compare needs two runs (A B), or --baseline NAME and at most one run".into(),
+                    )
+                    .into());
+                }
+            };
+            let (da, _) = load(&store_a, &ref_a)?;
+            let (db, _) = load(&store_b, &ref_b)?;
+            let rows = report::compare::compare(&da, &db, threshold / 100.0, 2000);
+            if json {
+                #[derive(serde::Serialize)]
+                struct Out<'a> {
+                    a: i64,
+                    b: i64,
+                    threshold: f64,
+                    machines: Vec<(String, String, String)>,
+                    results: &'a [report::compare::Comparison],
+                }
+                let out = Out {
+                    a: da.run.id,
+                    b: db.run.id,
+                    threshold: threshold / 100.0,
+                    machines: report::compare::machine_diff(&da.machine, &db.machine),
+                    results: &rows,
+                };
+                println!("{}", serde_json::to_string_pretty(&out)?);
+            } else {
+                print!("{}", report::compare::render(&da, &db, &rows, threshold / 100.0));
+            }
+            Ok(0)
+        }
+        Command::Export { runs, format, output } => {
+            let store = Store::open(&db_path(&cli.db))?;
+            let refs = if runs.is_empty() { vec!["latest".to_string()] } else { runs };
+            let docs = refs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>>>()?;
+            let text = match format {
+                ExportFormat::Json => report::export::to_json(&docs),
+                ExportFormat::Csv => report::export::to_csv(&docs.iter().map(|d| d.0.clone()).collect::<Vec<_>>()),
+            };
+            match output {
+                Some(p) => std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?,
+                None => print!("{text}"),
+            }
+            Ok(0)
+        }
+        Command::Import { file } => {
+            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            let runs = report::export::from_json(&text)
+                .map_err(|e| UsageError(format!("{}: {e}; nothing was imported", file.display())))?;
+            let mut store = Store::open(&db_path(&cli.db))?;
+            let ids = store.import(&runs)?;
+            println!(
+                "imported {} run(s) as {}",
+                ids.len(),
+                ids.iter().map(|i| format!("#{i}")).collect::<Vec<_>>().join(", ")
+            );
+            Ok(0)
+        }
+        Command::Report { runs, output } => {
+            let store = Store::open(&db_path(&cli.db))?;
+            let refs = if runs.is_empty() { vec!["latest".to_string()] } else { runs };
+            let docs = refs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>>>()?;
+            let cmp = (docs.len() >= 2).then(|| report::compare::compare(&docs[0].0, &docs[1].0, 0.02, 2000));
+            let html = report::html::render(&docs, cmp.as_deref());
+            std::fs::write(&output, html).with_context(|| format!("writing {}", output.display()))?;
+            println!("wrote {}", output.display());
             Ok(0)
         }
         Command::Observe { duration, interval, json } => observe(&duration, &interval, json, db_path(&cli.db)),
@@ -250,7 +403,21 @@ fn dispatch(cli: Cli) -> Result<i32> {
 
 fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let registry = bench::registry();
-    let selected = select::select(&registry, &args.benchmarks)?;
+    let suite = match &args.suite {
+        Some(name) => Some(report::suites::find(name).ok_or_else(|| {
+            let names = report::suites::SUITES.iter().map(|s| s.name);
+            UsageError(format!(
+                "unknown suite {name:?}{}",
+                select::closest(name, names).map(|c| format!("; did you mean {c:?}?")).unwrap_or_default()
+            ))
+        })?),
+        None => None,
+    };
+    let selectors: Vec<String> = match suite {
+        Some(s) => s.selectors.iter().map(|x| x.to_string()).collect(),
+        None => args.benchmarks.clone(),
+    };
+    let selected = select::select(&registry, &selectors)?;
     session::ensure_selected(&selected)?;
     let parent_mem = parse_sizes(&args.parent_mem).map_err(|e| UsageError(format!("--parent-mem: {e}")))?;
     let footprint_sizes = parse_sizes(&args.sizes).map_err(|e| UsageError(format!("--sizes: {e}")))?;
@@ -282,7 +449,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let chat_threads = args.rooms * 80;
     crate::bench::load::group::check_limits(crate::bench::ctx::peer::Mode::Thread, chat_threads, 4)
         .map_err(|e| UsageError(format!("--rooms {}: {e}", args.rooms)))?;
-    let options = BenchOptions {
+    let mut options = BenchOptions {
         placement: Placement { cpu: args.cpu, nice: args.nice, policy: args.policy },
         noop_path,
         parent_mem,
@@ -293,6 +460,9 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         rooms: args.rooms,
         messages: args.messages,
     };
+    if let Some(s) = suite {
+        (s.configure)(&mut options);
+    }
     let req = RunRequest {
         selected,
         quick: args.quick,
@@ -307,7 +477,13 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     if args.json {
         println!("{}", report::json::render_run(&doc, &skipped, args.samples));
     } else {
-        print!("{}", report::table::render_run(&doc, &skipped));
+        match suite {
+            Some(s) => {
+                print!("{}", (s.render)(&doc));
+                println!("(the full table: oscost show {})", outcome.run_id);
+            }
+            None => print!("{}", report::table::render_run(&doc, &skipped)),
+        }
         println!(
             "stored as run #{} in {} ({:.1} s)",
             outcome.run_id,

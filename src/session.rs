@@ -93,7 +93,11 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
         }
         let ctx = Ctx { cfg: &cfg, calib: &calib, opts: &req.options, scope: *scope, syscall_floor: &floor };
         let mut out = Output::default();
-        let result = run_one(def, &ctx, &mut out);
+        let mut result = run_one(def, &ctx, &mut out);
+        if result.is_err() && !matches!(result, Err(BenchError::Interrupted)) && interrupt_arriving() {
+            // Ctrl-C reaches children first at times: their death is the symptom.
+            result = Err(BenchError::Interrupted);
+        }
         if let Err(e) = &result {
             match e {
                 BenchError::Interrupted => interrupted = true,
@@ -122,9 +126,22 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    interrupted |= sys::interrupted();
     let status = if interrupted { "interrupted" } else { "complete" };
     store.finish_run(run_id, &report::now_rfc3339(), status)?;
     Ok(RunOutcome { run_id, interrupted, failures, store, elapsed: started.elapsed() })
+}
+
+/// Whether a Ctrl-C is being delivered: the group's signal may reach the children (and
+/// fail the benchmark) a moment before it reaches us.
+fn interrupt_arriving() -> bool {
+    for _ in 0..10 {
+        if sys::interrupted() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    false
 }
 
 /// Runs one benchmark under the requested policy (bounded by the watchdog when it is

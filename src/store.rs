@@ -199,43 +199,7 @@ impl Store {
     /// Writes one benchmark's rows and skips in one transaction.
     pub fn add_benchmark(&mut self, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let first_seq: i64 =
-            tx.query_row("SELECT COALESCE(MAX(seq), -1) + 1 FROM results WHERE run_id = ?1", params![run_id], |r| {
-                r.get(0)
-            })?;
-        for (seq, r) in (first_seq..).zip(rows) {
-            tx.execute(
-                "INSERT INTO results (run_id, seq, benchmark, params_json, method, unit, n, iterations,
-                    min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-                params![
-                    run_id,
-                    seq,
-                    r.benchmark,
-                    json(&r.params),
-                    r.method.as_str(),
-                    r.unit,
-                    r.n as i64,
-                    r.iterations as i64,
-                    r.min,
-                    r.median,
-                    r.mean,
-                    r.stddev,
-                    r.ci_low,
-                    r.ci_high,
-                    r.percentiles.as_ref().map(json),
-                    json(&r.counts),
-                    json(&r.flags),
-                    encode_samples(&r.samples),
-                ],
-            )?;
-        }
-        for s in skipped {
-            tx.execute(
-                "INSERT INTO skipped (run_id, benchmark, params, reason) VALUES (?1, ?2, ?3, ?4)",
-                params![run_id, s.benchmark, s.params, s.reason],
-            )?;
-        }
+        insert_rows(&tx, run_id, rows, skipped)?;
         tx.commit()?;
         Ok(())
     }
@@ -376,22 +340,87 @@ impl Store {
         Ok((RunDocument { schema_version: SCHEMA_VERSION, run: info, machine, results }, skipped))
     }
 
-    /// Writes a whole run document (an import) in one transaction; returns its new id.
-    pub fn insert_document(&mut self, doc: &RunDocument, skipped: &[Skipped]) -> Result<i64, StoreError> {
+    /// Writes whole runs (an import) in one transaction: all or nothing. Returns the
+    /// new run ids.
+    pub fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<i64>, StoreError> {
         let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json)
-             VALUES (?1, NULL, ?2, NULL, ?3, ?4, ?5, ?6)",
-            params![doc.run.started_at, doc.run.command_line, doc.run.status, doc.machine.hostname, doc.machine.kernel_release, json(&doc.machine)],
-        )?;
-        let run_id = tx.last_insert_rowid();
-        tx.commit()?;
-        if let Err(e) = self.add_benchmark(run_id, &doc.results, skipped) {
-            let _ = self.conn.execute("DELETE FROM runs WHERE id = ?1", params![run_id]);
-            return Err(e);
+        let mut ids = Vec::with_capacity(runs.len());
+        for (doc, skipped) in runs {
+            // A saved name travels with the run unless this database already uses it.
+            let name_free = match &doc.run.save_name {
+                Some(n) => {
+                    tx.query_row("SELECT COUNT(*) FROM runs WHERE save_name = ?1", params![n], |r| r.get::<_, i64>(0))?
+                        == 0
+                }
+                None => false,
+            };
+            let save_name = doc.run.save_name.as_ref().filter(|_| name_free);
+            tx.execute(
+                "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json)
+                 VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    doc.run.started_at,
+                    doc.run.command_line,
+                    save_name,
+                    doc.run.status,
+                    doc.machine.hostname,
+                    doc.machine.kernel_release,
+                    json(&doc.machine)
+                ],
+            )?;
+            let id = tx.last_insert_rowid();
+            insert_rows(&tx, id, &doc.results, skipped)?;
+            ids.push(id);
         }
-        Ok(run_id)
+        tx.commit()?;
+        Ok(ids)
     }
+}
+
+fn insert_rows(
+    tx: &rusqlite::Transaction,
+    run_id: i64,
+    rows: &[ResultRow],
+    skipped: &[Skipped],
+) -> Result<(), StoreError> {
+    let first_seq: i64 =
+        tx.query_row("SELECT COALESCE(MAX(seq), -1) + 1 FROM results WHERE run_id = ?1", params![run_id], |r| {
+            r.get(0)
+        })?;
+    for (seq, r) in (first_seq..).zip(rows) {
+        tx.execute(
+            "INSERT INTO results (run_id, seq, benchmark, params_json, method, unit, n, iterations,
+                min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+            params![
+                run_id,
+                seq,
+                r.benchmark,
+                json(&r.params),
+                r.method.as_str(),
+                r.unit,
+                r.n as i64,
+                r.iterations as i64,
+                r.min,
+                r.median,
+                r.mean,
+                r.stddev,
+                r.ci_low,
+                r.ci_high,
+                r.percentiles.as_ref().map(json),
+                json(&r.counts),
+                json(&r.flags),
+                encode_samples(&r.samples),
+            ],
+        )?;
+    }
+    for s in skipped {
+        tx.execute(
+            "INSERT INTO skipped (run_id, benchmark, params, reason) VALUES (?1, ?2, ?3, ?4)",
+            params![run_id, s.benchmark, s.params, s.reason],
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,7 +1,11 @@
 //! Reports: pure functions from stored data to text (table, JSON). Nothing here
 //! measures or writes files; the CLI decides where the text goes.
 
+pub mod compare;
+pub mod export;
+pub mod html;
 pub mod json;
+pub mod suites;
 pub mod table;
 
 /// Formats a duration given in nanoseconds with a unit that keeps 3–4 significant digits.

@@ -1,0 +1,263 @@
+//! Exports (JSON, CSV, Markdown) and the validation of imported JSON. Pure functions:
+//! text in, data out, or data in, text out.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::Skipped;
+use crate::model::{ResultRow, RunDocument, SCHEMA_VERSION};
+
+/// An export file: any number of runs with everything stored about them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Export {
+    pub schema_version: u32,
+    pub runs: Vec<ExportedRun>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExportedRun {
+    #[serde(flatten)]
+    pub doc: RunDocument,
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
+}
+
+pub fn to_json(runs: &[(RunDocument, Vec<Skipped>)]) -> String {
+    let e = Export {
+        schema_version: SCHEMA_VERSION,
+        runs: runs.iter().map(|(d, s)| ExportedRun { doc: d.clone(), skipped: s.clone() }).collect(),
+    };
+    serde_json::to_string(&e).expect("plain data serialises")
+}
+
+/// Bounds on what an import may contain, so hostile input cannot exhaust the machine.
+const MAX_RUNS: usize = 10_000;
+const MAX_ROWS: usize = 100_000;
+const MAX_SAMPLES: usize = 10_000_000;
+const MAX_TEXT: usize = 64 * 1024;
+
+fn check_text(what: &str, s: &str) -> Result<(), String> {
+    if s.len() > MAX_TEXT {
+        return Err(format!("{what} is {} bytes long (at most {MAX_TEXT})", s.len()));
+    }
+    Ok(())
+}
+
+fn check_row(i: usize, r: &ResultRow) -> Result<(), String> {
+    let at = |m: String| format!("result {i} ({:?}): {m}", r.benchmark.chars().take(60).collect::<String>());
+    let valid_id = !r.benchmark.is_empty()
+        && r.benchmark.len() <= 64
+        && r.benchmark.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '_');
+    if !valid_id {
+        return Err(at("benchmark ids are short lowercase names like syscall.getppid".into()));
+    }
+    check_text("unit", &r.unit).map_err(at)?;
+    let params = serde_json::to_string(&r.params).unwrap_or_default();
+    check_text("params", &params).map_err(at)?;
+    for f in &r.flags {
+        check_text("flag", &f.flag).map_err(at)?;
+        check_text("flag reason", &f.reason).map_err(at)?;
+    }
+    if r.counts.keys().any(|k| k.len() > 128) {
+        return Err(at("a count name is too long".into()));
+    }
+    if r.samples.len() > MAX_SAMPLES {
+        return Err(at(format!("{} samples (at most {MAX_SAMPLES})", r.samples.len())));
+    }
+    if r.samples.iter().any(|x| !x.is_finite()) {
+        return Err(at("a sample is not a finite number".into()));
+    }
+    if !(r.median.is_finite() && r.min.is_finite() && r.mean.is_finite()) {
+        return Err(at("its summary is not finite".into()));
+    }
+    if r.min > r.median {
+        return Err(at("min exceeds the median".into()));
+    }
+    Ok(())
+}
+
+/// Parses and validates an export; any problem rejects the whole file.
+pub fn from_json(text: &str) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String> {
+    let e: Export = serde_json::from_str(text).map_err(|e| format!("not an oscost export: {e}"))?;
+    if e.schema_version != SCHEMA_VERSION {
+        return Err(format!(
+            "export schema version {} is not {SCHEMA_VERSION}, the one this oscost reads",
+            e.schema_version
+        ));
+    }
+    if e.runs.len() > MAX_RUNS {
+        return Err(format!("{} runs in one file (at most {MAX_RUNS})", e.runs.len()));
+    }
+    let mut rows = 0;
+    for (k, r) in e.runs.iter().enumerate() {
+        let where_ = |m: String| format!("run {k}: {m}");
+        for (what, s) in [
+            ("command line", &r.doc.run.command_line),
+            ("start time", &r.doc.run.started_at),
+            ("status", &r.doc.run.status),
+            ("host name", &r.doc.machine.hostname),
+        ] {
+            check_text(what, s).map_err(where_)?;
+        }
+        let machine = serde_json::to_string(&r.doc.machine).unwrap_or_default();
+        if machine.len() > 16 * MAX_TEXT {
+            return Err(where_("the machine fingerprint is too large".into()));
+        }
+        rows += r.doc.results.len();
+        if rows > MAX_ROWS {
+            return Err(format!("more than {MAX_ROWS} results in one file"));
+        }
+        for (i, row) in r.doc.results.iter().enumerate() {
+            check_row(i, row).map_err(where_)?;
+        }
+        for s in &r.skipped {
+            check_text("skip reason", &s.reason).map_err(where_)?;
+        }
+    }
+    Ok(e.runs.into_iter().map(|r| (r.doc, r.skipped)).collect())
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+fn num(x: f64) -> String {
+    if x.is_finite() { format!("{x}") } else { String::new() }
+}
+
+/// One CSV line per result row, with a header.
+pub fn to_csv(runs: &[RunDocument]) -> String {
+    let mut out = String::from(
+        "run_id,started_at,host,kernel,benchmark,params,method,unit,n,iterations,min,median,mean,stddev,ci_low,ci_high,p50,p90,p99,p999,max,flags\n",
+    );
+    for d in runs {
+        for r in &d.results {
+            let p = r.percentiles.as_ref();
+            let fields = [
+                d.run.id.to_string(),
+                d.run.started_at.clone(),
+                d.machine.hostname.clone(),
+                d.machine.kernel_release.clone(),
+                r.benchmark.clone(),
+                serde_json::to_string(&r.params).unwrap_or_default(),
+                r.method.as_str().to_string(),
+                r.unit.clone(),
+                r.n.to_string(),
+                r.iterations.to_string(),
+                num(r.min),
+                num(r.median),
+                num(r.mean),
+                num(r.stddev),
+                num(r.ci_low),
+                num(r.ci_high),
+                p.map(|p| num(p.p50)).unwrap_or_default(),
+                p.map(|p| num(p.p90)).unwrap_or_default(),
+                p.map(|p| num(p.p99)).unwrap_or_default(),
+                p.map(|p| num(p.p999)).unwrap_or_default(),
+                p.map(|p| num(p.max)).unwrap_or_default(),
+                r.flags.iter().map(|f| f.flag.as_str()).collect::<Vec<_>>().join(";"),
+            ];
+            out.push_str(&fields.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A Markdown table of a run that pastes cleanly into a README or paper.
+pub fn to_markdown(d: &RunDocument) -> String {
+    let m = &d.machine;
+    let mut out = format!(
+        "**oscost run #{}** — {} · {} · kernel {} · {}\n\n| benchmark | variant | method | median | 95% CI | p99 | flags |\n|---|---|---|---:|---|---:|---|\n",
+        d.run.id,
+        md_cell(&d.run.started_at),
+        md_cell(&m.cpu_model),
+        md_cell(&m.kernel_release),
+        md_cell(&m.virtualization)
+    );
+    for r in &d.results {
+        let variant: Vec<String> = r
+            .params
+            .iter()
+            .filter(|(k, _)| k.as_str() != "batch_size" && k.as_str() != "statement")
+            .map(|(k, v)| format!("{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+            .collect();
+        let f = |x: f64| super::fmt_value(x, &r.unit);
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} – {} | {} | {} |\n",
+            md_cell(&r.benchmark),
+            md_cell(&variant.join(" ")),
+            r.method.as_str(),
+            f(r.median),
+            f(r.ci_low),
+            f(r.ci_high),
+            r.percentiles.as_ref().map(|p| f(p.p99)).unwrap_or_default(),
+            md_cell(&r.flags.iter().map(|x| x.flag.as_str()).collect::<Vec<_>>().join(", "))
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Flag, Method, RunInfo};
+
+    fn doc() -> RunDocument {
+        let mut r = ResultRow::from_samples("syscall.getppid", Method::PerCall, "ns/call", vec![1.0, 2.0, 3.0], 3)
+            .unwrap()
+            .with_param("via", "raw");
+        r.flag(Flag::new("vdso", "a \"quoted\", reason | with pipe"));
+        RunDocument {
+            schema_version: SCHEMA_VERSION,
+            run: RunInfo {
+                id: 3,
+                started_at: "2026-01-01T00:00:00Z".into(),
+                command_line: "oscost run".into(),
+                save_name: None,
+                status: "complete".into(),
+            },
+            machine: crate::machine::fingerprint("oscost run", None),
+            results: vec![r],
+        }
+    }
+
+    #[test]
+    fn json_round_trip_is_exact() {
+        let runs =
+            vec![(doc(), vec![Skipped { benchmark: "ctx.pipe".into(), params: "p".into(), reason: "r".into() }])];
+        let back = from_json(&to_json(&runs)).unwrap();
+        assert_eq!(back[0].0.results, runs[0].0.results);
+        assert_eq!(back[0].1, runs[0].1);
+        assert_eq!(back[0].0.machine, runs[0].0.machine);
+    }
+
+    #[test]
+    fn hostile_or_malformed_input_is_rejected() {
+        assert!(from_json("{").unwrap_err().contains("not an oscost export"));
+        assert!(from_json(r#"{"schema_version": 99, "runs": []}"#).unwrap_err().contains("schema version"));
+        let mut d = doc();
+        d.results[0].benchmark = "<script>alert(1)</script>".into();
+        assert!(from_json(&to_json(&[(d, vec![])])).unwrap_err().contains("benchmark ids"));
+        let mut d = doc();
+        d.run.command_line = "x".repeat(MAX_TEXT + 1);
+        assert!(from_json(&to_json(&[(d, vec![])])).is_err());
+        let text = to_json(&[(doc(), vec![])]).replace("\"samples\":[1.0,2.0,3.0]", "\"samples\":[1.0,\"x\",3.0]");
+        assert!(from_json(&text).is_err());
+    }
+
+    #[test]
+    fn csv_and_markdown_escape_their_text() {
+        let csv = to_csv(&[doc()]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[1].contains("\"{\"\"via\"\":\"\"raw\"\"}\""), "{}", lines[1]);
+        assert_eq!(lines[0].split(',').count(), 22);
+        let md = to_markdown(&doc());
+        assert!(md.contains("| syscall.getppid | via=raw | per_call |"));
+        assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), 3);
+    }
+}

@@ -1,0 +1,113 @@
+//! End-to-end: exports, imports, comparisons, formats and the classic suites.
+
+mod common;
+use common::*;
+
+#[test]
+fn export_then_import_preserves_every_stored_field() {
+    let a = temp_db();
+    run_ok(&["run", "syscall.getppid", "ctx.pipe", "--quick", "--save", "base", "--cpu", "0"], &a.path);
+    let file = a.dir.path().join("export.json");
+    run_ok(&["export", "base", "--format", "json", "-o", file.to_str().unwrap()], &a.path);
+    let b = temp_db();
+    let out = run_ok(&["import", file.to_str().unwrap()], &b.path);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("imported 1 run"));
+    let orig = json_of(&run_ok(&["show", "base", "--json", "--samples"], &a.path));
+    let back = json_of(&run_ok(&["show", "base", "--json", "--samples"], &b.path));
+    assert_eq!(orig["results"], back["results"], "results, samples included, survive the round trip");
+    assert_eq!(orig["machine"], back["machine"]);
+    assert_eq!(orig["skipped"], back["skipped"]);
+    for k in ["started_at", "command_line", "status", "save_name"] {
+        assert_eq!(orig["run"][k], back["run"][k], "run.{k}");
+    }
+}
+
+#[test]
+fn malformed_or_hostile_imports_are_rejected_whole() {
+    let db = temp_db();
+    let bad = db.dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"schema_version":1,"runs":[{"schema_version":1,"run":{"id":1},"machine":{},"results":[]}]}"#,
+    )
+    .unwrap();
+    let out = oscost().args(["import", bad.to_str().unwrap(), "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was imported"));
+    // A valid export with one hostile row: the whole file is refused.
+    let src = temp_db();
+    run_ok(&["run", "syscall.getppid", "--quick"], &src.path);
+    let good = src.dir.path().join("good.json");
+    run_ok(&["export", "-o", good.to_str().unwrap()], &src.path);
+    let text = std::fs::read_to_string(&good).unwrap().replacen(
+        "\"benchmark\":\"syscall.getppid\"",
+        "\"benchmark\":\"<script>\"",
+        1,
+    );
+    std::fs::write(&bad, text).unwrap();
+    let out = oscost().args(["import", bad.to_str().unwrap(), "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let runs = run_ok(&["runs", "--json"], &db.path);
+    assert_eq!(json_of(&runs).as_array().unwrap().len(), 0, "nothing half-imported");
+}
+
+#[test]
+fn compare_formats_and_history() {
+    let db = temp_db();
+    run_ok(&["run", "syscall.getppid", "syscall.getuid", "--quick", "--save", "before"], &db.path);
+    run_ok(&["run", "syscall.getppid", "syscall.getuid", "--quick"], &db.path);
+    let c = json_of(&run_ok(&["compare", "--baseline", "before", "--json"], &db.path));
+    let results = c["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "two benchmarks × two methods");
+    for r in results {
+        assert!(r["ratio"].as_f64().unwrap() > 0.0);
+        assert!(r["verdict"].is_string());
+    }
+    assert!(c["machines"].as_array().unwrap().iter().any(|m| m[0] == "kernel"));
+    // The same run against itself: never faster or slower.
+    let same = json_of(&run_ok(&["compare", "1", "1", "--json"], &db.path));
+    for r in same["results"].as_array().unwrap() {
+        assert!(!matches!(r["verdict"].as_str(), Some("faster" | "slower")), "{r}");
+    }
+    // Two databases (two machines).
+    let other = temp_db();
+    run_ok(&["run", "syscall.getppid", "--quick"], &other.path);
+    let cross =
+        json_of(&run_ok(&["compare", "1", "latest", "--db-b", other.path.to_str().unwrap(), "--json"], &db.path));
+    assert_eq!(cross["results"].as_array().unwrap().len(), 2);
+
+    let csv = run_ok(&["show", "--format", "csv"], &db.path);
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(csv.starts_with("run_id,started_at,host"));
+    assert_eq!(csv.lines().count(), 5);
+    let md = run_ok(&["show", "--format", "markdown"], &db.path);
+    assert!(String::from_utf8_lossy(&md.stdout).contains("| benchmark | variant | method |"));
+    let listed = json_of(&run_ok(&["runs", "--json", "--benchmark", "syscall.getuid"], &db.path));
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+    let none = json_of(&run_ok(&["runs", "--json", "--since", "2999-01-01"], &db.path));
+    assert!(none.as_array().unwrap().is_empty());
+    let exported = run_ok(&["export", "1", "2", "--format", "csv"], &db.path);
+    assert_eq!(String::from_utf8_lossy(&exported.stdout).lines().count(), 9);
+}
+
+#[test]
+fn each_classic_suite_prints_its_table() {
+    let db = temp_db();
+    let listed = run_ok(&["list", "--suites"], &db.path);
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    for (suite, marker) in [
+        ("lmbench", "Simple syscall:"),
+        ("travis98", "Switch current thread"),
+        ("bartz24", "Ping-pong per hand-off"),
+        ("molnar02", "chat, 10 rooms, nice 19"),
+    ] {
+        assert!(listed.contains(suite));
+        let out = run_ok(&["run", "--suite", suite, "--quick", "--messages", "10"], &db.path);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(marker), "{suite}:\n{text}");
+        assert!(!text.contains(": n/a") || suite == "bartz24", "{suite} left figures out:\n{text}");
+    }
+    let out = oscost().args(["run", "--suite", "lmbenh", "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean \"lmbench\""));
+}
