@@ -62,6 +62,7 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let mut store = Store::open(&req.db)?;
     check_placement(&req.options.placement)?;
     sys::install_interrupt_flag().context("installing the Ctrl-C handler")?;
+    sys::release_free_memory();
     let cfg = if req.quick { MeasureConfig::quick() } else { MeasureConfig::standard() };
     let calib = calibrate(req.quick);
     for w in &calib.warnings {

@@ -142,6 +142,9 @@ impl SplitProbe for Thread {
 /// Measures a split probe: whole cycles in batches (with the parent's kernel counts)
 /// and per-cycle samples of both phases.
 fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<ResultRow>, BenchError> {
+    // fork copies the parent's page tables: start from a lean parent, and record it.
+    sys::release_free_memory();
+    let rss = sys::resident_kib();
     let mut whole = WholeCycle(probe);
     let m = measure(&mut whole, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
     let (created, full) = measure_split(&mut whole.0, ctx.cfg, ctx.calib)?;
@@ -150,6 +153,9 @@ fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<Res
     if let Some(b) = rows.first_mut() {
         // Every cycle's child was reaped and its status checked (a bad one is an error).
         b.counts.insert("children_verified".into(), (m.batch_iterations + full.len() as u64) as f64);
+        if let Some(kib) = rss {
+            b.counts.insert("parent_rss_kib".into(), kib as f64);
+        }
     }
     let n = full.len() as u64;
     if let Some(r) = ResultRow::from_samples(id, Method::PerCall, "ns/call", full, n) {

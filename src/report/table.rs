@@ -64,6 +64,9 @@ pub fn proof(r: &ResultRow) -> String {
     if let Some(c) = r.counts.get("cycles_per_op") {
         parts.push(format!("{c:.0} cyc/op"));
     }
+    if let Some(kib) = r.counts.get("parent_rss_kib") {
+        parts.push(format!("parent {:.1} MiB", kib / 1024.0));
+    }
     for key in ["delivered", "tasks"] {
         if let Some(v) = r.counts.get(key) {
             parts.push(format!("{key} {v:.0}"));
