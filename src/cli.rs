@@ -161,6 +161,10 @@ pub struct RunArgs {
     /// Scheduling policy; fifo and rr are bounded by a watchdog and need privilege.
     #[arg(long, value_enum, default_value_t = Policy::Other)]
     pub policy: Policy,
+    /// Also count switches with per-task perf software counters. They slow every switch
+    /// of the watched tasks, so context-switch figures rise; /proc counts are always taken.
+    #[arg(long)]
+    pub perf_counters: bool,
     /// Save the run under this name (for `compare --baseline`).
     #[arg(long, value_name = "NAME")]
     pub save: Option<String>,
@@ -438,6 +442,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         return Err(UsageError("--rooms and --messages must be at least 1".into()).into());
     }
     crate::sys::raise_nofile_limit();
+    crate::kcounts::enable_perf_software_counters(args.perf_counters);
     for (flag, list, mode, fds) in [
         ("--tasks", &tasks, crate::bench::ctx::peer::Mode::Process, 2),
         ("--storm-tasks", &storm_tasks, crate::bench::ctx::peer::Mode::Thread, 0),

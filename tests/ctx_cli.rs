@@ -144,3 +144,22 @@ fn spawn_family_checks_its_inputs_and_keeps_going() {
     assert!(!rows(&doc, "spawn.thread").is_empty());
     assert!(rows(&doc, "spawn.fork_exec").is_empty());
 }
+
+#[test]
+fn perf_software_counters_are_opt_in_and_agree_with_proc() {
+    let db = temp_db();
+    let plain = json_of(&run_ok(&["run", "ctx.pipe", "--quick", "--json"], &db.path));
+    assert!(rows(&plain, "ctx.pipe").iter().all(|r| r["counts"].get("perf_context_switches").is_none()));
+    let counted = json_of(&run_ok(&["run", "ctx.pipe", "--quick", "--json", "--perf-counters"], &db.path));
+    let same_cpu: Vec<_> = rows(&counted, "ctx.pipe")
+        .into_iter()
+        .filter(|r| r["method"] == "batch" && r["params"]["placement"] == "same_cpu" && r["params"]["mode"] != "self")
+        .collect();
+    match same_cpu.iter().find_map(|r| r["counts"]["perf_context_switches"].as_f64().map(|p| (p, r))) {
+        Some((perf, r)) => {
+            let ops = r["counts"]["counted_ops"].as_f64().unwrap();
+            assert!(perf >= ops, "perf counted {perf} switches for {ops} same-CPU hand-offs");
+        }
+        None => eprintln!("perf_event_open refused software counters here; /proc counts only"),
+    }
+}
