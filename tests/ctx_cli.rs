@@ -102,16 +102,7 @@ fn interrupt_leaves_nothing(args: &[&str]) {
         .spawn()
         .unwrap();
     let pgid = child.id();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        assert!(std::time::Instant::now() < deadline, "no benchmark was stored in time");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        if let Ok(c) = rusqlite::Connection::open(&db.path)
-            && c.query_row("SELECT COUNT(*) FROM results", [], |r| r.get::<_, i64>(0)).unwrap_or(0) > 0
-        {
-            break;
-        }
-    }
+    wait_for_stored_result(&db.path);
     // Ctrl-C on a terminal signals the whole foreground process group.
     let ok = std::process::Command::new("kill").args(["-INT", "--", &format!("-{pgid}")]).status().unwrap();
     assert!(ok.success());

@@ -156,17 +156,7 @@ fn ctrl_c_keeps_finished_benchmarks_and_exits_130() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until at least one benchmark is stored, then interrupt.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        assert!(std::time::Instant::now() < deadline, "no benchmark was stored in time");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        if let Ok(c) = rusqlite::Connection::open(&db.path)
-            && c.query_row("SELECT COUNT(*) FROM results", [], |r| r.get::<_, i64>(0)).unwrap_or(0) > 0
-        {
-            break;
-        }
-    }
+    wait_for_stored_result(&db.path);
     let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
     let code = child.wait().unwrap().code();

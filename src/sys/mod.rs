@@ -446,6 +446,21 @@ pub fn try_wait_child(pid: libc::pid_t) -> io::Result<Option<ExitStatus>> {
     }
 }
 
+/// Reaps child `pid`, waiting until `deadline` for it to end by itself, then killing
+/// it (SIGKILL) and reaping it.
+pub fn reap_by(pid: libc::pid_t, deadline: std::time::Instant) -> io::Result<ExitStatus> {
+    loop {
+        match try_wait_child(pid)? {
+            Some(s) => return Ok(s),
+            None if std::time::Instant::now() < deadline => std::thread::sleep(Duration::from_micros(200)),
+            None => {
+                kill_hard(pid);
+                return wait_child(pid);
+            }
+        }
+    }
+}
+
 /// Sends SIGKILL to process `pid` (errors such as "already gone" are ignored).
 pub fn kill_hard(pid: libc::pid_t) {
     // SAFETY: kill takes no pointers; a stale pid yields ESRCH, which we ignore.

@@ -60,3 +60,17 @@ pub fn assert_sane_rows(doc: &serde_json::Value) {
         }
     }
 }
+
+/// Waits (up to a minute) until the database at `db` holds at least one result row.
+pub fn wait_for_stored_result(db: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        assert!(std::time::Instant::now() < deadline, "no benchmark was stored in time");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if let Ok(c) = rusqlite::Connection::open(db)
+            && c.query_row("SELECT COUNT(*) FROM results", [], |r| r.get::<_, i64>(0)).unwrap_or(0) > 0
+        {
+            return;
+        }
+    }
+}

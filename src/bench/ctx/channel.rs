@@ -387,21 +387,22 @@ impl Mechanism for CondvarPair {
 
 // --- the mechanism alone, without a switch ---------------------------------------------
 
-/// One send and one receive of a mechanism inside a single task, nobody waiting: the
-/// part of a hand-off that is the mechanism rather than the switch.
-pub struct Loopback<E: Endpoint> {
-    end: E,
+/// One send then one receive on an endpoint. With a peer on the other side it is a
+/// round trip (two hand-offs); on a loopback channel (both ends in one task, nobody
+/// waiting) it is the part of a hand-off that is the mechanism rather than the switch.
+pub struct SendRecv<E: Endpoint> {
+    pub end: E,
 }
 
-impl Loopback<PipeEnd> {
-    pub fn pipe() -> std::io::Result<Self> {
+impl SendRecv<PipeEnd> {
+    pub fn loopback_pipe() -> std::io::Result<Self> {
         let (rd, wr) = sys::pipe()?;
         Ok(Self { end: PipeEnd { rd, wr, buf: [1] } })
     }
 }
 
-impl Loopback<EventFdEnd> {
-    pub fn eventfd() -> std::io::Result<Self> {
+impl SendRecv<EventFdEnd> {
+    pub fn loopback_eventfd() -> std::io::Result<Self> {
         let fd = Arc::new(sys::eventfd()?);
         Ok(Self { end: EventFdEnd { mine: fd.clone(), theirs: fd } })
     }
@@ -443,8 +444,8 @@ impl crate::runner::Probe for FutexLoopback {
     }
 }
 
-impl Loopback<CondvarEnd> {
-    pub fn condvar() -> Self {
+impl SendRecv<CondvarEnd> {
+    pub fn loopback_condvar() -> Self {
         let cell: TurnCell = Arc::new((Mutex::new(TURN_MAIN), Condvar::new()));
         Self { end: CondvarEnd { cell, me: TURN_MAIN, other: TURN_MAIN } }
     }
@@ -478,8 +479,8 @@ impl crate::runner::Probe for UnixLoopback {
     }
 }
 
-impl<E: Endpoint> crate::runner::Probe for Loopback<E> {
-    /// Timing model: one send and one receive on the same channel, no other task.
+impl<E: Endpoint> crate::runner::Probe for SendRecv<E> {
+    /// Timing model: one send, then one receive.
     #[inline(always)]
     fn once(&mut self) -> i64 {
         let s = self.end.send();
@@ -529,9 +530,9 @@ mod tests {
 
     #[test]
     fn loopbacks_succeed() {
-        assert_eq!(Loopback::pipe().unwrap().once(), 0);
-        assert_eq!(Loopback::eventfd().unwrap().once(), 0);
-        assert_eq!(Loopback::condvar().once(), 0);
+        assert_eq!(SendRecv::loopback_pipe().unwrap().once(), 0);
+        assert_eq!(SendRecv::loopback_eventfd().unwrap().once(), 0);
+        assert_eq!(SendRecv::loopback_condvar().once(), 0);
         assert_eq!(UnixLoopback::new().unwrap().once(), 0);
         // The futex loopback: a wake with nobody waiting and a wait that returns at once.
         assert_eq!(FutexLoopback::new().unwrap().once(), 0);

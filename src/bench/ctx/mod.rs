@@ -18,7 +18,7 @@ pub mod channel;
 pub mod footprint;
 pub mod peer;
 
-use channel::{CondvarPair, Endpoint, EventFd, Futex, Mechanism, Pair, Pipe, Unix};
+use channel::{CondvarPair, Endpoint, EventFd, Futex, Mechanism, Pair, Pipe, SendRecv, Unix};
 use peer::{Control, Mode, Peer};
 
 /// Where the two tasks run.
@@ -121,25 +121,6 @@ fn prove(rows: &mut [ResultRow], placement: Placement) {
     }
 }
 
-/// A round trip from the measuring side.
-struct RoundTrip<E: Endpoint> {
-    end: E,
-}
-
-impl<E: Endpoint> Probe for RoundTrip<E> {
-    #[inline(always)]
-    fn once(&mut self) -> i64 {
-        let s = self.end.send();
-        if s != 0 {
-            return s;
-        }
-        self.end.recv()
-    }
-    fn describe(&self, code: i64) -> String {
-        channel::describe(code)
-    }
-}
-
 /// The peer's side of a round trip: receive, then send back, until asked to stop.
 /// Runs after fork in process mode: raw system calls only, no allocation.
 fn echo<E: Endpoint>(mut end: E, ctl: &Control) -> i32 {
@@ -191,7 +172,7 @@ fn handoff<M: Mechanism>(
     let Pair { main, peer: peer_end, poison_main, poison_peer } =
         M::pair(mode == Mode::Process).map_err(|e| BenchError::setup("building the channel", e))?;
     let peer = Peer::start(mode, &cpus.1, poison_main, poison_peer, move |ctl| echo(peer_end, ctl))?;
-    let mut probe = RoundTrip { end: main };
+    let mut probe = SendRecv { end: main };
     // One round trip before measuring proves the peer is there and answering.
     let first = probe.once();
     let measured = if first != 0 {
@@ -251,7 +232,7 @@ fn run_mechanism<M: Mechanism, L: Probe>(
 const BOTH: &[Mode] = &[Mode::Thread, Mode::Process];
 
 fn run_pipe(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    run_mechanism::<Pipe, _>(ctx, out, "ctx.pipe", BOTH, channel::Loopback::pipe)
+    run_mechanism::<Pipe, _>(ctx, out, "ctx.pipe", BOTH, SendRecv::loopback_pipe)
 }
 
 fn run_futex(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
@@ -259,7 +240,7 @@ fn run_futex(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 }
 
 fn run_eventfd(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    run_mechanism::<EventFd, _>(ctx, out, "ctx.eventfd", BOTH, channel::Loopback::eventfd)
+    run_mechanism::<EventFd, _>(ctx, out, "ctx.eventfd", BOTH, SendRecv::loopback_eventfd)
 }
 
 fn run_unix(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
@@ -267,7 +248,7 @@ fn run_unix(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 }
 
 fn run_condvar(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    run_mechanism::<CondvarPair, _>(ctx, out, "ctx.condvar", &[Mode::Thread], || Ok(channel::Loopback::condvar()))
+    run_mechanism::<CondvarPair, _>(ctx, out, "ctx.condvar", &[Mode::Thread], || Ok(SendRecv::loopback_condvar()))
 }
 
 /// sched_yield from the measuring task, with a peer that yields back.

@@ -208,17 +208,7 @@ impl Peer {
                 if *reaped {
                     return Ok(());
                 }
-                let status = loop {
-                    match sys::try_wait_child(*pid) {
-                        Ok(Some(s)) => break Ok(s),
-                        Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_micros(200)),
-                        Ok(None) => {
-                            sys::kill_hard(*pid);
-                            break sys::wait_child(*pid);
-                        }
-                        Err(e) => break Err(e),
-                    }
-                };
+                let status = sys::reap_by(*pid, deadline);
                 *reaped = true;
                 if let Some(m) = monitor.take() {
                     m.stop();

@@ -235,17 +235,7 @@ impl TaskGroup {
             }
             Handles::Processes(ps) => {
                 for (pid, reaped) in ps.iter_mut().filter(|(_, r)| !*r) {
-                    let status = loop {
-                        match sys::try_wait_child(*pid) {
-                            Ok(Some(s)) => break Some(s),
-                            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_micros(200)),
-                            Ok(None) => {
-                                sys::kill_hard(*pid);
-                                break sys::wait_child(*pid).ok();
-                            }
-                            Err(_) => break None,
-                        }
-                    };
+                    let status = sys::reap_by(*pid, deadline).ok();
                     *reaped = true;
                     match status {
                         Some(s) if s.success() => {}
