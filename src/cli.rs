@@ -431,11 +431,14 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     if args.stride == 0 {
         return Err(UsageError("--stride must be at least 1 byte".into()).into());
     }
-    let noop_path = args.noop.clone().unwrap_or_else(crate::helper::default_location);
-    if args.noop.is_none() {
-        // Written on demand; a failure surfaces as a clear error in the spawn rows.
-        let _ = crate::helper::install(&noop_path);
-    }
+    let noop_path = match &args.noop {
+        Some(p) => p.clone(),
+        None => crate::helper::install_default().unwrap_or_else(|why| {
+            // The exec rows will fail with the path; say why it is not there.
+            eprintln!("warning: {why}");
+            crate::helper::default_location()
+        }),
+    };
     let tasks = parse_counts(&args.tasks).map_err(|e| UsageError(format!("--tasks: {e}")))?;
     let storm_tasks = parse_counts(&args.storm_tasks).map_err(|e| UsageError(format!("--storm-tasks: {e}")))?;
     if args.rooms == 0 || args.messages == 0 {

@@ -44,6 +44,27 @@ pub fn install(path: &Path) -> std::io::Result<PathBuf> {
     Ok(path.to_path_buf())
 }
 
+/// Installs the helper at its default location, or, when that cannot be written (no
+/// home directory, a read-only cache), in a per-user folder of the temp directory.
+/// Returns the path, or why neither place worked.
+pub fn install_default() -> Result<PathBuf, String> {
+    let first = default_location();
+    match install(&first) {
+        Ok(p) => Ok(p),
+        Err(e1) => {
+            let name = first.file_name().map(|n| n.to_owned()).unwrap_or_default();
+            let fallback = std::env::temp_dir().join(format!("oscost-{}", crate::sys::uid())).join(name);
+            install(&fallback).map_err(|e2| {
+                format!(
+                    "cannot write the no-op helper to {} ({e1}) nor to {} ({e2})",
+                    first.display(),
+                    fallback.display()
+                )
+            })
+        }
+    }
+}
+
 /// Checks that `path` is a regular, executable file; the error names the path.
 pub fn check_executable(path: &Path) -> Result<(), String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("the no-op helper {} is missing: {e}", path.display()))?;

@@ -750,6 +750,12 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The real user id.
+pub fn uid() -> u32 {
+    // SAFETY: getuid has no preconditions.
+    unsafe { libc::getuid() }
+}
+
 /// Whether the effective user is root.
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
