@@ -139,10 +139,12 @@ impl ResultRow {
         self.flags.iter().any(|f| f.flag == code)
     }
 
-    /// The parameters as one short string, e.g. `mode=process placement=same_cpu`.
-    pub fn params_label(&self) -> String {
+    /// The parameters that tell variants apart, as one short string such as
+    /// `mode=process placement=same_cpu` (bookkeeping parameters left out).
+    pub fn variant_label(&self) -> String {
         self.params
             .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "batch_size" | "path" | "statement"))
             .map(|(k, v)| match v {
                 serde_json::Value::String(s) => format!("{k}={s}"),
                 other => format!("{k}={other}"),

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::machine::Machine;
-use crate::model::{ResultRow, RunDocument};
+use crate::model::RunDocument;
 use crate::stats;
 
 /// Whether a bigger number is better, worse, or neither for a unit.
@@ -67,24 +67,16 @@ pub fn verdict(ci_low: f64, ci_high: f64, threshold: f64, dir: Direction) -> &'s
     }
 }
 
-fn key(r: &ResultRow) -> String {
-    let params: Vec<String> = r
-        .params
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "batch_size" | "statement" | "path"))
-        .map(|(k, v)| format!("{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
-        .collect();
-    params.join(" ")
-}
-
 /// Compares every figure present in both runs (matched by benchmark, parameters and
 /// method), in A's order.
 pub fn compare(a: &RunDocument, b: &RunDocument, threshold: f64, resamples: usize) -> Vec<Comparison> {
     let mut out = Vec::new();
     for ra in &a.results {
-        let k = key(ra);
-        let Some(rb) =
-            b.results.iter().find(|rb| rb.benchmark == ra.benchmark && rb.method == ra.method && key(rb) == k)
+        let k = ra.variant_label();
+        let Some(rb) = b
+            .results
+            .iter()
+            .find(|rb| rb.benchmark == ra.benchmark && rb.method == ra.method && rb.variant_label() == k)
         else {
             continue;
         };
@@ -203,7 +195,7 @@ pub fn render(a: &RunDocument, b: &RunDocument, rows: &[Comparison], threshold: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Method, RunInfo};
+    use crate::model::{Method, ResultRow, RunInfo};
 
     fn doc(id: i64, rows: Vec<ResultRow>) -> RunDocument {
         RunDocument {

@@ -179,17 +179,11 @@ pub fn to_markdown(d: &RunDocument) -> String {
         md_cell(&m.virtualization)
     );
     for r in &d.results {
-        let variant: Vec<String> = r
-            .params
-            .iter()
-            .filter(|(k, _)| k.as_str() != "batch_size" && k.as_str() != "statement")
-            .map(|(k, v)| format!("{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
-            .collect();
         let f = |x: f64| super::fmt_value(x, &r.unit);
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} – {} | {} | {} |\n",
             md_cell(&r.benchmark),
-            md_cell(&variant.join(" ")),
+            md_cell(&r.variant_label()),
             r.method.as_str(),
             f(r.median),
             f(r.ci_low),

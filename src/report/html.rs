@@ -31,15 +31,6 @@ const W: f64 = 560.0;
 const H: f64 = 260.0;
 const PAD: f64 = 48.0;
 
-fn variant(r: &ResultRow) -> String {
-    r.params
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "batch_size" | "statement" | "path"))
-        .map(|(k, v)| format!("{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// A line chart of several series; `log_x` plots x on a base-2 log scale.
 pub fn line_chart(title: &str, x_label: &str, unit: &str, series: &[(String, Vec<(f64, f64)>)], log_x: bool) -> String {
     let tx = |x: f64| if log_x { x.max(1.0).log2() } else { x };
@@ -235,7 +226,7 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} [{}, {}]</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&r.benchmark),
-            esc(&variant(r)),
+            esc(&r.variant_label()),
             r.method.as_str(),
             f(r.median),
             f(r.ci_low),
@@ -257,7 +248,7 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
                 format!(
                     "<li><b>{} {}</b> {}: {}</li>",
                     esc(&r.benchmark),
-                    esc(&variant(r)),
+                    esc(&r.variant_label()),
                     esc(&f.flag),
                     esc(&f.reason)
                 )
@@ -305,7 +296,7 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
         .iter()
         .filter(|r| r.method == Method::PerCall && r.samples.len() >= 10)
         .take(40)
-        .map(|r| histogram(&format!("{} {}", r.benchmark, variant(r)), &r.samples, &r.unit))
+        .map(|r| histogram(&format!("{} {}", r.benchmark, r.variant_label()), &r.samples, &r.unit))
         .collect();
     if !hists.is_empty() {
         let _ = write!(h, "<h3>Per-call latency</h3><div class=hists>{}</div>", hists.join(""));

@@ -16,22 +16,10 @@ struct Line<'a> {
     other: Vec<&'a ResultRow>,
 }
 
-fn variant_label(r: &ResultRow) -> String {
-    r.params
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "batch_size" | "path" | "statement"))
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k}={s}"),
-            other => format!("{k}={other}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn group(rows: &[ResultRow]) -> Vec<Line<'_>> {
     let mut lines: Vec<Line> = Vec::new();
     for r in rows {
-        let variant = variant_label(r);
+        let variant = r.variant_label();
         let idx = match lines.iter().position(|l| l.benchmark == r.benchmark && l.variant == variant) {
             Some(i) => i,
             None => {
@@ -171,7 +159,7 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
     }
     for r in rows {
         if let Some(serde_json::Value::String(st)) = r.params.get("statement") {
-            out.push_str(&format!("{} {}: {st}\n", r.benchmark, variant_label(r)));
+            out.push_str(&format!("{} {}: {st}\n", r.benchmark, r.variant_label()));
         }
     }
     for s in skipped {
