@@ -96,8 +96,6 @@ pub struct Watcher {
     tasks: Vec<Task>,
     before: Vec<Option<TaskCounts>>,
     perf: Vec<(String, PerfCounter)>,
-    /// Why hardware counters are missing, when they were asked for and are.
-    pub perf_note: Option<String>,
 }
 
 impl Watcher {
@@ -105,7 +103,6 @@ impl Watcher {
     /// calling thread (the one that runs the timed loop).
     pub fn new(tasks: &[Task], hardware: bool) -> Self {
         let mut perf = Vec::new();
-        let mut perf_note = None;
         // Per-task perf counters are opt-in: an active perf event on a task makes every
         // switch of that task dearer (measured here: +1.7 µs per pipe hand-off on a
         // 2-core VM), which would inflate the very figure they are meant to prove.
@@ -123,15 +120,13 @@ impl Watcher {
         }
         if hardware {
             for (name, ev) in [("instructions", PerfEvent::Instructions), ("cycles", PerfEvent::Cycles)] {
-                match PerfCounter::open(ev, 0) {
-                    Ok(c) => perf.push((format!("{name}#0"), c)),
-                    Err(e) => {
-                        perf_note.get_or_insert_with(|| format!("hardware counters not reachable ({e})"));
-                    }
+                // Unavailable counters are reported once, in the machine fingerprint.
+                if let Ok(c) = PerfCounter::open(ev, 0) {
+                    perf.push((format!("{name}#0"), c));
                 }
             }
         }
-        Self { tasks: tasks.to_vec(), before: Vec::new(), perf, perf_note }
+        Self { tasks: tasks.to_vec(), before: Vec::new(), perf }
     }
 
     /// Snapshots the tasks and starts the perf counters.

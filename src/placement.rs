@@ -131,7 +131,6 @@ impl Placement {
 /// priority demotes every thread of the process once `bound` passes, and
 /// RLIMIT_RTTIME lets the kernel end a real-time loop that never blocks.
 pub struct PolicyGuard {
-    policy: Policy,
     watchdog: Option<(mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
     fired: Arc<AtomicBool>,
 }
@@ -175,16 +174,12 @@ impl PolicyGuard {
             }
             return Err(perr(e));
         }
-        Ok(Self { policy, watchdog, fired })
+        Ok(Self { watchdog, fired })
     }
 
     /// True if the watchdog had to demote the benchmark.
     pub fn fired(&self) -> bool {
         self.fired.load(Ordering::SeqCst)
-    }
-
-    pub fn policy(&self) -> Policy {
-        self.policy
     }
 }
 

@@ -112,8 +112,6 @@ pub struct Measurement {
     pub per_call_ns: Vec<f64>,
     /// Kernel counts over all timed rounds, summed over the watched tasks.
     pub counts: BTreeMap<String, f64>,
-    /// Remarks such as missing hardware counters.
-    pub notes: Vec<String>,
 }
 
 /// What a measurement watches and whether it runs the per-call phase.
@@ -304,9 +302,6 @@ pub fn measure<P: Probe>(
     let mut tasks = vec![Task::current()];
     tasks.extend(watch.peers.iter().copied());
     let mut watcher = Watcher::new(&tasks, watch.hardware);
-    if let Some(note) = watcher.perf_note.take() {
-        m.notes.push(note);
-    }
     m.batch_ns.reserve(cfg.max_batches);
     let mut raw = if watch.per_call { vec![0u64; cfg.max_per_call] } else { Vec::new() };
     let mut filled = 0usize;

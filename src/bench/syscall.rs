@@ -80,7 +80,7 @@ impl Probe for Enosys {
 
 /// A no-argument call whose raw result is checked with `status_of`. Generic over the
 /// function item, so the call is direct and inlined (no function pointer).
-struct NoArg<F>(F);
+pub struct NoArg<F>(pub F);
 impl<F: Fn() -> i64> Probe for NoArg<F> {
     #[inline(always)]
     fn once(&mut self) -> i64 {

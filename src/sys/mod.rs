@@ -233,25 +233,6 @@ pub fn unix_socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((owned(fds[0]), owned(fds[1])))
 }
 
-/// Sets or clears O_NONBLOCK on a descriptor.
-pub fn set_nonblocking(fd: &impl AsRawFd, on: bool) -> io::Result<()> {
-    let raw = fd.as_raw_fd();
-    // SAFETY: F_GETFL/F_SETFL take no pointers.
-    let flags = check(unsafe { libc::fcntl(raw, libc::F_GETFL) })?;
-    let flags = if on { flags | libc::O_NONBLOCK } else { flags & !libc::O_NONBLOCK };
-    check(unsafe { libc::fcntl(raw, libc::F_SETFL, flags) })?;
-    Ok(())
-}
-
-/// Waits until `fd` is readable or `timeout` passes; Ok(false) on timeout.
-pub fn poll_readable(fd: &impl AsRawFd, timeout: Duration) -> io::Result<bool> {
-    let mut p = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-    let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
-    // SAFETY: `p` is one valid pollfd.
-    let n = check(unsafe { libc::poll(&mut p, 1, ms) })?;
-    Ok(n > 0)
-}
-
 // ---------------------------------------------------------------------------------
 // Futexes and shared memory
 // ---------------------------------------------------------------------------------
@@ -678,13 +659,6 @@ pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     Ok(())
 }
 
-/// The CPU the calling thread is running on now.
-pub fn current_cpu() -> Option<usize> {
-    // SAFETY: sched_getcpu takes no arguments.
-    let c = unsafe { libc::sched_getcpu() };
-    (c >= 0).then_some(c as usize)
-}
-
 /// Sets the nice value of the calling thread (Linux applies PRIO_PROCESS with who=0 to
 /// the calling thread only).
 pub fn set_nice(nice: i32) -> io::Result<()> {
@@ -740,14 +714,6 @@ pub fn set_nproc_limit(soft: u64) -> io::Result<()> {
     lim.rlim_cur = soft.min(lim.rlim_max);
     check(unsafe { libc::setrlimit(libc::RLIMIT_NPROC, &lim) })?;
     Ok(())
-}
-
-/// Current thread's CPU time in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
-pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is writable.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// The real user id.

@@ -93,8 +93,9 @@ pub trait Mechanism {
     fn pair(shared: bool) -> std::io::Result<Pair<Self::Main, Self::Peer>>;
 }
 
+/// Maps a one-byte read or write result to 0 or a failure code (0 bytes: EOF).
 #[inline(always)]
-fn one_byte(r: i64) -> i64 {
+pub fn one_byte(r: i64) -> i64 {
     match r {
         1 => 0,
         0 => PEER_GONE,

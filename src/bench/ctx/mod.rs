@@ -9,6 +9,7 @@
 //! task on the other CPU. `mode=self` rows time the mechanism alone (one send and one
 //! receive in one task, nobody waiting), so the switch's share can be read off.
 
+use super::syscall::NoArg;
 use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
 use crate::model::{Flag, ResultRow};
 use crate::runner::{BenchError, Probe, Watch, measure};
@@ -251,15 +252,6 @@ fn run_condvar(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     run_mechanism::<CondvarPair, _>(ctx, out, "ctx.condvar", &[Mode::Thread], || Ok(SendRecv::loopback_condvar()))
 }
 
-/// sched_yield from the measuring task, with a peer that yields back.
-struct Yield;
-impl Probe for Yield {
-    #[inline(always)]
-    fn once(&mut self) -> i64 {
-        sys::status_of(sys::raw_sched_yield())
-    }
-}
-
 /// The yielding peer: sched_yield until asked to stop (raw calls only).
 fn yield_loop(ctl: &Control) -> i32 {
     while !ctl.stop_requested() {
@@ -276,8 +268,12 @@ fn run_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     for mode in [Mode::Thread, Mode::Process] {
         let _pin = AffinityGuard::pin(&cpus)?;
         let peer = Peer::start(mode, &cpus, channel::Poisoner::Eof, channel::Poisoner::Eof, yield_loop)?;
-        let measured =
-            measure(&mut Yield, ctx.cfg, ctx.calib, &Watch { peers: vec![peer.task], hardware: false, per_call: true });
+        let measured = measure(
+            &mut NoArg(sys::raw_sched_yield),
+            ctx.cfg,
+            ctx.calib,
+            &Watch { peers: vec![peer.task], hardware: false, per_call: true },
+        );
         let stopped = peer.finish(|| {});
         let m = measured?;
         stopped?;

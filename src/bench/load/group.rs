@@ -54,7 +54,7 @@ pub struct TaskGroup {
     words: Arc<SharedWords>,
     handles: Handles,
     n: usize,
-    /// Called when stopping, to wake tasks blocked in a wait (e.g. write a ring token).
+    /// The tasks' kernel ids, for counting their switches.
     pub tasks: Vec<Task>,
 }
 

@@ -8,8 +8,10 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 use super::group::{ExitWatch, Member, TaskGroup, check_limits};
+use crate::bench::ctx::channel;
 use crate::bench::ctx::peer::Mode;
 use crate::bench::ctx::{AffinityGuard, Placement};
+use crate::bench::syscall::NoArg;
 use crate::bench::{Ctx, Output, rows_from};
 use crate::model::{Flag, Method, ResultRow};
 use crate::runner::{BenchError, MeasureConfig, Probe, Watch, measure};
@@ -30,22 +32,18 @@ impl Probe for RingLap {
     #[inline(always)]
     fn once(&mut self) -> i64 {
         self.buf[0] = TOKEN;
-        let w = sys::raw_write(self.to_next, &self.buf);
-        if w != 1 {
-            return if w < 0 { -w } else { 1 << 41 };
+        let w = channel::one_byte(sys::raw_write(self.to_next, &self.buf));
+        if w != 0 {
+            return w;
         }
-        let r = sys::raw_read(self.from_last, &mut self.buf);
-        if r != 1 {
-            return if r < 0 { -r } else { 1 << 41 };
+        let r = channel::one_byte(sys::raw_read(self.from_last, &mut self.buf));
+        if r != 0 {
+            return r;
         }
-        if self.buf[0] == TOKEN { 0 } else { 1 << 42 }
+        if self.buf[0] == TOKEN { 0 } else { channel::POISONED }
     }
     fn describe(&self, code: i64) -> String {
-        match code {
-            c if c == 1 << 41 => "a ring member closed its pipe (it exited)".into(),
-            c if c == 1 << 42 => "a ring member failed or exited (poison token)".into(),
-            c => std::io::Error::from_raw_os_error(c as i32).to_string(),
-        }
+        channel::describe(code)
     }
 }
 
@@ -77,14 +75,6 @@ fn yield_member(m: &Member) -> i32 {
         sys::raw_sched_yield();
     }
     0
-}
-
-struct YieldOnce;
-impl Probe for YieldOnce {
-    #[inline(always)]
-    fn once(&mut self) -> i64 {
-        sys::status_of(sys::raw_sched_yield())
-    }
 }
 
 /// The growth of a curve, in words a reader can use.
@@ -164,7 +154,6 @@ fn point(ctx: &Ctx, design: &str, mode: Mode, n: usize, cpu: &[usize]) -> Result
         let fds: Arc<Vec<(RawFd, RawFd)>> =
             Arc::new((1..n).map(|i| (p[i].0.as_raw_fd(), p[(i + 1) % n].1.as_raw_fd())).collect());
         let group = TaskGroup::start(mode, n - 1, cpu, None, move |m| ring_member(m, &fds))?;
-        let main_in_wr = p[0].1.as_raw_fd();
         let poison_fd = p[0].1.try_clone().map_err(|e| BenchError::setup("dup", e))?;
         let _watch = ExitWatch::start(&group.pids(), move || {
             sys::raw_write(poison_fd.as_raw_fd(), &[POISON]);
@@ -175,13 +164,12 @@ fn point(ctx: &Ctx, design: &str, mode: Mode, n: usize, cpu: &[usize]) -> Result
         let stopped = group.finish(|| {
             sys::raw_write(to_next, &[TOKEN]);
         });
-        let _ = main_in_wr;
         let m = measured?;
         stopped?;
         m
     } else {
         let group = TaskGroup::start(mode, n - 1, cpu, None, yield_member)?;
-        let measured = measure(&mut YieldOnce, &cfg, ctx.calib, &watch_peers(&group));
+        let measured = measure(&mut NoArg(sys::raw_sched_yield), &cfg, ctx.calib, &watch_peers(&group));
         let stopped = group.finish(|| {});
         let m = measured?;
         stopped?;
