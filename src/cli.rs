@@ -431,14 +431,11 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     if args.stride == 0 {
         return Err(UsageError("--stride must be at least 1 byte".into()).into());
     }
-    let noop_path = match &args.noop {
-        Some(p) => p.clone(),
-        None => crate::helper::install_default().unwrap_or_else(|why| {
-            // The exec rows will fail with the path; say why it is not there.
-            eprintln!("warning: {why}");
-            crate::helper::default_location()
-        }),
-    };
+    let noop = match &args.noop {
+        Some(p) => crate::helper::Executable::open_verified(p),
+        None => crate::helper::Executable::embedded(),
+    }
+    .map(std::sync::Arc::new);
     let tasks = parse_counts(&args.tasks).map_err(|e| UsageError(format!("--tasks: {e}")))?;
     let storm_tasks = parse_counts(&args.storm_tasks).map_err(|e| UsageError(format!("--storm-tasks: {e}")))?;
     if args.rooms == 0 || args.messages == 0 {
@@ -459,7 +456,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         .map_err(|e| UsageError(format!("--rooms {}: {e}", args.rooms)))?;
     let mut options = BenchOptions {
         placement: Placement { cpu: args.cpu, nice: args.nice, policy: args.policy },
-        noop_path,
+        noop,
         parent_mem,
         footprint_sizes,
         footprint_stride: args.stride,

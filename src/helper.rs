@@ -1,80 +1,140 @@
-//! The static no-op program the creation benchmarks exec. It is assembled by the build
-//! script, embedded in oscost, and written out on first use to the user's cache
-//! directory, so a single oscost binary is all a user needs.
+//! The program the creation benchmarks exec, held as an open, verified descriptor.
+//!
+//! Why a descriptor and never a path: oscost often runs as root, and a program it execs
+//! by path from a place another user can write (a shared temp or cache folder) lets that
+//! user replace the program between two execs and run code as root. So:
+//! - the embedded no-op helper (assembled by the build script, so one oscost binary is
+//!   all a user needs) is written to a memfd that is then sealed against every change and
+//!   reopened read-only; it never exists on any file system another user can reach;
+//! - a program the user names with `--noop PATH` is opened once and its descriptor is
+//!   checked: a regular, executable file owned by the caller or by root and writable by
+//!   no one else. Renaming or replacing the path afterwards changes nothing;
+//! - every exec goes through `/proc/self/fd/N` of such a descriptor ([`Executable::inherit`]),
+//!   which names the open file itself, not a path to look up again.
 
-use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::fmt;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::Path;
+
+use rustix::fs::{MemfdFlags, Mode, OFlags, SealFlags};
 
 /// The helper's bytes (empty on architectures without a helper source).
 pub const NOOP_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/oscost-noop"));
 
-/// Where the helper is written: `$XDG_CACHE_HOME/oscost`, else `~/.cache/oscost`,
-/// else the temp directory; the name carries the version and size so versions coexist.
-pub fn default_location() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|x| !x.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("oscost").join(format!("oscost-noop-{}-{}", env!("CARGO_PKG_VERSION"), NOOP_ELF.len()))
+/// A program to exec, opened and verified once.
+pub struct Executable {
+    fd: OwnedFd,
+    origin: String,
 }
 
-/// Writes the helper to `path` unless an identical copy is there; returns the path.
-pub fn install(path: &Path) -> std::io::Result<PathBuf> {
-    if NOOP_ELF.is_empty() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::Unsupported,
-            "no no-op helper is built for this architecture",
+impl fmt::Debug for Executable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Executable({}, fd {})", self.origin, self.fd.as_raw_fd())
+    }
+}
+
+impl Executable {
+    /// The embedded no-op helper in a sealed, read-only memfd.
+    pub fn embedded() -> Result<Self, String> {
+        if NOOP_ELF.is_empty() {
+            return Err("no no-op helper is built for this architecture; pass --noop PATH".into());
+        }
+        let fd = sealed_memfd(NOOP_ELF).map_err(|e| {
+            format!(
+                "cannot hold the no-op helper in sealed memory ({e}); pass --noop PATH (a program owned by you or root)"
+            )
+        })?;
+        Ok(Self { fd, origin: "oscost's embedded no-op helper (sealed memfd)".into() })
+    }
+
+    /// Opens `path` and checks the open file: regular, executable, owned by the caller
+    /// (effective uid) or root, and not writable by group or others.
+    pub fn open_verified(path: &Path) -> Result<Self, String> {
+        let shown = path.display();
+        let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|e| format!("the no-op helper {shown} cannot be opened: {}", io::Error::from(e)))?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| format!("fstat of {shown}: {}", io::Error::from(e)))?;
+        check_trusted(st.st_mode, st.st_uid, rustix::process::geteuid().as_raw())
+            .map_err(|why| format!("the no-op helper {shown} {why}; it is not executed"))?;
+        Ok(Self { fd, origin: shown.to_string() })
+    }
+
+    /// Where the program came from, for messages.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// A descriptor children inherit across exec (not close-on-exec), held for the
+    /// duration of one benchmark, so that a shell or a script interpreter started by
+    /// the benchmark can open the program through `/proc/self/fd/N` as well.
+    pub fn inherit(&self) -> io::Result<Inherited> {
+        Ok(Inherited(rustix::io::dup(&self.fd)?))
+    }
+}
+
+/// An inheritable duplicate of an [`Executable`]'s descriptor; closed on drop.
+#[derive(Debug)]
+pub struct Inherited(OwnedFd);
+
+impl Inherited {
+    /// The path that execs the open file (valid in this process and in children that
+    /// inherit the descriptor).
+    pub fn exec_path(&self) -> String {
+        format!("/proc/self/fd/{}", self.0.as_raw_fd())
+    }
+}
+
+/// Why a file may not be executed by oscost, from its mode and owner; `Ok` when its
+/// contents can change only by its owner and that owner is `euid` or root.
+pub fn check_trusted(mode: u32, owner: u32, euid: u32) -> Result<(), String> {
+    if mode & libc::S_IFMT != libc::S_IFREG {
+        return Err("is not a regular file".into());
+    }
+    if mode & 0o111 == 0 {
+        return Err("is not executable".into());
+    }
+    if owner != euid && owner != 0 {
+        return Err(format!("belongs to uid {owner}, neither you (uid {euid}) nor root"));
+    }
+    if mode & 0o022 != 0 {
+        return Err(format!(
+            "is writable by {} (mode {:o})",
+            if mode & 0o002 != 0 { "anyone" } else { "its group" },
+            mode & 0o7777
         ));
     }
-    if std::fs::read(path).map(|b| b == NOOP_ELF).unwrap_or(false) {
-        return Ok(path.to_path_buf());
-    }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(NOOP_ELF)?;
-        f.set_permissions(std::fs::Permissions::from_mode(0o755))?;
-    }
-    std::fs::rename(&tmp, path)?;
-    Ok(path.to_path_buf())
-}
-
-/// Installs the helper at its default location, or, when that cannot be written (no
-/// home directory, a read-only cache), in a per-user folder of the temp directory.
-/// Returns the path, or why neither place worked.
-pub fn install_default() -> Result<PathBuf, String> {
-    let first = default_location();
-    match install(&first) {
-        Ok(p) => Ok(p),
-        Err(e1) => {
-            let name = first.file_name().map(|n| n.to_owned()).unwrap_or_default();
-            let fallback = std::env::temp_dir().join(format!("oscost-{}", crate::sys::uid())).join(name);
-            install(&fallback).map_err(|e2| {
-                format!(
-                    "cannot write the no-op helper to {} ({e1}) nor to {} ({e2})",
-                    first.display(),
-                    fallback.display()
-                )
-            })
-        }
-    }
-}
-
-/// Checks that `path` is a regular, executable file; the error names the path.
-pub fn check_executable(path: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("the no-op helper {} is missing: {e}", path.display()))?;
-    if !meta.is_file() {
-        return Err(format!("the no-op helper {} is not a regular file", path.display()));
-    }
-    if meta.permissions().mode() & 0o111 == 0 {
-        return Err(format!("the no-op helper {} is not executable", path.display()));
-    }
     Ok(())
+}
+
+/// Writes `bytes` into a new memfd, seals it against writes, growth, shrinking and
+/// further sealing, checks the contents, and returns a read-only descriptor of it (a
+/// file that still has a writable descriptor cannot be executed: ETXTBSY).
+fn sealed_memfd(bytes: &[u8]) -> io::Result<OwnedFd> {
+    let base = MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING;
+    // MFD_EXEC (Linux 6.3+) asks for an executable memfd where vm.memfd_noexec would
+    // otherwise refuse; older kernels reject the flag and make memfds executable anyway.
+    let rw = match rustix::fs::memfd_create("oscost-noop", base | MemfdFlags::EXEC) {
+        Err(rustix::io::Errno::INVAL) => rustix::fs::memfd_create("oscost-noop", base)?,
+        r => r?,
+    };
+    let mut written = 0;
+    while written < bytes.len() {
+        written += rustix::io::write(&rw, &bytes[written..])?;
+    }
+    rustix::fs::fcntl_add_seals(&rw, SealFlags::WRITE | SealFlags::GROW | SealFlags::SHRINK | SealFlags::SEAL)?;
+    let ro = rustix::fs::open(
+        format!("/proc/self/fd/{}", rw.as_fd().as_raw_fd()),
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    drop(rw);
+    let mut back = vec![0u8; bytes.len() + 1];
+    let n = rustix::io::pread(&ro, &mut back, 0)?;
+    if &back[..n] != bytes {
+        return Err(io::Error::other("the sealed copy does not match the embedded helper"));
+    }
+    Ok(ro)
 }
 
 #[cfg(test)]
@@ -82,19 +142,59 @@ mod tests {
     use super::*;
 
     #[test]
-    fn helper_installs_and_is_checked() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("noop");
+    fn trust_rules() {
+        let reg = libc::S_IFREG;
+        assert!(check_trusted(reg | 0o755, 0, 0).is_ok());
+        assert!(check_trusted(reg | 0o700, 1000, 1000).is_ok());
+        assert!(check_trusted(reg | 0o755, 0, 1000).is_ok(), "root's programs are trusted by everyone");
+        assert!(check_trusted(reg | 0o755, 65534, 0).unwrap_err().contains("uid 65534"));
+        assert!(check_trusted(reg | 0o777, 0, 0).unwrap_err().contains("anyone"));
+        assert!(check_trusted(reg | 0o775, 0, 0).unwrap_err().contains("group"));
+        assert!(check_trusted(reg | 0o644, 0, 0).unwrap_err().contains("not executable"));
+        assert!(check_trusted(libc::S_IFDIR | 0o755, 0, 0).unwrap_err().contains("regular"));
+    }
+
+    #[test]
+    fn the_embedded_helper_is_sealed_and_runs() {
         if NOOP_ELF.is_empty() {
-            assert!(install(&p).is_err());
+            assert!(Executable::embedded().is_err());
             return;
         }
-        install(&p).unwrap();
-        assert!(check_executable(&p).is_ok());
-        let status = std::process::Command::new(&p).status().unwrap();
+        let exe = Executable::embedded().unwrap();
+        let seals = rustix::fs::fcntl_get_seals(&exe.fd).unwrap();
+        assert!(seals.contains(SealFlags::WRITE | SealFlags::GROW | SealFlags::SHRINK | SealFlags::SEAL));
+        // Not writable through the descriptor we hold, nor by reopening it for writing.
+        assert!(rustix::io::write(&exe.fd, b"x").is_err());
+        let reopened = rustix::fs::open(
+            format!("/proc/self/fd/{}", exe.fd.as_raw_fd()),
+            OFlags::RDWR | OFlags::CLOEXEC,
+            Mode::empty(),
+        );
+        if let Ok(w) = reopened {
+            assert_eq!(rustix::io::write(&w, b"x").unwrap_err(), rustix::io::Errno::PERM);
+        }
+        let inherited = exe.inherit().unwrap();
+        let status = std::process::Command::new(inherited.exec_path()).status().unwrap();
         assert!(status.success());
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert!(check_executable(&p).unwrap_err().contains("not executable"));
-        assert!(check_executable(&dir.path().join("absent")).unwrap_err().contains("absent"));
+    }
+
+    #[test]
+    fn a_user_program_is_checked_on_its_descriptor() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prog");
+        std::fs::write(&p, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let exe = Executable::open_verified(&p).unwrap();
+        // Replacing the path after opening changes nothing: the open file runs.
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, "#!/bin/sh\nexit 3\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let inherited = exe.inherit().unwrap();
+        assert!(std::process::Command::new(inherited.exec_path()).status().unwrap().success());
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o757)).unwrap();
+        assert!(Executable::open_verified(&p).unwrap_err().contains("writable by anyone"));
+        let missing = dir.path().join("absent");
+        assert!(Executable::open_verified(&missing).unwrap_err().contains("absent"));
     }
 }

@@ -154,17 +154,3 @@ fn perf_software_counters_are_opt_in_and_agree_with_proc() {
         None => eprintln!("perf_event_open refused software counters here; /proc counts only"),
     }
 }
-
-#[test]
-fn the_noop_helper_falls_back_to_the_temp_directory() {
-    let db = temp_db();
-    // A cache directory that cannot be created: the helper goes to the temp directory.
-    let out = oscost()
-        .args(["run", "spawn.fork_exec", "--quick", "--json", "--db"])
-        .arg(&db.path)
-        .env("XDG_CACHE_HOME", "/proc/oscost-cannot-write-here")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(!rows(&json_of(&out), "spawn.fork_exec").is_empty());
-}

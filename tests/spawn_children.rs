@@ -6,14 +6,15 @@ use std::cell::Cell;
 use std::os::unix::fs::PermissionsExt;
 
 use oscost::bench::{self, BenchOptions, Ctx, Output, Scope};
+use oscost::helper::Executable;
 use oscost::placement::Placement;
 use oscost::runner::{BenchError, MeasureConfig};
 use oscost::sys;
 
-fn options(noop: std::path::PathBuf) -> BenchOptions {
+fn options(noop: &std::path::Path) -> BenchOptions {
     BenchOptions {
         placement: Placement::default(),
-        noop_path: noop,
+        noop: Executable::open_verified(noop).map(std::sync::Arc::new),
         parent_mem: vec![0, 8 << 20],
         footprint_sizes: vec![0],
         footprint_stride: 64,
@@ -37,8 +38,10 @@ fn run(id: &str, opts: &BenchOptions, cfg: &MeasureConfig) -> (Result<(), BenchE
 #[test]
 fn no_child_is_left_behind() {
     let dir = tempfile::tempdir().unwrap();
-    let noop = oscost::helper::install(&dir.path().join("noop")).unwrap();
-    let opts = options(noop);
+    let noop = dir.path().join("noop");
+    std::fs::write(&noop, oscost::helper::NOOP_ELF).unwrap();
+    std::fs::set_permissions(&noop, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let opts = options(&noop);
     let cfg = MeasureConfig::quick();
 
     // Success: every creation benchmark, each child's status checked.
@@ -62,14 +65,14 @@ fn no_child_is_left_behind() {
     )
     .unwrap();
     std::fs::set_permissions(&flaky, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let (r, _) = run("spawn.fork_exec", &options(flaky), &cfg);
+    let (r, _) = run("spawn.fork_exec", &options(&flaky), &cfg);
     let err = r.expect_err("a child failing mid-run fails the benchmark");
     assert!(err.to_string().contains("exited with status 1"), "{err}");
     assert!(sys::live_children().is_empty(), "children left after a mid-run failure");
 
     // A missing helper is an error naming its path.
     let missing = dir.path().join("no-such-helper");
-    let (r, _) = run("spawn.fork_exec", &options(missing.clone()), &cfg);
+    let (r, _) = run("spawn.fork_exec", &options(&missing), &cfg);
     assert!(r.unwrap_err().to_string().contains(&missing.display().to_string()));
 
     // Fork failing on the process limit (root is exempt from RLIMIT_NPROC).

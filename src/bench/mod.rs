@@ -2,7 +2,7 @@
 //! and the shared step that turns a measurement into result rows.
 
 use std::cell::Cell;
-use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::clock::Calibration;
 use crate::model::{Flag, Method, ResultRow};
@@ -26,8 +26,8 @@ pub enum Scope {
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
     pub placement: Placement,
-    /// The static no-op program the creation family execs.
-    pub noop_path: PathBuf,
+    /// The no-op program the creation family execs, opened and verified (or why not).
+    pub noop: Result<Arc<crate::helper::Executable>, String>,
     /// Parent sizes for the fork memory sweep, in bytes.
     pub parent_mem: Vec<u64>,
     /// Working-set sizes for the context-switch footprint sweep, in bytes.

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
 use crate::clock::PerCallSource;
+use crate::helper::Inherited;
 use crate::model::{Method, ResultRow};
 use crate::runner::{BenchError, SplitProbe, Watch, WholeCycle, measure, measure_split};
 use crate::stats;
@@ -167,35 +168,33 @@ fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<Res
     Ok(rows)
 }
 
-/// Checks an exec target the way the benchmark will use it, so a broken helper is an
-/// error naming its path before any timing.
-fn verify_exec(path: &Path, args: &[&str]) -> Result<(), BenchError> {
-    if path == Path::new("/bin/sh") || path == Path::new("/bin/true") {
-        if !path.exists() {
-            return Err(BenchError::Skipped(format!("{} does not exist on this system", path.display())));
-        }
-    } else {
-        crate::helper::check_executable(path).map_err(BenchError::Failed)?;
+/// Checks an exec target the way the benchmark will use it, so a broken program is an
+/// error naming it before any timing.
+fn verify_exec(path: &str, shown: &str, args: &[&str]) -> Result<(), BenchError> {
+    if !Path::new(path).exists() {
+        return Err(BenchError::Skipped(format!("{shown} does not exist on this system")));
     }
     let status = std::process::Command::new(path)
         .args(&args[1..])
         .env_clear()
         .status()
-        .map_err(|e| BenchError::Failed(format!("cannot execute {}: {e}", path.display())))?;
+        .map_err(|e| BenchError::Failed(format!("cannot execute {shown}: {e}")))?;
     if !status.success() {
-        return Err(BenchError::Failed(format!("{} {:?} exited with {status}", path.display(), &args[1..])));
+        return Err(BenchError::Failed(format!("{shown} {:?} exited with {status}", &args[1..])));
     }
     Ok(())
 }
 
-fn noop(ctx: &Ctx) -> Result<String, BenchError> {
-    ctx.opts.noop_path.to_str().map(str::to_string).ok_or_else(|| {
-        BenchError::Failed(format!("the no-op helper path {} is not UTF-8", ctx.opts.noop_path.display()))
-    })
+/// The no-op program, as a descriptor the benchmark's children inherit (see
+/// [`crate::helper`]: it is never executed by a path another user could change).
+fn noop(ctx: &Ctx) -> Result<(Inherited, String), BenchError> {
+    let exe = ctx.opts.noop.as_ref().map_err(|why| BenchError::Failed(why.clone()))?;
+    let fd = exe.inherit().map_err(|e| BenchError::setup("duplicating the no-op helper's descriptor", e))?;
+    Ok((fd, exe.origin().to_string()))
 }
 
-fn exec_args(path: &str, args: &[&str]) -> Result<ExecArgs, BenchError> {
-    verify_exec(Path::new(path), args)?;
+fn exec_args(path: &str, shown: &str, args: &[&str]) -> Result<ExecArgs, BenchError> {
+    verify_exec(path, shown, args)?;
     ExecArgs::new(path, args).map_err(|e| BenchError::setup("exec arguments", e))
 }
 
@@ -217,19 +216,19 @@ fn run_clone_vm(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 }
 
 fn run_fork_exec(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    let path = noop(ctx)?;
-    let args = exec_args(&path, &["oscost-noop"])?;
+    let (fd, shown) = noop(ctx)?;
+    let args = exec_args(&fd.exec_path(), &shown, &["oscost-noop"])?;
     run_child(ctx, out, "spawn.fork_exec", How::ForkExec, Some(&args))
 }
 
 fn run_fork_exec_true(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    let args = exec_args("/bin/true", &["true"])?;
+    let args = exec_args("/bin/true", "/bin/true", &["true"])?;
     run_child(ctx, out, "spawn.fork_exec_true", How::ForkExec, Some(&args))
 }
 
 fn run_posix_spawn(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    let path = noop(ctx)?;
-    let args = exec_args(&path, &["oscost-noop"])?;
+    let (fd, shown) = noop(ctx)?;
+    let args = exec_args(&fd.exec_path(), &shown, &["oscost-noop"])?;
     run_child(ctx, out, "spawn.posix_spawn", How::PosixSpawn, Some(&args))
 }
 
@@ -239,10 +238,11 @@ pub fn shell_quote(s: &str) -> String {
 }
 
 fn run_shell(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    let path = noop(ctx)?;
-    verify_exec(Path::new(&path), &["oscost-noop"])?;
+    let (fd, shown) = noop(ctx)?;
+    let path = fd.exec_path();
+    verify_exec(&path, &shown, &["oscost-noop"])?;
     let script = shell_quote(&path);
-    let args = exec_args("/bin/sh", &["sh", "-c", &script])?;
+    let args = exec_args("/bin/sh", "/bin/sh", &["sh", "-c", &script])?;
     run_child(ctx, out, "spawn.shell", How::ForkExec, Some(&args))
 }
 
