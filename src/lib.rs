@@ -17,6 +17,7 @@ pub mod machine;
 pub mod model;
 pub mod observe;
 pub mod placement;
+pub mod procfs;
 pub mod report;
 pub mod runner;
 pub mod select;
@@ -25,3 +26,4 @@ pub mod stats;
 pub mod store;
 #[allow(unsafe_code)]
 pub mod sys;
+pub mod tasks;

@@ -52,13 +52,13 @@ pub struct Trace {
 
 /// Samples for `duration` every `interval`; stops early (keeping the trace) on Ctrl-C.
 pub fn record(duration: Duration, interval: Duration) -> Result<Trace, String> {
-    let (first, _) = sys::proc_stat().ok_or("cannot read /proc/stat")?;
+    let (first, _) = crate::procfs::proc_stat().ok_or("cannot read /proc/stat")?;
     let start = sys::monotonic_raw_ns();
     let (mut prev_ctxt, mut prev_t) = (first, start);
     let mut t = Trace { running: Vec::new(), rates: Vec::new(), switches: 0, seconds: 0.0 };
     while sys::monotonic_raw_ns() - start < duration.as_nanos() as u64 && !sys::interrupted() {
         std::thread::sleep(interval);
-        let (ctxt, running) = sys::proc_stat().ok_or("cannot read /proc/stat")?;
+        let (ctxt, running) = crate::procfs::proc_stat().ok_or("cannot read /proc/stat")?;
         let now = sys::monotonic_raw_ns();
         // procs_running counts the observer, which is running while it reads.
         t.running.push(running.saturating_sub(1) as f64);

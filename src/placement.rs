@@ -195,7 +195,7 @@ impl Drop for PolicyGuard {
 
 /// Puts every thread of this process, and every child process, back under SCHED_OTHER.
 fn demote_all_threads() {
-    for pid in sys::live_children() {
+    for pid in crate::procfs::live_children() {
         let _ = sys::set_policy_of(pid, libc::SCHED_OTHER, 0);
     }
     if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {

@@ -30,6 +30,17 @@ pub trait Probe {
     }
 }
 
+/// A no-argument call whose raw result is checked with `status_of`. Generic over the
+/// function item, so the call is direct and inlined (no function pointer).
+pub struct NoArg<F>(pub F);
+
+impl<F: Fn() -> i64> Probe for NoArg<F> {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        sys::status_of((self.0)())
+    }
+}
+
 /// Why a benchmark produced no figure.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {

@@ -52,7 +52,12 @@ fn no_child_is_left_behind() {
         for row in &out.rows {
             assert!(row.median.is_finite() && row.n >= 1, "{row:?}");
         }
-        assert!(sys::live_children().is_empty(), "children left after {}: {:?}", def.id, sys::live_children());
+        assert!(
+            oscost::procfs::live_children().is_empty(),
+            "children left after {}: {:?}",
+            def.id,
+            oscost::procfs::live_children()
+        );
     }
 
     // A helper that works for the check and the first runs, then fails mid-run.
@@ -68,7 +73,7 @@ fn no_child_is_left_behind() {
     let (r, _) = run("spawn.fork_exec", &options(&flaky), &cfg);
     let err = r.expect_err("a child failing mid-run fails the benchmark");
     assert!(err.to_string().contains("exited with status 1"), "{err}");
-    assert!(sys::live_children().is_empty(), "children left after a mid-run failure");
+    assert!(oscost::procfs::live_children().is_empty(), "children left after a mid-run failure");
 
     // A missing helper is an error naming its path.
     let missing = dir.path().join("no-such-helper");
@@ -85,6 +90,6 @@ fn no_child_is_left_behind() {
         sys::set_nproc_limit(before.unwrap_or(u64::MAX)).unwrap();
         let err = r.expect_err("fork beyond the process limit fails");
         assert!(err.to_string().contains("Resource temporarily unavailable"), "{err}");
-        assert!(sys::live_children().is_empty());
+        assert!(oscost::procfs::live_children().is_empty());
     }
 }

@@ -78,22 +78,10 @@ impl SplitProbe for Child<'_> {
     #[inline(always)]
     fn create(&mut self) -> i64 {
         let r = match self.how {
-            How::ForkExit => sys::fork().map(|f| match f {
-                sys::Fork::Child => sys::exit_now(0),
-                sys::Fork::Parent(pid) => pid,
-            }),
+            How::ForkExit => sys::fork_exit(),
             How::VforkExit => sys::vfork_exit(),
             How::CloneVm => sys::clone_vm_exit(),
-            How::ForkExec => {
-                let args = self.exec.expect("exec probes carry their arguments");
-                sys::fork().map(|f| match f {
-                    sys::Fork::Child => {
-                        sys::execve(args);
-                        sys::exit_now(127)
-                    }
-                    sys::Fork::Parent(pid) => pid,
-                })
-            }
+            How::ForkExec => sys::fork_exec(self.exec.expect("exec probes carry their arguments")),
             How::PosixSpawn => sys::posix_spawn(self.exec.expect("spawn probes carry their arguments")),
         };
         match r {
@@ -145,7 +133,7 @@ impl SplitProbe for Thread {
 fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<ResultRow>, BenchError> {
     // fork copies the parent's page tables: start from a lean parent, and record it.
     sys::release_free_memory();
-    let rss = sys::resident_kib();
+    let rss = crate::procfs::resident_kib();
     let mut whole = WholeCycle(probe);
     let m = measure(&mut whole, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
     let (created, full) = measure_split(&mut whole.0, ctx.cfg, ctx.calib)?;
@@ -485,7 +473,7 @@ mod tests {
         let mut p = WholeCycle(Child { how: How::ForkExec, exec: Some(&args), pid: 0 });
         let code = p.once();
         assert_eq!(code, CHILD_EXITED | 127);
-        assert!(!sys::live_children().contains(&p.0.pid), "the failed child was reaped");
+        assert!(!crate::procfs::live_children().contains(&p.0.pid), "the failed child was reaped");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
 use crate::model::{Flag, ResultRow};
-use crate::runner::{BenchError, MeasureConfig, Probe, Watch, measure};
+use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch, measure};
 use crate::sys;
 
 const ENOSYS: i64 = libc::ENOSYS as i64;
@@ -75,25 +75,6 @@ impl Probe for Enosys {
     }
     fn describe(&self, _: i64) -> String {
         format!("system call {} did not return -ENOSYS", sys::UNUSED_SYSCALL_NR)
-    }
-}
-
-/// A no-argument call whose raw result is checked with `status_of`. Generic over the
-/// function item, so the call is direct and inlined (no function pointer).
-pub struct NoArg<F>(pub F);
-impl<F: Fn() -> i64> Probe for NoArg<F> {
-    #[inline(always)]
-    fn once(&mut self) -> i64 {
-        sys::status_of((self.0)())
-    }
-}
-
-/// A call returning 0 or an errno already (generic, as `NoArg`).
-struct Status<F>(F);
-impl<F: Fn() -> i64> Probe for Status<F> {
-    #[inline(always)]
-    fn once(&mut self) -> i64 {
-        (self.0)()
     }
 }
 
@@ -235,7 +216,7 @@ fn run_clock_gettime(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         "syscall.clock_gettime",
         Some("vdso"),
         EntryKind::Vdso,
-        Status(sys::libc_clock_gettime),
+        NoArg(sys::libc_clock_gettime),
     )?);
     out.rows.extend(run_probe(
         ctx,
@@ -253,7 +234,7 @@ fn run_gettimeofday(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         "syscall.gettimeofday",
         Some("vdso"),
         EntryKind::Vdso,
-        Status(sys::libc_gettimeofday),
+        NoArg(sys::libc_gettimeofday),
     )?);
     out.rows.extend(run_probe(
         ctx,
@@ -505,7 +486,7 @@ mod tests {
         let mut missing = OpenClose(CString::new("/nonexistent/oscost").unwrap());
         assert_eq!(missing.once(), libc::ENOENT as i64);
         assert_eq!(LibcGetpid(i64::from(sys::getpid())).once(), 0);
-        assert_eq!(Status(sys::libc_clock_gettime).once(), 0);
+        assert_eq!(NoArg(sys::libc_clock_gettime).once(), 0);
         assert_eq!(NoArg(sys::raw_gettimeofday).once(), 0);
     }
 }

@@ -20,12 +20,12 @@ pub(super) unsafe fn syscall4(nr: i64, a1: i64, a2: i64, a3: i64, a4: i64) -> i6
 
 #[inline(always)]
 pub fn cycles_begin() -> u64 {
-    super::monotonic_raw_ns()
+    super::clock::monotonic_raw_ns()
 }
 
 #[inline(always)]
 pub fn cycles_end() -> u64 {
-    super::monotonic_raw_ns()
+    super::clock::monotonic_raw_ns()
 }
 
 pub fn counter_status() -> Result<&'static str, String> {

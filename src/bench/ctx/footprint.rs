@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::channel::{self, Endpoint, Mechanism, Pair, Pipe, PipeEnd};
 use super::peer::{Control, Mode, Peer};
-use super::{AffinityGuard, Placement};
 use crate::bench::{Ctx, Output, Scope};
 use crate::kcounts::{Task, Watcher};
 use crate::model::{Flag, Method, ResultRow};
 use crate::runner::{BenchError, Probe, time_batch};
 use crate::sys::{self, SharedWords};
+use crate::tasks::{AffinityGuard, Placement};
 
 pub const TIMING_MODEL: &str = "per size S, interleaved rounds of (a) N pipe round trips between two processes on one CPU, each side walking its own S-byte buffer (one load per stride) before it sends, and (b) N iterations of one task walking both buffers without switching; figure = ((a) - (b)) / 2 per hand-off, round by round";
 

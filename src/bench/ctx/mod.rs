@@ -9,48 +9,18 @@
 //! task on the other CPU. `mode=self` rows time the mechanism alone (one send and one
 //! receive in one task, nobody waiting), so the switch's share can be read off.
 
-use super::syscall::NoArg;
 use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
 use crate::model::{Flag, ResultRow};
-use crate::runner::{BenchError, Probe, Watch, measure};
+use crate::runner::{BenchError, NoArg, Probe, Watch, measure};
 use crate::sys;
 
 pub mod channel;
 pub mod footprint;
 pub mod peer;
 
+pub use crate::tasks::{AffinityGuard, Placement};
 use channel::{CondvarPair, Endpoint, EventFd, Futex, Mechanism, Pair, Pipe, SendRecv, Unix};
 use peer::{Control, Mode, Peer};
-
-/// Where the two tasks run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placement {
-    SameCpu,
-    CrossCpu,
-    Unpinned,
-}
-
-impl Placement {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Placement::SameCpu => "same_cpu",
-            Placement::CrossCpu => "cross_cpu",
-            Placement::Unpinned => "unpinned",
-        }
-    }
-
-    /// CPU sets for (measuring task, peer), or why this placement cannot run here.
-    pub fn cpus(self, allowed: &[usize]) -> Result<(Vec<usize>, Vec<usize>), String> {
-        let n = allowed.len();
-        match self {
-            _ if n == 0 => Err("no CPU is allowed".into()),
-            Placement::SameCpu => Ok((vec![allowed[n - 1]], vec![allowed[n - 1]])),
-            Placement::CrossCpu if n < 2 => Err(format!("needs 2 CPUs, this process may use only {n} ({allowed:?})")),
-            Placement::CrossCpu => Ok((vec![allowed[n - 2]], vec![allowed[n - 1]])),
-            Placement::Unpinned => Ok((allowed.to_vec(), allowed.to_vec())),
-        }
-    }
-}
 
 /// Flags from the kernel's counts of a hand-off row (pure; tested on synthetic counts).
 ///
@@ -137,23 +107,6 @@ fn echo<E: Endpoint>(mut end: E, ctl: &Control) -> i32 {
             end.poison();
             return 2;
         }
-    }
-}
-
-/// Restores the measuring thread's CPU affinity when dropped.
-pub struct AffinityGuard(Vec<usize>);
-
-impl AffinityGuard {
-    pub fn pin(cpus: &[usize]) -> Result<Self, BenchError> {
-        let saved = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
-        sys::set_affinity(cpus).map_err(|e| BenchError::setup(&format!("pinning to CPUs {cpus:?}"), e))?;
-        Ok(Self(saved))
-    }
-}
-
-impl Drop for AffinityGuard {
-    fn drop(&mut self) {
-        let _ = sys::set_affinity(&self.0);
     }
 }
 
@@ -291,7 +244,7 @@ struct SleepZero;
 impl Probe for SleepZero {
     #[inline(always)]
     fn once(&mut self) -> i64 {
-        sys::nanosleep_zero()
+        sys::status_of(sys::nanosleep_zero())
     }
 }
 

@@ -7,16 +7,16 @@
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
-use super::group::{ExitWatch, Member, TaskGroup, check_limits};
+use super::group::check_limits;
 use crate::bench::ctx::channel;
-use crate::bench::ctx::peer::Mode;
-use crate::bench::ctx::{AffinityGuard, Placement};
-use crate::bench::syscall::NoArg;
 use crate::bench::{Ctx, Output, rows_from};
 use crate::model::{Flag, Method, ResultRow};
-use crate::runner::{BenchError, MeasureConfig, Probe, Watch, measure};
+use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch, measure};
 use crate::stats;
 use crate::sys;
+use crate::tasks::Mode;
+use crate::tasks::{AffinityGuard, Placement};
+use crate::tasks::{ExitWatch, Member, TaskGroup};
 
 const TOKEN: u8 = 1;
 const POISON: u8 = 0xff;
@@ -266,7 +266,7 @@ mod tests {
         assert_ne!(lap.once(), 0, "a lap through a dead member fails instead of hanging");
         drop(watch);
         assert!(group.finish(|| {}).is_err());
-        let left = sys::live_children();
+        let left = crate::procfs::live_children();
         assert!(pids.iter().all(|p| !left.contains(p)), "all members reaped");
     }
 }

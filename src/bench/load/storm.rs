@@ -9,13 +9,14 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::group::{Member, TaskGroup, check_limits};
-use crate::bench::ctx::peer::Mode;
+use super::group::check_limits;
 use crate::bench::{Ctx, Output};
 use crate::model::{Flag, Method, ResultRow};
 use crate::runner::BenchError;
 use crate::stats;
 use crate::sys;
+use crate::tasks::Mode;
+use crate::tasks::{Member, TaskGroup};
 
 fn yield_counting(m: &Member) -> i32 {
     let c = m.counter();
@@ -49,14 +50,14 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let slice = window(ctx) / 10;
         let mut rates = Vec::with_capacity(10);
         let c0 = group.counters();
-        let (mut prev, _) = sys::proc_stat().ok_or_else(|| BenchError::setup("/proc/stat", "unreadable"))?;
+        let (mut prev, _) = crate::procfs::proc_stat().ok_or_else(|| BenchError::setup("/proc/stat", "unreadable"))?;
         let mut t_prev = sys::monotonic_raw_ns();
         for _ in 0..10 {
             std::thread::sleep(slice);
             if sys::interrupted() {
                 return Err(BenchError::Interrupted);
             }
-            let (ctxt, _) = sys::proc_stat().ok_or_else(|| BenchError::setup("/proc/stat", "unreadable"))?;
+            let (ctxt, _) = crate::procfs::proc_stat().ok_or_else(|| BenchError::setup("/proc/stat", "unreadable"))?;
             let t = sys::monotonic_raw_ns();
             rates.push((ctxt - prev) as f64 / ((t - t_prev) as f64 / 1e9));
             prev = ctxt;

@@ -10,13 +10,13 @@
 //! time; each task's share of the CPU time (from /proc/<pid>/task/<tid>/schedstat) is
 //! compared with the share the kernel's load weights promise.
 
-use super::group::{Member, TaskGroup};
-use crate::bench::ctx::peer::Mode;
-use crate::bench::ctx::{AffinityGuard, Placement};
 use crate::bench::{Ctx, Output};
 use crate::model::{Flag, Method, ResultRow};
 use crate::runner::BenchError;
 use crate::sys;
+use crate::tasks::Mode;
+use crate::tasks::{AffinityGuard, Placement};
+use crate::tasks::{Member, TaskGroup};
 
 const PERIOD_NS: u64 = 1_000_000;
 
@@ -41,7 +41,7 @@ fn lateness_samples(budget_ns: u64) -> Result<Vec<f64>, BenchError> {
             return Err(if sys::interrupted() {
                 BenchError::Interrupted
             } else {
-                BenchError::Failed(format!("clock_nanosleep: errno {r}"))
+                BenchError::Failed(format!("clock_nanosleep: {}", std::io::Error::from_raw_os_error(-r as i32)))
             });
         }
         out.push((t1 - t0) as f64 - PERIOD_NS as f64);
@@ -107,7 +107,7 @@ pub fn run_fairness(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let window = (ctx.cfg.batch_budget + ctx.cfg.per_call_budget) * 3;
     let rounds = 5;
     let mut shares: Vec<Vec<f64>> = vec![Vec::new(); nices.len()];
-    let read = || tasks.iter().map(|t| sys::task_cpu_ns(t.pid, t.tid).unwrap_or(0)).collect::<Vec<_>>();
+    let read = || tasks.iter().map(|t| crate::procfs::task_cpu_ns(t.pid, t.tid).unwrap_or(0)).collect::<Vec<_>>();
     let mut before = read();
     for _ in 0..rounds {
         std::thread::sleep(window / rounds);

@@ -1,0 +1,62 @@
+//! Readers of the kernel's text files under /proc: safe code, kept out of `sys` (which
+//! holds only the wrappers that need `unsafe`). Each returns None (or empty) when the
+//! file is missing or unreadable rather than failing: callers treat these as facts
+//! that may be absent.
+
+/// System-wide counters from /proc/stat: (context switches since boot, tasks runnable now).
+pub fn proc_stat() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/stat").ok()?;
+    let field = |name: &str| s.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse::<u64>().ok()));
+    Some((field("ctxt ")?, field("procs_running ")?))
+}
+
+/// CPU time (ns) task `tid` of process `pid` has run, from /proc/.../schedstat.
+pub fn task_cpu_ns(pid: libc::pid_t, tid: libc::pid_t) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat")).ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// Lists the pids of this process's children that still exist (zombies included),
+/// from /proc/self/task/*/children.
+pub fn live_children() -> Vec<libc::pid_t> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        for t in tasks.flatten() {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+                out.extend(s.split_whitespace().filter_map(|p| p.parse::<libc::pid_t>().ok()));
+            }
+        }
+    }
+    out
+}
+
+/// This process's resident memory in KiB (VmRSS), if readable.
+pub fn resident_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines().find_map(|l| l.strip_prefix("VmRSS:").and_then(|v| v.split_whitespace().next()?.parse().ok()))
+}
+
+/// How many processes this user runs now (for the process-limit check).
+pub fn count_user_processes() -> usize {
+    let uid = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+        s.lines().find(|l| l.starts_with("Uid:")).and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
+    });
+    let Some(uid) = uid else { return 0 };
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+                .filter(|e| {
+                    std::fs::read_to_string(e.path().join("status"))
+                        .ok()
+                        .and_then(|s| {
+                            s.lines()
+                                .find(|l| l.starts_with("Uid:"))
+                                .map(|l| l.split_whitespace().nth(1) == Some(uid.as_str()))
+                        })
+                        .unwrap_or(false)
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
