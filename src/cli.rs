@@ -255,7 +255,7 @@ pub fn main() -> i32 {
 }
 
 /// Loads a run by reference; an unknown reference is a usage error.
-fn load(store: &Store, reference: &str) -> Result<(crate::model::RunDocument, Vec<crate::bench::Skipped>)> {
+fn load(store: &Store, reference: &str) -> Result<(crate::model::RunDocument, Vec<crate::model::Skipped>)> {
     let id = store.resolve(reference).map_err(|e| UsageError(e.to_string()))?;
     Ok(store.load_run(id)?)
 }
@@ -442,7 +442,6 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         return Err(UsageError("--rooms and --messages must be at least 1".into()).into());
     }
     crate::sys::raise_nofile_limit();
-    crate::kcounts::enable_perf_software_counters(args.perf_counters);
     for (flag, list, mode, fds) in [
         ("--tasks", &tasks, crate::bench::ctx::peer::Mode::Process, 2),
         ("--storm-tasks", &storm_tasks, crate::bench::ctx::peer::Mode::Thread, 0),
@@ -466,11 +465,17 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         messages: args.messages,
     };
     if let Some(s) = suite {
-        (s.configure)(&mut options);
+        if let Some(tasks) = s.presets.tasks {
+            options.tasks = tasks.to_vec();
+        }
+        if let Some(rooms) = s.presets.rooms {
+            options.rooms = rooms;
+        }
     }
     let req = RunRequest {
         selected,
         quick: args.quick,
+        perf_counters: args.perf_counters,
         options,
         db,
         save: args.save.clone(),
@@ -604,6 +609,17 @@ mod tests {
         assert_eq!(parse_size("4k").unwrap(), 4096);
         assert!(parse_size("12Q").is_err());
         assert!(parse_size("99999999999999G").is_err());
+    }
+
+    #[test]
+    fn suites_select_existing_benchmarks() {
+        let ids: Vec<&str> = bench::registry().iter().map(|b| b.id).collect();
+        for s in &report::suites::SUITES {
+            for sel in s.selectors {
+                assert!(ids.contains(sel), "{} selects unknown {sel}", s.name);
+            }
+        }
+        assert!(report::suites::find("lmbench").is_some() && report::suites::find("nope").is_none());
     }
 
     #[test]

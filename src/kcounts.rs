@@ -7,17 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
+use crate::model::Count;
 use crate::sys::{self, PerfCounter, PerfEvent};
-
-static PERF_SOFTWARE: AtomicBool = AtomicBool::new(false);
-
-/// Also count switches and migrations with per-task perf software counters (slows
-/// every switch of the watched tasks; see `Watcher::new`).
-pub fn enable_perf_software_counters(on: bool) {
-    PERF_SOFTWARE.store(on, Ordering::Relaxed);
-}
 
 /// A task (thread or process) whose counts a benchmark watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,34 +86,35 @@ pub fn read_task(task: Task) -> Option<TaskCounts> {
 pub struct Watcher {
     tasks: Vec<Task>,
     before: Vec<Option<TaskCounts>>,
-    perf: Vec<(String, PerfCounter)>,
+    perf: Vec<(Count, PerfCounter)>,
 }
 
 impl Watcher {
     /// Prepares to watch `tasks`; with `hardware`, also instructions and cycles of the
-    /// calling thread (the one that runs the timed loop).
-    pub fn new(tasks: &[Task], hardware: bool) -> Self {
+    /// calling thread (the one that runs the timed loop); with `perf_software`, also
+    /// per-task perf switch and migration counters.
+    pub fn new(tasks: &[Task], hardware: bool, perf_software: bool) -> Self {
         let mut perf = Vec::new();
         // Per-task perf counters are opt-in: an active perf event on a task makes every
         // switch of that task dearer (measured here: +1.7 µs per pipe hand-off on a
         // 2-core VM), which would inflate the very figure they are meant to prove.
         // The /proc counts are the kernel's own and cost nothing extra.
-        let per_task_perf = if PERF_SOFTWARE.load(Ordering::Relaxed) && tasks.len() <= 4 { tasks } else { &[] };
-        for (i, t) in per_task_perf.iter().enumerate() {
-            for (name, ev) in [
-                ("perf_context_switches", PerfEvent::ContextSwitches),
-                ("perf_cpu_migrations", PerfEvent::CpuMigrations),
+        let per_task_perf = if perf_software && tasks.len() <= 4 { tasks } else { &[] };
+        for t in per_task_perf {
+            for (key, ev) in [
+                (Count::PerfContextSwitches, PerfEvent::ContextSwitches),
+                (Count::PerfCpuMigrations, PerfEvent::CpuMigrations),
             ] {
                 if let Ok(c) = PerfCounter::open(ev, t.tid) {
-                    perf.push((format!("{name}#{i}"), c));
+                    perf.push((key, c));
                 }
             }
         }
         if hardware {
-            for (name, ev) in [("instructions", PerfEvent::Instructions), ("cycles", PerfEvent::Cycles)] {
+            for (key, ev) in [(Count::Instructions, PerfEvent::Instructions), (Count::Cycles, PerfEvent::Cycles)] {
                 // Unavailable counters are reported once, in the machine fingerprint.
                 if let Ok(c) = PerfCounter::open(ev, 0) {
-                    perf.push((format!("{name}#0"), c));
+                    perf.push((key, c));
                 }
             }
         }
@@ -140,7 +132,7 @@ impl Watcher {
     /// Stops the counters and returns the deltas, summed over the tasks:
     /// `voluntary_switches`, `involuntary_switches`, `switches`, `migrations` (when the
     /// kernel exposes them), and the perf counters that could be opened.
-    pub fn finish(&mut self) -> BTreeMap<String, f64> {
+    pub fn finish(&mut self) -> BTreeMap<Count, f64> {
         for (_, c) in &self.perf {
             let _ = c.stop();
         }
@@ -157,17 +149,16 @@ impl Watcher {
             }
         }
         if seen > 0 {
-            out.insert("voluntary_switches".into(), vol as f64);
-            out.insert("involuntary_switches".into(), invol as f64);
-            out.insert("switches".into(), (vol + invol) as f64);
+            out.insert(Count::VoluntarySwitches, vol as f64);
+            out.insert(Count::InvoluntarySwitches, invol as f64);
+            out.insert(Count::Switches, (vol + invol) as f64);
             if mig_known {
-                out.insert("migrations".into(), mig as f64);
+                out.insert(Count::Migrations, mig as f64);
             }
         }
         for (key, c) in &self.perf {
             if let Ok(v) = c.value() {
-                let name = key.split('#').next().unwrap_or(key);
-                *out.entry(name.to_string()).or_insert(0.0) += v as f64;
+                *out.entry(*key).or_insert(0.0) += v as f64;
             }
         }
         out
@@ -193,10 +184,10 @@ mod tests {
     #[test]
     fn watching_a_sleep_sees_a_voluntary_switch() {
         let me = Task::current();
-        let mut w = Watcher::new(&[me], false);
+        let mut w = Watcher::new(&[me], false, false);
         w.start();
         std::thread::sleep(std::time::Duration::from_millis(2));
         let c = w.finish();
-        assert!(c["voluntary_switches"] >= 1.0, "{c:?}");
+        assert!(c[&Count::VoluntarySwitches] >= 1.0, "{c:?}");
     }
 }

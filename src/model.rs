@@ -46,17 +46,313 @@ impl Method {
     }
 }
 
-/// A validity flag: a short code and the reason, in words, that it was raised.
+/// The validity flags a row can carry; serialised as their snake_case names, which
+/// are what stored runs, exports and JSON output contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlagCode {
+    /// A vDSO row: no kernel entry by design.
+    Vdso,
+    /// A C library wrapper far below the enosys floor (answered from a cache).
+    NoKernelEntry,
+    /// A real system call measured below the enosys floor.
+    BelowFloor,
+    /// The batch and per-call figures differ by more than the bracket explains.
+    MethodsDisagree,
+    /// A per-call median smaller than the bracket it was measured with.
+    BelowBracket,
+    /// sched_yield switched to another task in more than 1% of calls.
+    YieldSwitched,
+    /// A same-CPU hand-off saw fewer switches than its design needs.
+    TooFewSwitches,
+    /// More than one switch per hand-off.
+    ExtraSwitches,
+    /// Involuntary switches across CPUs or unpinned.
+    Preempted,
+    /// An unpinned row whose tasks moved between CPUs.
+    Migrated,
+    /// A difference whose interval reaches zero.
+    UnstableDifference,
+    /// Uneven progress in a yield storm.
+    Uneven,
+    /// A CPU share far from what the nice weights promise.
+    Unfair,
+}
+
+impl FlagCode {
+    /// Every flag, in declaration order.
+    pub const ALL: [FlagCode; 13] = [
+        FlagCode::Vdso,
+        FlagCode::NoKernelEntry,
+        FlagCode::BelowFloor,
+        FlagCode::MethodsDisagree,
+        FlagCode::BelowBracket,
+        FlagCode::YieldSwitched,
+        FlagCode::TooFewSwitches,
+        FlagCode::ExtraSwitches,
+        FlagCode::Preempted,
+        FlagCode::Migrated,
+        FlagCode::UnstableDifference,
+        FlagCode::Uneven,
+        FlagCode::Unfair,
+    ];
+
+    /// The code as stored and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlagCode::Vdso => "vdso",
+            FlagCode::NoKernelEntry => "no_kernel_entry",
+            FlagCode::BelowFloor => "below_floor",
+            FlagCode::MethodsDisagree => "methods_disagree",
+            FlagCode::BelowBracket => "below_bracket",
+            FlagCode::YieldSwitched => "yield_switched",
+            FlagCode::TooFewSwitches => "too_few_switches",
+            FlagCode::ExtraSwitches => "extra_switches",
+            FlagCode::Preempted => "preempted",
+            FlagCode::Migrated => "migrated",
+            FlagCode::UnstableDifference => "unstable_difference",
+            FlagCode::Uneven => "uneven",
+            FlagCode::Unfair => "unfair",
+        }
+    }
+}
+
+impl std::fmt::Display for FlagCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A validity flag: its code and the reason, in words, that it was raised.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flag {
-    pub flag: String,
+    pub flag: FlagCode,
     pub reason: String,
 }
 
 impl Flag {
-    pub fn new(flag: &str, reason: impl Into<String>) -> Self {
-        Self { flag: flag.to_string(), reason: reason.into() }
+    pub fn new(flag: FlagCode, reason: impl Into<String>) -> Self {
+        Self { flag, reason: reason.into() }
     }
+}
+
+/// The kernel-observed and derived counts a row carries; serialised as their
+/// snake_case names, which are what stored runs, exports and JSON contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Count {
+    /// Samples below Tukey's lower fences.
+    #[serde(rename = "outliers_low")]
+    OutliersLow,
+    /// Samples above Tukey's upper fences.
+    #[serde(rename = "outliers_high")]
+    OutliersHigh,
+    /// Switches the watched tasks made by blocking.
+    #[serde(rename = "voluntary_switches")]
+    VoluntarySwitches,
+    /// Switches forced on the watched tasks (preemptions).
+    #[serde(rename = "involuntary_switches")]
+    InvoluntarySwitches,
+    /// All switches of the watched tasks.
+    #[serde(rename = "switches")]
+    Switches,
+    /// Moves of the watched tasks between CPUs.
+    #[serde(rename = "migrations")]
+    Migrations,
+    /// Switches counted by per-task perf software counters.
+    #[serde(rename = "perf_context_switches")]
+    PerfContextSwitches,
+    /// Migrations counted by per-task perf software counters.
+    #[serde(rename = "perf_cpu_migrations")]
+    PerfCpuMigrations,
+    /// Instructions retired by the measuring thread.
+    #[serde(rename = "instructions")]
+    Instructions,
+    /// CPU cycles of the measuring thread.
+    #[serde(rename = "cycles")]
+    Cycles,
+    /// Operations over which the counts were taken.
+    #[serde(rename = "counted_ops")]
+    CountedOps,
+    /// Switches per operation.
+    #[serde(rename = "switches_per_op")]
+    SwitchesPerOp,
+    /// Migrations per operation.
+    #[serde(rename = "migrations_per_op")]
+    MigrationsPerOp,
+    /// Instructions per operation.
+    #[serde(rename = "instructions_per_op")]
+    InstructionsPerOp,
+    /// Cycles per operation.
+    #[serde(rename = "cycles_per_op")]
+    CyclesPerOp,
+    /// Perf-counted switches per operation.
+    #[serde(rename = "perf_context_switches_per_op")]
+    PerfContextSwitchesPerOp,
+    /// The median divided by the switches observed per operation.
+    #[serde(rename = "ns_per_observed_switch")]
+    NsPerObservedSwitch,
+    /// Children reaped with their exit status checked.
+    #[serde(rename = "children_verified")]
+    ChildrenVerified,
+    /// The forking parent's resident memory, KiB.
+    #[serde(rename = "parent_rss_kib")]
+    ParentRssKib,
+    /// A fit's intercept, ns.
+    #[serde(rename = "intercept_ns")]
+    InterceptNs,
+    /// A fit's coefficient of determination.
+    #[serde(rename = "r_squared")]
+    RSquared,
+    /// Switches per timed iteration.
+    #[serde(rename = "switches_per_iteration")]
+    SwitchesPerIteration,
+    /// Messages delivered.
+    #[serde(rename = "delivered")]
+    Delivered,
+    /// Messages a complete run delivers.
+    #[serde(rename = "expected_per_run")]
+    ExpectedPerRun,
+    /// Yields per second of each task.
+    #[serde(rename = "yields_per_s_per_task")]
+    YieldsPerSPerTask,
+    /// The slowest task's progress over the fastest's.
+    #[serde(rename = "min_max_ratio")]
+    MinMaxRatio,
+    /// Jain's fairness index.
+    #[serde(rename = "jain_index")]
+    JainIndex,
+    /// The CPU share the nice weights promise.
+    #[serde(rename = "promised_share")]
+    PromisedShare,
+    /// A share's distance from its promise.
+    #[serde(rename = "deviation")]
+    Deviation,
+    /// The largest share's distance from its promise.
+    #[serde(rename = "largest_deviation")]
+    LargestDeviation,
+    /// The median hand-off time, ns.
+    #[serde(rename = "handoff_ns_median")]
+    HandoffNsMedian,
+    /// Share of samples with more than 10 runnable.
+    #[serde(rename = "frac_above_10")]
+    FracAbove10,
+    /// Share of samples with 20 or more runnable.
+    #[serde(rename = "frac_above_20")]
+    FracAbove20,
+    /// Length of the observation, s.
+    #[serde(rename = "seconds")]
+    Seconds,
+    /// System-wide switches per second.
+    #[serde(rename = "switches_per_s_overall")]
+    SwitchesPerSOverall,
+}
+
+impl Count {
+    /// Every count, in declaration order.
+    pub const ALL: [Count; 35] = [
+        Count::OutliersLow,
+        Count::OutliersHigh,
+        Count::VoluntarySwitches,
+        Count::InvoluntarySwitches,
+        Count::Switches,
+        Count::Migrations,
+        Count::PerfContextSwitches,
+        Count::PerfCpuMigrations,
+        Count::Instructions,
+        Count::Cycles,
+        Count::CountedOps,
+        Count::SwitchesPerOp,
+        Count::MigrationsPerOp,
+        Count::InstructionsPerOp,
+        Count::CyclesPerOp,
+        Count::PerfContextSwitchesPerOp,
+        Count::NsPerObservedSwitch,
+        Count::ChildrenVerified,
+        Count::ParentRssKib,
+        Count::InterceptNs,
+        Count::RSquared,
+        Count::SwitchesPerIteration,
+        Count::Delivered,
+        Count::ExpectedPerRun,
+        Count::YieldsPerSPerTask,
+        Count::MinMaxRatio,
+        Count::JainIndex,
+        Count::PromisedShare,
+        Count::Deviation,
+        Count::LargestDeviation,
+        Count::HandoffNsMedian,
+        Count::FracAbove10,
+        Count::FracAbove20,
+        Count::Seconds,
+        Count::SwitchesPerSOverall,
+    ];
+
+    /// The name as stored and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Count::OutliersLow => "outliers_low",
+            Count::OutliersHigh => "outliers_high",
+            Count::VoluntarySwitches => "voluntary_switches",
+            Count::InvoluntarySwitches => "involuntary_switches",
+            Count::Switches => "switches",
+            Count::Migrations => "migrations",
+            Count::PerfContextSwitches => "perf_context_switches",
+            Count::PerfCpuMigrations => "perf_cpu_migrations",
+            Count::Instructions => "instructions",
+            Count::Cycles => "cycles",
+            Count::CountedOps => "counted_ops",
+            Count::SwitchesPerOp => "switches_per_op",
+            Count::MigrationsPerOp => "migrations_per_op",
+            Count::InstructionsPerOp => "instructions_per_op",
+            Count::CyclesPerOp => "cycles_per_op",
+            Count::PerfContextSwitchesPerOp => "perf_context_switches_per_op",
+            Count::NsPerObservedSwitch => "ns_per_observed_switch",
+            Count::ChildrenVerified => "children_verified",
+            Count::ParentRssKib => "parent_rss_kib",
+            Count::InterceptNs => "intercept_ns",
+            Count::RSquared => "r_squared",
+            Count::SwitchesPerIteration => "switches_per_iteration",
+            Count::Delivered => "delivered",
+            Count::ExpectedPerRun => "expected_per_run",
+            Count::YieldsPerSPerTask => "yields_per_s_per_task",
+            Count::MinMaxRatio => "min_max_ratio",
+            Count::JainIndex => "jain_index",
+            Count::PromisedShare => "promised_share",
+            Count::Deviation => "deviation",
+            Count::LargestDeviation => "largest_deviation",
+            Count::HandoffNsMedian => "handoff_ns_median",
+            Count::FracAbove10 => "frac_above_10",
+            Count::FracAbove20 => "frac_above_20",
+            Count::Seconds => "seconds",
+            Count::SwitchesPerSOverall => "switches_per_s_overall",
+        }
+    }
+
+    /// The per-operation figure derived from this total, for the totals that have one.
+    pub fn per_op(self) -> Option<Count> {
+        match self {
+            Count::Switches => Some(Count::SwitchesPerOp),
+            Count::Migrations => Some(Count::MigrationsPerOp),
+            Count::Instructions => Some(Count::InstructionsPerOp),
+            Count::Cycles => Some(Count::CyclesPerOp),
+            Count::PerfContextSwitches => Some(Count::PerfContextSwitchesPerOp),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A variant that could not run here (or failed), and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub benchmark: String,
+    pub params: String,
+    pub reason: String,
 }
 
 /// One figure: a benchmark under given parameters, measured by one method.
@@ -78,7 +374,7 @@ pub struct ResultRow {
     pub ci_high: f64,
     pub percentiles: Option<Percentiles>,
     /// Kernel-observed counters over the timed region (switches, migrations, …).
-    pub counts: BTreeMap<String, f64>,
+    pub counts: BTreeMap<Count, f64>,
     pub flags: Vec<Flag>,
     /// The raw samples, in `unit`. Kept in the store and in exports; left out of
     /// `--json` run output unless asked for, where they would dwarf the summary.
@@ -99,8 +395,8 @@ impl ResultRow {
         let percentiles = if method == Method::PerCall { crate::stats::percentiles(&samples) } else { None };
         let mut counts = BTreeMap::new();
         if s.outliers.total() > 0 {
-            counts.insert("outliers_low".into(), (s.outliers.low_mild + s.outliers.low_severe) as f64);
-            counts.insert("outliers_high".into(), (s.outliers.high_mild + s.outliers.high_severe) as f64);
+            counts.insert(Count::OutliersLow, (s.outliers.low_mild + s.outliers.low_severe) as f64);
+            counts.insert(Count::OutliersHigh, (s.outliers.high_mild + s.outliers.high_severe) as f64);
         }
         Some(Self {
             benchmark: benchmark.to_string(),
@@ -135,7 +431,7 @@ impl ResultRow {
         }
     }
 
-    pub fn has_flag(&self, code: &str) -> bool {
+    pub fn has_flag(&self, code: FlagCode) -> bool {
         self.flags.iter().any(|f| f.flag == code)
     }
 
@@ -174,4 +470,21 @@ pub struct RunDocument {
     pub run: RunInfo,
     pub machine: Machine,
     pub results: Vec<ResultRow>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_names_are_the_serde_names() {
+        for c in Count::ALL {
+            assert_eq!(serde_json::to_string(&c).unwrap(), format!("\"{}\"", c.as_str()));
+            assert_eq!(serde_json::from_str::<Count>(&format!("\"{c}\"")).unwrap(), c);
+        }
+        for f in FlagCode::ALL {
+            assert_eq!(serde_json::to_string(&f).unwrap(), format!("\"{}\"", f.as_str()));
+        }
+        assert!(serde_json::from_str::<Count>("\"no_such_count\"").is_err());
+    }
 }

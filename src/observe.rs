@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::model::{Method, ResultRow};
+use crate::model::{Count, Method, ResultRow};
 use crate::stats;
 use crate::sys;
 
@@ -85,16 +85,16 @@ pub fn rows(t: &Trace, interval: Duration) -> Vec<ResultRow> {
         ),
     ) {
         r.percentiles = stats::percentiles(&t.running);
-        r.counts.insert("frac_above_10".into(), s.frac_above_10);
-        r.counts.insert("frac_above_20".into(), s.frac_above_20);
-        r.counts.insert("seconds".into(), t.seconds);
+        r.counts.insert(Count::FracAbove10, s.frac_above_10);
+        r.counts.insert(Count::FracAbove20, s.frac_above_20);
+        r.counts.insert(Count::Seconds, t.seconds);
         out.push(r.with_param("interval_ns", iv));
     }
     if let Some(mut r) =
         ResultRow::from_samples("observe.switches", Method::Workload, "switches/s", t.rates.clone(), t.switches)
     {
-        r.counts.insert("switches".into(), t.switches as f64);
-        r.counts.insert("switches_per_s_overall".into(), t.switches as f64 / t.seconds.max(1e-9));
+        r.counts.insert(Count::Switches, t.switches as f64);
+        r.counts.insert(Count::SwitchesPerSOverall, t.switches as f64 / t.seconds.max(1e-9));
         out.push(r.with_param("interval_ns", iv));
     }
     out

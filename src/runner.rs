@@ -16,17 +16,92 @@ use std::time::Duration;
 
 use crate::clock::{Calibration, CycleStamp, MonoStamp, PerCallSource, Stamp};
 use crate::kcounts::{Task, Watcher};
+use crate::model::Count;
 use crate::sys;
+
+/// Why one iteration of a probe failed. A timed loop carries it encoded as one
+/// nonzero `i64` ([`Failure::code`]): an errno as itself, every other kind in its own
+/// bit above the errno range, so all probes share one code space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// A system call failed with this errno.
+    Errno(i32),
+    /// A call succeeded with a value it must not return.
+    Unexpected,
+    /// The other side of a hand-off closed its end (it exited or failed).
+    PeerGone,
+    /// The other side (or its exit watch) reported a failure.
+    Poisoned,
+    /// A bounded wait for the other side ran out (the peer stalled).
+    WaitTimeout,
+    /// A child exited with this nonzero status.
+    ChildExited(u8),
+    /// A child was killed by this signal.
+    ChildSignaled(u8),
+}
+
+const UNEXPECTED_BIT: i64 = 1 << 40;
+const PEER_GONE_BIT: i64 = 1 << 41;
+const POISONED_BIT: i64 = 1 << 42;
+const CHILD_EXITED_BIT: i64 = 1 << 43;
+const CHILD_SIGNALED_BIT: i64 = 1 << 44;
+const WAIT_TIMEOUT_BIT: i64 = 1 << 45;
+
+impl Failure {
+    /// The code a probe returns for this failure (never 0).
+    #[inline(always)]
+    pub const fn code(self) -> i64 {
+        match self {
+            Failure::Errno(e) => e as i64,
+            Failure::Unexpected => UNEXPECTED_BIT,
+            Failure::PeerGone => PEER_GONE_BIT,
+            Failure::Poisoned => POISONED_BIT,
+            Failure::WaitTimeout => WAIT_TIMEOUT_BIT,
+            Failure::ChildExited(s) => CHILD_EXITED_BIT | s as i64,
+            Failure::ChildSignaled(s) => CHILD_SIGNALED_BIT | s as i64,
+        }
+    }
+
+    /// The failure a nonzero code stands for.
+    pub fn from_code(code: i64) -> Self {
+        let low = (code & 0xff) as u8;
+        match code {
+            c if c & WAIT_TIMEOUT_BIT != 0 => Failure::WaitTimeout,
+            c if c & CHILD_SIGNALED_BIT != 0 => Failure::ChildSignaled(low),
+            c if c & CHILD_EXITED_BIT != 0 => Failure::ChildExited(low),
+            c if c & POISONED_BIT != 0 => Failure::Poisoned,
+            c if c & PEER_GONE_BIT != 0 => Failure::PeerGone,
+            c if c & UNEXPECTED_BIT != 0 => Failure::Unexpected,
+            c => Failure::Errno(c as i32),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Failure::Errno(e) => write!(f, "{}", std::io::Error::from_raw_os_error(e)),
+            Failure::Unexpected => f.write_str("a call returned an unexpected value"),
+            Failure::PeerGone => f.write_str("the peer closed its end (it exited or failed)"),
+            Failure::Poisoned => f.write_str("the peer failed or exited"),
+            Failure::WaitTimeout => f.write_str("no hand-off came back within 10 s (the peer stalled)"),
+            Failure::ChildExited(127) => {
+                f.write_str("a child exited with status 127 (the child could not exec its program)")
+            }
+            Failure::ChildExited(s) => write!(f, "a child exited with status {s}"),
+            Failure::ChildSignaled(s) => write!(f, "a child was killed by signal {s}"),
+        }
+    }
+}
 
 /// One iteration of a primitive.
 pub trait Probe {
-    /// Runs the primitive once and returns 0 on success, else a nonzero failure code
-    /// (an errno, or a probe-specific code that `describe` explains).
+    /// Runs the primitive once and returns 0 on success, else a [`Failure::code`].
     fn once(&mut self) -> i64;
 
     /// Words for a failure code returned by `once`.
     fn describe(&self, code: i64) -> String {
-        std::io::Error::from_raw_os_error(code as i32).to_string()
+        Failure::from_code(code).to_string()
     }
 }
 
@@ -73,6 +148,9 @@ pub struct MeasureConfig {
     pub max_per_call: usize,
     /// A measurement running past this is abandoned with a timeout error.
     pub hard_limit: Duration,
+    /// Also count switches with per-task perf software counters (opt-in: they make
+    /// every switch of the watched tasks dearer; see `kcounts::Watcher::new`).
+    pub perf_software_counters: bool,
 }
 
 impl MeasureConfig {
@@ -86,6 +164,7 @@ impl MeasureConfig {
             max_batches: 2_000,
             max_per_call: 200_000,
             hard_limit: Duration::from_secs(30),
+            perf_software_counters: false,
         }
     }
 
@@ -99,6 +178,7 @@ impl MeasureConfig {
             max_batches: 500,
             max_per_call: 50_000,
             hard_limit: Duration::from_secs(15),
+            perf_software_counters: false,
         }
     }
 
@@ -122,7 +202,7 @@ pub struct Measurement {
     /// Single-call samples (ns, empty bracket removed).
     pub per_call_ns: Vec<f64>,
     /// Kernel counts over all timed rounds, summed over the watched tasks.
-    pub counts: BTreeMap<String, f64>,
+    pub counts: BTreeMap<Count, f64>,
 }
 
 /// What a measurement watches and whether it runs the per-call phase.
@@ -185,7 +265,9 @@ pub trait SplitProbe {
     fn create(&mut self) -> i64;
     /// Finishes the cycle (waits, reaps, joins); 0 or a failure code.
     fn complete(&mut self) -> i64;
-    fn describe(&self, code: i64) -> String;
+    fn describe(&self, code: i64) -> String {
+        Failure::from_code(code).to_string()
+    }
 }
 
 /// A split probe timed as one whole cycle.
@@ -312,7 +394,7 @@ pub fn measure<P: Probe>(
 
     let mut tasks = vec![Task::current()];
     tasks.extend(watch.peers.iter().copied());
-    let mut watcher = Watcher::new(&tasks, watch.hardware);
+    let mut watcher = Watcher::new(&tasks, watch.hardware, cfg.perf_software_counters);
     m.batch_ns.reserve(cfg.max_batches);
     let mut raw = if watch.per_call { vec![0u64; cfg.max_per_call] } else { Vec::new() };
     let mut filled = 0usize;
@@ -381,6 +463,29 @@ mod tests {
     }
 
     #[test]
+    fn failure_codes_round_trip_and_never_collide() {
+        let all = [
+            Failure::Errno(libc::ENOENT),
+            Failure::Errno(4095),
+            Failure::Unexpected,
+            Failure::PeerGone,
+            Failure::Poisoned,
+            Failure::WaitTimeout,
+            Failure::ChildExited(1),
+            Failure::ChildExited(127),
+            Failure::ChildSignaled(9),
+        ];
+        for (i, f) in all.iter().enumerate() {
+            assert_ne!(f.code(), 0);
+            assert_eq!(Failure::from_code(f.code()), *f);
+            for g in &all[i + 1..] {
+                assert_ne!(f.code(), g.code(), "{f:?} and {g:?} share a code");
+            }
+        }
+        assert!(Failure::ChildExited(127).to_string().contains("could not exec"));
+    }
+
+    #[test]
     fn batch_counts_every_iteration() {
         let mut p = Counting { calls: 0, fail_at: 0, code: 0 };
         let (_, code) = time_batch(&mut p, 1000);
@@ -415,6 +520,6 @@ mod tests {
         assert_eq!(m.counted_iterations, m.batch_iterations + m.per_call_ns.len() as u64);
         assert!(!m.per_call_ns.is_empty() && m.per_call_ns.len() <= cfg.max_per_call);
         assert!(m.batch_ns.iter().all(|x| x.is_finite() && *x >= 0.0));
-        assert!(m.counts.contains_key("switches"));
+        assert!(m.counts.contains_key(&Count::Switches));
     }
 }

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench::{BenchDef, BenchOptions, Ctx, Output, Scope, Skipped};
+use crate::bench::{BenchDef, BenchOptions, Ctx, Output, Scope};
 use crate::clock::Calibration;
+use crate::model::Skipped;
 use crate::placement::{Placement, PolicyGuard};
 use crate::runner::{BenchError, MeasureConfig};
 use crate::store::Store;
@@ -20,6 +21,8 @@ use crate::{machine, report, sys};
 pub struct RunRequest {
     pub selected: Vec<(&'static BenchDef, Scope)>,
     pub quick: bool,
+    /// Also count switches with per-task perf software counters.
+    pub perf_counters: bool,
     pub options: BenchOptions,
     pub db: PathBuf,
     pub save: Option<String>,
@@ -63,7 +66,10 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     check_placement(&req.options.placement)?;
     sys::install_interrupt_flag().context("installing the Ctrl-C handler")?;
     sys::release_free_memory();
-    let cfg = if req.quick { MeasureConfig::quick() } else { MeasureConfig::standard() };
+    let cfg = MeasureConfig {
+        perf_software_counters: req.perf_counters,
+        ..if req.quick { MeasureConfig::quick() } else { MeasureConfig::standard() }
+    };
     let calib = calibrate(req.quick);
     for w in &calib.warnings {
         eprintln!("warning: {w}");

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::bench::Skipped;
 use crate::machine::Machine;
+use crate::model::Skipped;
 use crate::model::{Method, ResultRow, RunDocument, RunInfo, SCHEMA_VERSION};
 
 /// Errors of the store, with the path they concern.
@@ -426,7 +426,7 @@ fn insert_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Flag;
+    use crate::model::{Count, Flag, FlagCode};
 
     fn machine() -> Machine {
         crate::machine::fingerprint("oscost test", None)
@@ -436,8 +436,8 @@ mod tests {
         let mut r = ResultRow::from_samples("syscall.getppid", Method::PerCall, "ns/call", vec![1.0, 2.0, 3.0, 4.0], 4)
             .unwrap()
             .with_param("via", "raw");
-        r.counts.insert("switches".into(), 0.0);
-        r.flag(Flag::new("vdso", "reason"));
+        r.counts.insert(Count::Switches, 0.0);
+        r.flag(Flag::new(FlagCode::Vdso, "reason"));
         r
     }
 

@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use crate::clock::Calibration;
-use crate::model::{Flag, Method, ResultRow};
+use crate::model::{Count, Flag, FlagCode, Method, ResultRow, Skipped};
 use crate::placement::Placement;
 use crate::runner::{BenchError, MeasureConfig, Measurement};
 
@@ -51,14 +51,6 @@ pub struct Ctx<'a> {
     pub scope: Scope,
     /// The enosys floor (batch median, ns) once measured in this run.
     pub syscall_floor: &'a Cell<Option<f64>>,
-}
-
-/// A variant that could not run here, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Skipped {
-    pub benchmark: String,
-    pub params: String,
-    pub reason: String,
 }
 
 /// What one benchmark produced.
@@ -130,15 +122,15 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
     {
         b.params.insert("batch_size".into(), m.batch_size.into());
         for (k, v) in &m.counts {
-            b.counts.insert(k.clone(), *v);
+            b.counts.insert(*k, *v);
         }
         // The counts cover every timed operation, batched and single.
         let counted = m.counted_iterations as f64 * ops;
         if counted > 0.0 {
-            b.counts.insert("counted_ops".into(), counted);
-            for key in ["switches", "migrations", "instructions", "cycles", "perf_context_switches"] {
-                if let Some(v) = m.counts.get(key) {
-                    b.counts.insert(format!("{key}_per_op"), v / counted);
+            b.counts.insert(Count::CountedOps, counted);
+            for (key, v) in &m.counts {
+                if let Some(per_op) = key.per_op() {
+                    b.counts.insert(per_op, v / counted);
                 }
             }
         }
@@ -160,8 +152,7 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
             }
         }
         if p.median < calib.bracket_ns / ops {
-            p.flag(Flag::new(
-                "below_bracket",
+            p.flag(Flag::new(FlagCode::BelowBracket,
                 format!(
                     "per-call median {:.1} ns is below the cost of the timing bracket ({:.1} ns): read the batch figure",
                     p.median,
@@ -183,8 +174,7 @@ pub fn methods_disagree(batch_median: f64, per_call_mean: f64, bracket_ns: f64) 
     let allowed = bracket_ns.abs() + 0.10 * batch_median.abs();
     let diff = (per_call_mean - batch_median).abs();
     (diff > allowed).then(|| {
-        Flag::new(
-            "methods_disagree",
+        Flag::new(FlagCode::MethodsDisagree,
             format!(
                 "per-call mean {per_call_mean:.1} ns and batch median {batch_median:.1} ns differ by {diff:.1} ns, more than the bracket explains ({allowed:.1} ns)"
             ),
@@ -221,7 +211,7 @@ mod tests {
         assert!(methods_disagree(100.0, 105.0, 2.0).is_none());
         assert!(methods_disagree(100.0, 111.0, 2.0).is_none());
         let f = methods_disagree(100.0, 150.0, 2.0).unwrap();
-        assert_eq!(f.flag, "methods_disagree");
+        assert_eq!(f.flag, FlagCode::MethodsDisagree);
         assert!(methods_disagree(100.0, 50.0, 2.0).is_some());
     }
 }

@@ -14,33 +14,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
 use crate::clock::PerCallSource;
 use crate::helper::Inherited;
-use crate::model::{Method, ResultRow};
-use crate::runner::{BenchError, SplitProbe, Watch, WholeCycle, measure, measure_split};
+use crate::model::{Count, Method, ResultRow};
+use crate::runner::{BenchError, Failure, SplitProbe, Watch, WholeCycle, measure, measure_split};
 use crate::stats;
 use crate::sys::{self, ExecArgs, ExitStatus, PThread};
-
-/// Failure code base for a child that ended badly: the low bits carry the status.
-const CHILD_EXITED: i64 = 1 << 45;
-const CHILD_SIGNALED: i64 = 1 << 46;
 
 fn status_code(s: ExitStatus) -> i64 {
     match s {
         ExitStatus::Exited(0) => 0,
-        ExitStatus::Exited(c) => CHILD_EXITED | i64::from(c),
-        ExitStatus::Signaled(sig) => CHILD_SIGNALED | i64::from(sig),
-    }
-}
-
-/// Words for a spawn failure code.
-pub fn describe(code: i64) -> String {
-    if code & CHILD_EXITED != 0 {
-        let c = code & 0xff;
-        let hint = if c == 127 { " (the child could not exec its program)" } else { "" };
-        format!("a child exited with status {c}{hint}")
-    } else if code & CHILD_SIGNALED != 0 {
-        format!("a child was killed by signal {}", code & 0xff)
-    } else {
-        std::io::Error::from_raw_os_error(code as i32).to_string()
+        ExitStatus::Exited(c) => Failure::ChildExited(c as u8).code(),
+        ExitStatus::Signaled(sig) => Failure::ChildSignaled(sig as u8).code(),
     }
 }
 
@@ -96,9 +79,6 @@ impl SplitProbe for Child<'_> {
     fn complete(&mut self) -> i64 {
         reap(self.pid)
     }
-    fn describe(&self, code: i64) -> String {
-        describe(code)
-    }
 }
 
 /// pthread_create + pthread_join of a thread that returns at once.
@@ -123,9 +103,6 @@ impl SplitProbe for Thread {
             None => i64::from(libc::ESRCH),
         }
     }
-    fn describe(&self, code: i64) -> String {
-        describe(code)
-    }
 }
 
 /// Measures a split probe: whole cycles in batches (with the parent's kernel counts)
@@ -141,9 +118,9 @@ fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<Res
     tag(&mut rows, "phase", "full_cycle");
     if let Some(b) = rows.first_mut() {
         // Every cycle's child was reaped and its status checked (a bad one is an error).
-        b.counts.insert("children_verified".into(), (m.batch_iterations + full.len() as u64) as f64);
+        b.counts.insert(Count::ChildrenVerified, (m.batch_iterations + full.len() as u64) as f64);
         if let Some(kib) = rss {
-            b.counts.insert("parent_rss_kib".into(), kib as f64);
+            b.counts.insert(Count::ParentRssKib, kib as f64);
         }
     }
     let n = full.len() as u64;
@@ -308,8 +285,8 @@ pub fn fit_row(id: &str, points: &[(f64, f64)]) -> Option<ResultRow> {
     row.ci_low = f.slope - half;
     row.ci_high = f.slope + half;
     row.samples.clear();
-    row.counts.insert("intercept_ns".into(), f.intercept);
-    row.counts.insert("r_squared".into(), f.r_squared);
+    row.counts.insert(Count::InterceptNs, f.intercept);
+    row.counts.insert(Count::RSquared, f.r_squared);
     Some(row)
 }
 
@@ -463,8 +440,9 @@ mod tests {
     fn exit_statuses_are_verified() {
         assert_eq!(status_code(ExitStatus::Exited(0)), 0);
         let c = status_code(ExitStatus::Exited(127));
-        assert!(describe(c).contains("127") && describe(c).contains("could not exec"));
-        assert!(describe(status_code(ExitStatus::Signaled(9))).contains("signal 9"));
+        let words = Failure::from_code(c).to_string();
+        assert!(words.contains("127") && words.contains("could not exec"), "{words}");
+        assert!(Failure::from_code(status_code(ExitStatus::Signaled(9))).to_string().contains("signal 9"));
     }
 
     #[test]
@@ -472,7 +450,7 @@ mod tests {
         let args = ExecArgs::new("/nonexistent/oscost-helper", &["x"]).unwrap();
         let mut p = WholeCycle(Child { how: How::ForkExec, exec: Some(&args), pid: 0 });
         let code = p.once();
-        assert_eq!(code, CHILD_EXITED | 127);
+        assert_eq!(code, Failure::ChildExited(127).code());
         assert!(!crate::procfs::live_children().contains(&p.0.pid), "the failed child was reaped");
     }
 
@@ -488,7 +466,7 @@ mod tests {
         let r = fit_row("spawn.fork_mem", &pts).unwrap();
         assert!((r.median - 20.0).abs() < 0.05, "{r:?}");
         assert!(r.ci_low <= r.median && r.median <= r.ci_high);
-        assert!((r.counts["intercept_ns"] - 10_000.0).abs() < 5.0);
+        assert!((r.counts[&Count::InterceptNs] - 10_000.0).abs() < 5.0);
         assert!(fit_row("x", &[(1.0, 2.0)]).is_none());
     }
 

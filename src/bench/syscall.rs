@@ -15,13 +15,13 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 
 use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
-use crate::model::{Flag, ResultRow};
-use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch, measure};
+use crate::model::{Count, Flag, FlagCode, ResultRow};
+use crate::runner::{BenchError, Failure, MeasureConfig, NoArg, Probe, Watch, measure};
 use crate::sys;
 
 const ENOSYS: i64 = libc::ENOSYS as i64;
 /// Failure code for a call that "succeeded" with an unexpected value.
-const UNEXPECTED: i64 = 1 << 40;
+const UNEXPECTED: i64 = Failure::Unexpected.code();
 
 /// How a row relates to the kernel-entry floor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,14 +49,12 @@ pub fn floor_flags(kind: EntryKind, batch_low: f64, floor: Option<f64>) -> Vec<F
                     " (but it costs {batch_low:.1} ns, at least the {f:.1} ns floor: the clocksource may not support vDSO reads and the call may fall back to the kernel)"
                 ));
             }
-            flags.push(Flag::new("vdso", reason));
+            flags.push(Flag::new(FlagCode::Vdso, reason));
         }
-        (EntryKind::Kernel, Some(f)) if batch_low < f => flags.push(Flag::new(
-            "below_floor",
+        (EntryKind::Kernel, Some(f)) if batch_low < f => flags.push(Flag::new(FlagCode::BelowFloor,
             format!("{batch_low:.1} ns is below the enosys floor {f:.1} ns (lower deciles of batch means): a real system call cannot cost less than an empty kernel entry"),
         )),
-        (EntryKind::LibcWrapper, Some(f)) if batch_low < 0.5 * f => flags.push(Flag::new(
-            "no_kernel_entry",
+        (EntryKind::LibcWrapper, Some(f)) if batch_low < 0.5 * f => flags.push(Flag::new(FlagCode::NoKernelEntry,
             format!("did not enter the kernel (cached by the C library): {batch_low:.1} ns is far below the {f:.1} ns floor"),
         )),
         _ => {}
@@ -308,8 +306,7 @@ fn run_write(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 /// Flags a sched_yield row whose calls switched: another task was runnable.
 pub fn yield_flag(switches_per_call: f64) -> Option<Flag> {
     (switches_per_call > 0.01).then(|| {
-        Flag::new(
-            "yield_switched",
+        Flag::new(FlagCode::YieldSwitched,
             format!(
                 "{:.1}% of sched_yield calls switched to another task: the CPU was not idle, so this is not the bare call",
                 switches_per_call * 100.0
@@ -320,7 +317,7 @@ pub fn yield_flag(switches_per_call: f64) -> Option<Flag> {
 
 fn run_sched_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let mut rows = run_probe(ctx, "syscall.sched_yield", None, EntryKind::Kernel, NoArg(sys::raw_sched_yield))?;
-    if let Some(f) = rows.first().and_then(|b| b.counts.get("switches_per_op")).and_then(|&s| yield_flag(s)) {
+    if let Some(f) = rows.first().and_then(|b| b.counts.get(&Count::SwitchesPerOp)).and_then(|&s| yield_flag(s)) {
         for r in rows.iter_mut() {
             r.flag(f.clone());
         }
@@ -457,14 +454,14 @@ mod tests {
     fn floor_flags_on_synthetic_numbers() {
         assert!(floor_flags(EntryKind::Kernel, 80.0, Some(70.0)).is_empty());
         let f = floor_flags(EntryKind::Kernel, 50.0, Some(70.0));
-        assert_eq!(f[0].flag, "below_floor");
+        assert_eq!(f[0].flag, FlagCode::BelowFloor);
         assert!(floor_flags(EntryKind::Kernel, 50.0, None).is_empty());
         assert!(floor_flags(EntryKind::LibcWrapper, 60.0, Some(70.0)).is_empty());
         let f = floor_flags(EntryKind::LibcWrapper, 2.0, Some(70.0));
-        assert_eq!(f[0].flag, "no_kernel_entry");
+        assert_eq!(f[0].flag, FlagCode::NoKernelEntry);
         assert!(f[0].reason.contains("cached by the C library"));
         let f = floor_flags(EntryKind::Vdso, 20.0, Some(70.0));
-        assert_eq!(f[0].flag, "vdso");
+        assert_eq!(f[0].flag, FlagCode::Vdso);
         assert!(!f[0].reason.contains("fall back"));
         let f = floor_flags(EntryKind::Vdso, 90.0, Some(70.0));
         assert!(f[0].reason.contains("fall back"));

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::bench::Skipped;
 use crate::model::RunDocument;
+use crate::model::Skipped;
 
 #[derive(Serialize)]
 struct WithSkipped<'a> {

@@ -4,8 +4,8 @@
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
 use super::{fmt_ns, fmt_value};
-use crate::bench::Skipped;
-use crate::model::{Method, ResultRow, RunDocument};
+use crate::model::Skipped;
+use crate::model::{Count, Method, ResultRow, RunDocument};
 
 /// A benchmark variant: its rows grouped (batch, per-call, or a workload figure).
 struct Line<'a> {
@@ -40,23 +40,23 @@ fn group(rows: &[ResultRow]) -> Vec<Line<'_>> {
 /// The counts that prove a figure, in a few words.
 pub fn proof(r: &ResultRow) -> String {
     let mut parts = Vec::new();
-    if let Some(s) = r.counts.get("switches_per_op") {
+    if let Some(s) = r.counts.get(&Count::SwitchesPerOp) {
         parts.push(format!("{s:.2} sw/op"));
     }
-    if let Some(m) = r.counts.get("migrations").filter(|m| **m > 0.0) {
+    if let Some(m) = r.counts.get(&Count::Migrations).filter(|m| **m > 0.0) {
         parts.push(format!("{m:.0} migr"));
     }
-    if let Some(i) = r.counts.get("instructions_per_op") {
+    if let Some(i) = r.counts.get(&Count::InstructionsPerOp) {
         parts.push(format!("{i:.0} instr/op"));
     }
-    if let Some(c) = r.counts.get("cycles_per_op") {
+    if let Some(c) = r.counts.get(&Count::CyclesPerOp) {
         parts.push(format!("{c:.0} cyc/op"));
     }
-    if let Some(kib) = r.counts.get("parent_rss_kib") {
+    if let Some(kib) = r.counts.get(&Count::ParentRssKib) {
         parts.push(format!("parent {:.1} MiB", kib / 1024.0));
     }
-    for key in ["delivered", "tasks"] {
-        if let Some(v) = r.counts.get(key) {
+    for key in [Count::Delivered] {
+        if let Some(v) = r.counts.get(&key) {
             parts.push(format!("{key} {v:.0}"));
         }
     }
@@ -171,15 +171,15 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Flag;
+    use crate::model::{Flag, FlagCode};
 
     #[test]
     fn table_pairs_methods_and_numbers_flags() {
         let mut b = ResultRow::from_samples("syscall.getpid", Method::Batch, "ns/call", vec![2.0, 3.0], 2)
             .unwrap()
             .with_param("via", "libc");
-        b.flag(Flag::new("no_kernel_entry", "did not enter the kernel (cached by the C library)"));
-        b.counts.insert("switches_per_op".into(), 0.0);
+        b.flag(Flag::new(FlagCode::NoKernelEntry, "did not enter the kernel (cached by the C library)"));
+        b.counts.insert(Count::SwitchesPerOp, 0.0);
         let p = ResultRow::from_samples("syscall.getpid", Method::PerCall, "ns/call", vec![2.0, 3.0, 4.0], 3)
             .unwrap()
             .with_param("via", "libc");

@@ -12,26 +12,18 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use crate::runner::Failure;
 use crate::sys::{self, SharedWords};
 
-/// The other side is gone (EOF).
-pub const PEER_GONE: i64 = 1 << 41;
-/// The other side (or the monitor) reported a failure.
-pub const POISONED: i64 = 1 << 42;
-/// A call returned a value it should not have.
-pub const UNEXPECTED: i64 = 1 << 43;
-/// A futex or condvar wait outlasted its bound.
-pub const WAIT_TIMEOUT: i64 = 1 << 44;
+/// Failure codes of the endpoints, in the runner's one code space.
+pub const PEER_GONE: i64 = Failure::PeerGone.code();
+pub const POISONED: i64 = Failure::Poisoned.code();
+pub const UNEXPECTED: i64 = Failure::Unexpected.code();
+pub const WAIT_TIMEOUT: i64 = Failure::WaitTimeout.code();
 
 /// Words for a failure code of an endpoint.
 pub fn describe(code: i64) -> String {
-    match code {
-        PEER_GONE => "the peer closed its end (it exited or failed)".into(),
-        POISONED => "the peer failed or exited".into(),
-        UNEXPECTED => "a hand-off call returned an unexpected value".into(),
-        WAIT_TIMEOUT => "no hand-off came back within 10 s (the peer stalled)".into(),
-        c => std::io::Error::from_raw_os_error(c as i32).to_string(),
-    }
+    Failure::from_code(code).to_string()
 }
 
 /// One side of a hand-off channel.

@@ -11,7 +11,7 @@ use super::channel::{self, Endpoint, Mechanism, Pair, Pipe, PipeEnd};
 use super::peer::{Control, Mode, Peer};
 use crate::bench::{Ctx, Output, Scope};
 use crate::kcounts::{Task, Watcher};
-use crate::model::{Flag, Method, ResultRow};
+use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
 use crate::runner::{BenchError, Probe, time_batch};
 use crate::sys::{self, SharedWords};
 use crate::tasks::{AffinityGuard, Placement};
@@ -102,8 +102,7 @@ fn walk_echo(mut end: PipeEnd, buf: Buffers, ctl: &Control) -> i32 {
 /// Flags a difference that noise can explain: not a result.
 pub fn difference_flag(median: f64, ci_low: f64) -> Option<Flag> {
     (median <= 0.0 || ci_low <= 0.0).then(|| {
-        Flag::new(
-            "unstable_difference",
+        Flag::new(FlagCode::UnstableDifference,
             format!("the switch-minus-walk difference (median {median:.1} ns, CI low {ci_low:.1} ns) reaches zero or below: within noise, not a result"),
         )
     })
@@ -143,8 +142,8 @@ fn one_size(ctx: &Ctx, size: u64, stride: usize, cpus: &[usize]) -> Result<Resul
     for (k, v) in counts {
         row.counts.insert(k, v);
     }
-    if let Some(s) = row.counts.get("switches") {
-        row.counts.insert("switches_per_op".into(), s / handoffs.max(1) as f64);
+    if let Some(s) = row.counts.get(&Count::Switches) {
+        row.counts.insert(Count::SwitchesPerOp, s / handoffs.max(1) as f64);
     }
     if let Some(f) = difference_flag(row.median, row.ci_low) {
         row.flag(f);
@@ -152,7 +151,7 @@ fn one_size(ctx: &Ctx, size: u64, stride: usize, cpus: &[usize]) -> Result<Resul
     Ok(row)
 }
 
-type Rounds = (Vec<f64>, u64, std::collections::BTreeMap<String, f64>);
+type Rounds = (Vec<f64>, u64, std::collections::BTreeMap<Count, f64>);
 
 /// Times interleaved rounds of (a) and (b); returns per-round differences per hand-off,
 /// the hand-offs timed, and the kernel counts over all rounds.
@@ -170,7 +169,7 @@ fn interleave(ctx: &Ctx, trip: &mut WalkRoundTrip, base: &mut WalkBoth, peer: Ta
         }
         n *= 2;
     }
-    let mut watcher = Watcher::new(&[Task::current(), peer], false);
+    let mut watcher = Watcher::new(&[Task::current(), peer], false, ctx.cfg.perf_software_counters);
     let budget = (ctx.cfg.batch_budget * 2).as_nanos() as u64;
     let start = sys::monotonic_raw_ns();
     let mut diffs = Vec::new();
@@ -194,7 +193,7 @@ fn interleave(ctx: &Ctx, trip: &mut WalkRoundTrip, base: &mut WalkBoth, peer: Ta
         }
     }
     let mut counts = watcher.finish();
-    counts.insert("handoff_ns_median".into(), crate::stats::median(&trip_ns));
+    counts.insert(Count::HandoffNsMedian, crate::stats::median(&trip_ns));
     Ok((diffs.clone(), diffs.len() as u64 * n * 2, counts))
 }
 

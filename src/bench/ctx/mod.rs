@@ -10,7 +10,7 @@
 //! receive in one task, nobody waiting), so the switch's share can be read off.
 
 use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
-use crate::model::{Flag, ResultRow};
+use crate::model::{Count, Flag, FlagCode, ResultRow};
 use crate::runner::{BenchError, NoArg, Probe, Watch, measure};
 use crate::sys;
 
@@ -40,20 +40,18 @@ pub fn switch_flags(
     let mut flags = Vec::new();
     let s = switches_per_handoff;
     if placement == Placement::SameCpu && s < 0.95 {
-        flags.push(Flag::new(
-            "too_few_switches",
+        flags.push(Flag::new(FlagCode::TooFewSwitches,
             format!("{s:.3} switches per hand-off observed; a same-CPU hand-off needs exactly 1: some hand-offs did not switch"),
         ));
     }
     if s > 1.10 {
-        flags.push(Flag::new(
-            "extra_switches",
+        flags.push(Flag::new(FlagCode::ExtraSwitches,
             format!("{s:.3} switches per hand-off observed, more than the 1 the design needs: the mechanism switched more than once per hand-off, or other tasks ran"),
         ));
     }
     if placement != Placement::SameCpu && involuntary_per_handoff > 0.02 {
         flags.push(Flag::new(
-            "preempted",
+            FlagCode::Preempted,
             format!(
                 "{:.1}% of hand-offs saw an involuntary switch: something else competed for the CPU",
                 involuntary_per_handoff * 100.0
@@ -64,7 +62,7 @@ pub fn switch_flags(
         && let Some(m) = migrations.filter(|m| *m > 0.0)
     {
         flags.push(Flag::new(
-            "migrated",
+            FlagCode::Migrated,
             format!("{m:.0} migrations during the timed region: the figure mixes placements"),
         ));
     }
@@ -74,11 +72,11 @@ pub fn switch_flags(
 /// Adds the count-derived figures and flags to hand-off rows.
 fn prove(rows: &mut [ResultRow], placement: Placement) {
     let Some(b) = rows.first() else { return };
-    let handoffs = b.counts.get("counted_ops").copied().unwrap_or(b.iterations as f64);
-    let per = |k: &str| b.counts.get(k).map(|v| v / handoffs.max(1.0));
-    let switches = per("switches").unwrap_or(f64::NAN);
-    let invol = per("involuntary_switches").unwrap_or(0.0);
-    let flags = switch_flags(placement, switches, invol, b.counts.get("migrations").copied());
+    let handoffs = b.counts.get(&Count::CountedOps).copied().unwrap_or(b.iterations as f64);
+    let per = |k: Count| b.counts.get(&k).map(|v| v / handoffs.max(1.0));
+    let switches = per(Count::Switches).unwrap_or(f64::NAN);
+    let invol = per(Count::InvoluntarySwitches).unwrap_or(0.0);
+    let flags = switch_flags(placement, switches, invol, b.counts.get(&Count::Migrations).copied());
     let ns_per_switch = if switches > 0.0 { b.median / switches } else { f64::NAN };
     for r in rows.iter_mut() {
         for f in &flags {
@@ -88,7 +86,7 @@ fn prove(rows: &mut [ResultRow], placement: Placement) {
     if let Some(b) = rows.first_mut()
         && ns_per_switch.is_finite()
     {
-        b.counts.insert("ns_per_observed_switch".into(), ns_per_switch);
+        b.counts.insert(Count::NsPerObservedSwitch, ns_per_switch);
     }
 }
 
@@ -379,16 +377,16 @@ mod tests {
     fn switch_flag_logic_on_synthetic_counts() {
         assert!(switch_flags(Placement::SameCpu, 1.0, 0.0, Some(0.0)).is_empty());
         let f = switch_flags(Placement::SameCpu, 0.2, 0.0, None);
-        assert_eq!(f[0].flag, "too_few_switches");
+        assert_eq!(f[0].flag, FlagCode::TooFewSwitches);
         let f = switch_flags(Placement::SameCpu, 2.0, 0.0, None);
-        assert_eq!(f[0].flag, "extra_switches");
+        assert_eq!(f[0].flag, FlagCode::ExtraSwitches);
         // Across CPUs fewer switches than hand-offs is allowed (a waiter may spin or
         // still be running), more is not.
         assert!(switch_flags(Placement::CrossCpu, 0.3, 0.0, None).is_empty());
-        assert_eq!(switch_flags(Placement::CrossCpu, 1.5, 0.0, None)[0].flag, "extra_switches");
-        assert_eq!(switch_flags(Placement::Unpinned, 1.0, 0.0, Some(3.0))[0].flag, "migrated");
+        assert_eq!(switch_flags(Placement::CrossCpu, 1.5, 0.0, None)[0].flag, FlagCode::ExtraSwitches);
+        assert_eq!(switch_flags(Placement::Unpinned, 1.0, 0.0, Some(3.0))[0].flag, FlagCode::Migrated);
         assert!(switch_flags(Placement::Unpinned, 1.0, 0.0, Some(0.0)).is_empty());
-        assert_eq!(switch_flags(Placement::CrossCpu, 1.0, 0.5, None)[0].flag, "preempted");
+        assert_eq!(switch_flags(Placement::CrossCpu, 1.0, 0.5, None)[0].flag, FlagCode::Preempted);
         assert!(
             switch_flags(Placement::SameCpu, 1.0, 0.5, None).is_empty(),
             "wake-up preemption is the design on one CPU"

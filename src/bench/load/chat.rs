@@ -16,7 +16,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::bench::{Ctx, Output};
-use crate::model::{Method, ResultRow};
+use crate::model::{Count, Method, ResultRow};
 use crate::runner::BenchError;
 use crate::sys;
 
@@ -271,8 +271,8 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             .with_param("messages", size.messages as u64)
             .with_param("nice", nice)
             .with_param("threads", (size.rooms * USERS_PER_ROOM * 4) as u64);
-        row.counts.insert("delivered".into(), delivered as f64);
-        row.counts.insert("expected_per_run".into(), size.expected() as f64);
+        row.counts.insert(Count::Delivered, delivered as f64);
+        row.counts.insert(Count::ExpectedPerRun, size.expected() as f64);
         out.rows.push(row);
     }
     Ok(())

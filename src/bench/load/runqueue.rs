@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::group::check_limits;
 use crate::bench::ctx::channel;
 use crate::bench::{Ctx, Output, rows_from};
-use crate::model::{Flag, Method, ResultRow};
+use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
 use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch, measure};
 use crate::stats;
 use crate::sys;
@@ -175,17 +175,17 @@ fn point(ctx: &Ctx, design: &str, mode: Mode, n: usize, cpu: &[usize]) -> Result
         stopped?;
         m
     };
-    let switches = m.counts.get("switches").copied().unwrap_or(0.0);
+    let switches = m.counts.get(&Count::Switches).copied().unwrap_or(0.0);
     let per_iter = switches / m.counted_iterations.max(1) as f64;
     if per_iter <= 0.0 {
         return Err(BenchError::Failed(format!("no switches observed with {n} tasks ({design}, {})", mode.as_str())));
     }
     let mut rows = rows_from("load.runqueue", &m, "ns/switch", per_iter, ctx.calib);
     let mut row = rows.remove(0);
-    row.counts.insert("switches_per_iteration".into(), per_iter);
+    row.counts.insert(Count::SwitchesPerIteration, per_iter);
     if design == "ring" && per_iter < 0.9 * n as f64 {
         row.flag(Flag::new(
-            "too_few_switches",
+            FlagCode::TooFewSwitches,
             format!("a lap of {n} tasks on one CPU needs {n} switches; {per_iter:.1} were observed"),
         ));
     }

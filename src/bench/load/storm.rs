@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::group::check_limits;
 use crate::bench::{Ctx, Output};
-use crate::model::{Flag, Method, ResultRow};
+use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
 use crate::runner::BenchError;
 use crate::stats;
 use crate::sys;
@@ -74,12 +74,12 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
                 .ok_or_else(|| BenchError::Failed("no intervals measured".into()))?
                 .with_param("tasks", n as u64)
                 .with_param("cpus", allowed.len() as u64);
-        row.counts.insert("yields_per_s_per_task".into(), per_task.iter().sum::<f64>() / n as f64);
-        row.counts.insert("min_max_ratio".into(), ratio);
-        row.counts.insert("jain_index".into(), jain);
+        row.counts.insert(Count::YieldsPerSPerTask, per_task.iter().sum::<f64>() / n as f64);
+        row.counts.insert(Count::MinMaxRatio, ratio);
+        row.counts.insert(Count::JainIndex, jain);
         if ratio < 0.5 {
             row.flag(Flag::new(
-                "uneven",
+                FlagCode::Uneven,
                 format!("the slowest task made {:.0}% of the fastest one's yields", ratio * 100.0),
             ));
         }

@@ -11,7 +11,7 @@
 //! compared with the share the kernel's load weights promise.
 
 use crate::bench::{Ctx, Output};
-use crate::model::{Flag, Method, ResultRow};
+use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
 use crate::runner::BenchError;
 use crate::sys;
 use crate::tasks::Mode;
@@ -135,18 +135,18 @@ pub fn run_fairness(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         };
         let dev = row.median - promised[i];
         worst = worst.max(dev.abs());
-        row.counts.insert("promised_share".into(), promised[i]);
-        row.counts.insert("deviation".into(), dev);
+        row.counts.insert(Count::PromisedShare, promised[i]);
+        row.counts.insert(Count::Deviation, dev);
         if dev.abs() > 0.05 {
             row.flag(Flag::new(
-                "unfair",
+                FlagCode::Unfair,
                 format!("got {:.1}% of the CPU, the weights promise {:.1}%", row.median * 100.0, promised[i] * 100.0),
             ));
         }
         out.rows.push(row.with_param("task", i as u64).with_param("nice", nices[i]));
     }
     if let Some(last) = out.rows.last_mut() {
-        last.counts.insert("largest_deviation".into(), worst);
+        last.counts.insert(Count::LargestDeviation, worst);
     }
     Ok(())
 }
