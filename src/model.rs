@@ -137,154 +137,155 @@ impl Flag {
 }
 
 /// The kernel-observed and derived counts a row carries; serialised as their
-/// snake_case names, which are what stored runs, exports and JSON contain.
+/// snake_case names, which are what stored runs, exports and JSON contain. Declared
+/// in the alphabetical order of those names, so maps of counts print as before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Count {
-    /// Samples below Tukey's lower fences.
-    #[serde(rename = "outliers_low")]
-    OutliersLow,
-    /// Samples above Tukey's upper fences.
-    #[serde(rename = "outliers_high")]
-    OutliersHigh,
-    /// Switches the watched tasks made by blocking.
-    #[serde(rename = "voluntary_switches")]
-    VoluntarySwitches,
-    /// Switches forced on the watched tasks (preemptions).
-    #[serde(rename = "involuntary_switches")]
-    InvoluntarySwitches,
-    /// All switches of the watched tasks.
-    #[serde(rename = "switches")]
-    Switches,
-    /// Moves of the watched tasks between CPUs.
-    #[serde(rename = "migrations")]
-    Migrations,
-    /// Switches counted by per-task perf software counters.
-    #[serde(rename = "perf_context_switches")]
-    PerfContextSwitches,
-    /// Migrations counted by per-task perf software counters.
-    #[serde(rename = "perf_cpu_migrations")]
-    PerfCpuMigrations,
-    /// Instructions retired by the measuring thread.
-    #[serde(rename = "instructions")]
-    Instructions,
-    /// CPU cycles of the measuring thread.
-    #[serde(rename = "cycles")]
-    Cycles,
-    /// Operations over which the counts were taken.
-    #[serde(rename = "counted_ops")]
-    CountedOps,
-    /// Switches per operation.
-    #[serde(rename = "switches_per_op")]
-    SwitchesPerOp,
-    /// Migrations per operation.
-    #[serde(rename = "migrations_per_op")]
-    MigrationsPerOp,
-    /// Instructions per operation.
-    #[serde(rename = "instructions_per_op")]
-    InstructionsPerOp,
-    /// Cycles per operation.
-    #[serde(rename = "cycles_per_op")]
-    CyclesPerOp,
-    /// Perf-counted switches per operation.
-    #[serde(rename = "perf_context_switches_per_op")]
-    PerfContextSwitchesPerOp,
-    /// The median divided by the switches observed per operation.
-    #[serde(rename = "ns_per_observed_switch")]
-    NsPerObservedSwitch,
     /// Children reaped with their exit status checked.
     #[serde(rename = "children_verified")]
     ChildrenVerified,
-    /// The forking parent's resident memory, KiB.
-    #[serde(rename = "parent_rss_kib")]
-    ParentRssKib,
-    /// A fit's intercept, ns.
-    #[serde(rename = "intercept_ns")]
-    InterceptNs,
-    /// A fit's coefficient of determination.
-    #[serde(rename = "r_squared")]
-    RSquared,
-    /// Switches per timed iteration.
-    #[serde(rename = "switches_per_iteration")]
-    SwitchesPerIteration,
+    /// Operations over which the counts were taken.
+    #[serde(rename = "counted_ops")]
+    CountedOps,
+    /// CPU cycles of the measuring thread.
+    #[serde(rename = "cycles")]
+    Cycles,
+    /// Cycles per operation.
+    #[serde(rename = "cycles_per_op")]
+    CyclesPerOp,
     /// Messages delivered.
     #[serde(rename = "delivered")]
     Delivered,
-    /// Messages a complete run delivers.
-    #[serde(rename = "expected_per_run")]
-    ExpectedPerRun,
-    /// Yields per second of each task.
-    #[serde(rename = "yields_per_s_per_task")]
-    YieldsPerSPerTask,
-    /// The slowest task's progress over the fastest's.
-    #[serde(rename = "min_max_ratio")]
-    MinMaxRatio,
-    /// Jain's fairness index.
-    #[serde(rename = "jain_index")]
-    JainIndex,
-    /// The CPU share the nice weights promise.
-    #[serde(rename = "promised_share")]
-    PromisedShare,
     /// A share's distance from its promise.
     #[serde(rename = "deviation")]
     Deviation,
-    /// The largest share's distance from its promise.
-    #[serde(rename = "largest_deviation")]
-    LargestDeviation,
-    /// The median hand-off time, ns.
-    #[serde(rename = "handoff_ns_median")]
-    HandoffNsMedian,
+    /// Messages a complete run delivers.
+    #[serde(rename = "expected_per_run")]
+    ExpectedPerRun,
     /// Share of samples with more than 10 runnable.
     #[serde(rename = "frac_above_10")]
     FracAbove10,
     /// Share of samples with 20 or more runnable.
     #[serde(rename = "frac_above_20")]
     FracAbove20,
+    /// The median hand-off time, ns.
+    #[serde(rename = "handoff_ns_median")]
+    HandoffNsMedian,
+    /// Instructions retired by the measuring thread.
+    #[serde(rename = "instructions")]
+    Instructions,
+    /// Instructions per operation.
+    #[serde(rename = "instructions_per_op")]
+    InstructionsPerOp,
+    /// A fit's intercept, ns.
+    #[serde(rename = "intercept_ns")]
+    InterceptNs,
+    /// Switches forced on the watched tasks (preemptions).
+    #[serde(rename = "involuntary_switches")]
+    InvoluntarySwitches,
+    /// Jain's fairness index.
+    #[serde(rename = "jain_index")]
+    JainIndex,
+    /// The largest share's distance from its promise.
+    #[serde(rename = "largest_deviation")]
+    LargestDeviation,
+    /// Moves of the watched tasks between CPUs.
+    #[serde(rename = "migrations")]
+    Migrations,
+    /// Migrations per operation.
+    #[serde(rename = "migrations_per_op")]
+    MigrationsPerOp,
+    /// The slowest task's progress over the fastest's.
+    #[serde(rename = "min_max_ratio")]
+    MinMaxRatio,
+    /// The median divided by the switches observed per operation.
+    #[serde(rename = "ns_per_observed_switch")]
+    NsPerObservedSwitch,
+    /// Samples above Tukey's upper fences.
+    #[serde(rename = "outliers_high")]
+    OutliersHigh,
+    /// Samples below Tukey's lower fences.
+    #[serde(rename = "outliers_low")]
+    OutliersLow,
+    /// The forking parent's resident memory, KiB.
+    #[serde(rename = "parent_rss_kib")]
+    ParentRssKib,
+    /// Switches counted by per-task perf software counters.
+    #[serde(rename = "perf_context_switches")]
+    PerfContextSwitches,
+    /// Perf-counted switches per operation.
+    #[serde(rename = "perf_context_switches_per_op")]
+    PerfContextSwitchesPerOp,
+    /// Migrations counted by per-task perf software counters.
+    #[serde(rename = "perf_cpu_migrations")]
+    PerfCpuMigrations,
+    /// The CPU share the nice weights promise.
+    #[serde(rename = "promised_share")]
+    PromisedShare,
+    /// A fit's coefficient of determination.
+    #[serde(rename = "r_squared")]
+    RSquared,
     /// Length of the observation, s.
     #[serde(rename = "seconds")]
     Seconds,
+    /// All switches of the watched tasks.
+    #[serde(rename = "switches")]
+    Switches,
+    /// Switches per timed iteration.
+    #[serde(rename = "switches_per_iteration")]
+    SwitchesPerIteration,
+    /// Switches per operation.
+    #[serde(rename = "switches_per_op")]
+    SwitchesPerOp,
     /// System-wide switches per second.
     #[serde(rename = "switches_per_s_overall")]
     SwitchesPerSOverall,
+    /// Switches the watched tasks made by blocking.
+    #[serde(rename = "voluntary_switches")]
+    VoluntarySwitches,
+    /// Yields per second of each task.
+    #[serde(rename = "yields_per_s_per_task")]
+    YieldsPerSPerTask,
 }
 
 impl Count {
-    /// Every count, in declaration order.
+    /// Every count, in declaration (alphabetical) order.
     pub const ALL: [Count; 35] = [
-        Count::OutliersLow,
-        Count::OutliersHigh,
-        Count::VoluntarySwitches,
-        Count::InvoluntarySwitches,
-        Count::Switches,
-        Count::Migrations,
-        Count::PerfContextSwitches,
-        Count::PerfCpuMigrations,
-        Count::Instructions,
-        Count::Cycles,
-        Count::CountedOps,
-        Count::SwitchesPerOp,
-        Count::MigrationsPerOp,
-        Count::InstructionsPerOp,
-        Count::CyclesPerOp,
-        Count::PerfContextSwitchesPerOp,
-        Count::NsPerObservedSwitch,
         Count::ChildrenVerified,
-        Count::ParentRssKib,
-        Count::InterceptNs,
-        Count::RSquared,
-        Count::SwitchesPerIteration,
+        Count::CountedOps,
+        Count::Cycles,
+        Count::CyclesPerOp,
         Count::Delivered,
-        Count::ExpectedPerRun,
-        Count::YieldsPerSPerTask,
-        Count::MinMaxRatio,
-        Count::JainIndex,
-        Count::PromisedShare,
         Count::Deviation,
-        Count::LargestDeviation,
-        Count::HandoffNsMedian,
+        Count::ExpectedPerRun,
         Count::FracAbove10,
         Count::FracAbove20,
+        Count::HandoffNsMedian,
+        Count::Instructions,
+        Count::InstructionsPerOp,
+        Count::InterceptNs,
+        Count::InvoluntarySwitches,
+        Count::JainIndex,
+        Count::LargestDeviation,
+        Count::Migrations,
+        Count::MigrationsPerOp,
+        Count::MinMaxRatio,
+        Count::NsPerObservedSwitch,
+        Count::OutliersHigh,
+        Count::OutliersLow,
+        Count::ParentRssKib,
+        Count::PerfContextSwitches,
+        Count::PerfContextSwitchesPerOp,
+        Count::PerfCpuMigrations,
+        Count::PromisedShare,
+        Count::RSquared,
         Count::Seconds,
+        Count::Switches,
+        Count::SwitchesPerIteration,
+        Count::SwitchesPerOp,
         Count::SwitchesPerSOverall,
+        Count::VoluntarySwitches,
+        Count::YieldsPerSPerTask,
     ];
 
     /// The name as stored and printed.
@@ -478,6 +479,7 @@ mod tests {
 
     #[test]
     fn stored_names_are_the_serde_names() {
+        assert!(Count::ALL.windows(2).all(|w| w[0].as_str() < w[1].as_str()), "alphabetical");
         for c in Count::ALL {
             assert_eq!(serde_json::to_string(&c).unwrap(), format!("\"{}\"", c.as_str()));
             assert_eq!(serde_json::from_str::<Count>(&format!("\"{c}\"")).unwrap(), c);

@@ -41,8 +41,8 @@ pub struct RunOutcome {
 }
 
 /// The estimated duration of the selected benchmarks.
-pub fn estimate(selected: &[(&BenchDef, Scope)], cfg: &MeasureConfig) -> Duration {
-    let probes: usize = selected.iter().map(|(b, s)| (b.probes)(*s)).sum();
+pub fn estimate(selected: &[(&BenchDef, Scope)], opts: &BenchOptions, cfg: &MeasureConfig) -> Duration {
+    let probes: usize = selected.iter().map(|(b, s)| (b.probes)(*s, opts)).sum();
     cfg.estimate_per_probe() * probes as u32
 }
 
@@ -81,7 +81,7 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
             machine.hardware_counters
         );
     }
-    let est = estimate(&req.selected, &cfg);
+    let est = estimate(&req.selected, &req.options, &cfg);
     eprintln!("running {} benchmarks, about {:.0} s", req.selected.len(), est.as_secs_f64().ceil());
     let run_id = store.begin_run(&report::now_rfc3339(), &req.command_line, req.save.as_deref(), &machine)?;
 
@@ -156,7 +156,7 @@ fn interrupt_arriving() -> bool {
 fn run_one(def: &BenchDef, ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let policy = ctx.opts.placement.policy;
     let guard = if policy != crate::placement::Policy::Other {
-        let bound = ctx.cfg.hard_limit * (def.probes)(ctx.scope).max(1) as u32;
+        let bound = ctx.cfg.hard_limit * (def.probes)(ctx.scope, ctx.opts).max(1) as u32;
         Some(PolicyGuard::enter(policy, bound).map_err(|e| BenchError::Setup(e.to_string()))?)
     } else {
         None

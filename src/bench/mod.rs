@@ -95,9 +95,23 @@ pub struct BenchDef {
     /// What one timed iteration contains.
     pub timing_model: &'static str,
     pub in_default_suite: bool,
-    /// How many measurements (probes) the benchmark makes at a scope; sets the estimate.
-    pub probes: fn(Scope) -> usize,
+    /// How many measurements (probes) the benchmark makes at a scope with these
+    /// options; sets the run's time estimate.
+    pub probes: fn(Scope, &BenchOptions) -> usize,
+    /// Refuses options this benchmark cannot run with (sizes beyond the machine's
+    /// limits), before anything is measured; the reason names the option.
+    pub check: fn(&BenchOptions) -> Result<(), String>,
     pub run: fn(&Ctx, &mut Output) -> Result<(), BenchError>,
+}
+
+/// The check of a benchmark that takes every option as it comes.
+pub fn no_check(_: &BenchOptions) -> Result<(), String> {
+    Ok(())
+}
+
+/// Checks the options of every selected benchmark; the first refusal, with its id.
+pub fn check_options(selected: &[(&BenchDef, Scope)], opts: &BenchOptions) -> Result<(), String> {
+    selected.iter().try_for_each(|(b, _)| (b.check)(opts).map_err(|e| format!("{}: {e}", b.id)))
 }
 
 /// Every benchmark, in the order a full run executes them.

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
+use super::{BenchDef, BenchOptions, Ctx, Family, Output, Scope, no_check, rows_from, tag};
 use crate::clock::PerCallSource;
 use crate::helper::Inherited;
 use crate::model::{Count, Method, ResultRow};
@@ -328,11 +328,15 @@ fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn two(_: Scope) -> usize {
+fn two(_: Scope, _: &BenchOptions) -> usize {
     2
 }
-fn sweep(_: Scope) -> usize {
-    6
+/// Every parent size, with huge pages off and on.
+fn sweep(_: Scope, o: &BenchOptions) -> usize {
+    2 * o.parent_mem.len()
+}
+fn check_fork_mem(o: &BenchOptions) -> Result<(), String> {
+    check_parent_mem(&o.parent_mem, sys::available_memory_bytes())
 }
 
 const CYCLE: &str =
@@ -346,6 +350,7 @@ pub static BENCHES: [BenchDef; 10] = [
         timing_model: CYCLE,
         in_default_suite: true,
         probes: two,
+        check: no_check,
         run: run_fork_exit,
     },
     BenchDef {
@@ -355,6 +360,7 @@ pub static BENCHES: [BenchDef; 10] = [
         timing_model: CYCLE,
         in_default_suite: false,
         probes: two,
+        check: no_check,
         run: run_vfork_exit,
     },
     BenchDef {
@@ -364,6 +370,7 @@ pub static BENCHES: [BenchDef; 10] = [
         timing_model: CYCLE,
         in_default_suite: false,
         probes: two,
+        check: no_check,
         run: run_clone_vm,
     },
     BenchDef {
@@ -373,6 +380,7 @@ pub static BENCHES: [BenchDef; 10] = [
         timing_model: CYCLE,
         in_default_suite: true,
         probes: two,
+        check: no_check,
         run: run_fork_exec,
     },
     BenchDef {
@@ -382,6 +390,7 @@ pub static BENCHES: [BenchDef; 10] = [
         timing_model: CYCLE,
         in_default_suite: false,
         probes: two,
+        check: no_check,
         run: run_fork_exec_true,
     },
     BenchDef {
@@ -391,6 +400,7 @@ pub static BENCHES: [BenchDef; 10] = [
         timing_model: CYCLE,
         in_default_suite: false,
         probes: two,
+        check: no_check,
         run: run_posix_spawn,
     },
     BenchDef {
@@ -400,6 +410,7 @@ pub static BENCHES: [BenchDef; 10] = [
         timing_model: CYCLE,
         in_default_suite: true,
         probes: two,
+        check: no_check,
         run: run_shell,
     },
     BenchDef {
@@ -409,6 +420,7 @@ pub static BENCHES: [BenchDef; 10] = [
         timing_model: CYCLE,
         in_default_suite: true,
         probes: two,
+        check: no_check,
         run: run_thread,
     },
     BenchDef {
@@ -418,6 +430,7 @@ pub static BENCHES: [BenchDef; 10] = [
         timing_model: "cycle counter before pthread_create, and read by the new thread as its first action",
         in_default_suite: false,
         probes: two,
+        check: no_check,
         run: run_thread_start,
     },
     BenchDef {
@@ -427,6 +440,7 @@ pub static BENCHES: [BenchDef; 10] = [
         timing_model: "one fork+exit+wait cycle per iteration at each parent size; the fit is least squares over every batch mean",
         in_default_suite: false,
         probes: sweep,
+        check: check_fork_mem,
         run: run_fork_mem,
     },
 ];

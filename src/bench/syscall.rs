@@ -14,7 +14,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 
-use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
+use super::{BenchDef, BenchOptions, Ctx, Family, Output, Scope, no_check, rows_from, tag};
 use crate::model::{Count, Flag, FlagCode, ResultRow};
 use crate::runner::{BenchError, Failure, MeasureConfig, NoArg, Probe, Watch, measure};
 use crate::sys;
@@ -326,10 +326,10 @@ fn run_sched_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn one(_: Scope) -> usize {
+fn one(_: Scope, _: &BenchOptions) -> usize {
     1
 }
-fn two(_: Scope) -> usize {
+fn two(_: Scope, _: &BenchOptions) -> usize {
     2
 }
 
@@ -343,6 +343,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: RAW,
         in_default_suite: true,
         probes: one,
+        check: no_check,
         run: run_enosys,
     },
     BenchDef {
@@ -352,6 +353,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: RAW,
         in_default_suite: true,
         probes: one,
+        check: no_check,
         run: run_getppid,
     },
     BenchDef {
@@ -361,6 +363,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: RAW,
         in_default_suite: true,
         probes: one,
+        check: no_check,
         run: run_getuid,
     },
     BenchDef {
@@ -370,6 +373,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: RAW,
         in_default_suite: true,
         probes: one,
+        check: no_check,
         run: run_gettid,
     },
     BenchDef {
@@ -379,6 +383,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: "raw: one `syscall`; libc: one call of the C library's getpid(), compared with our pid",
         in_default_suite: true,
         probes: two,
+        check: no_check,
         run: run_getpid,
     },
     BenchDef {
@@ -388,6 +393,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: "vdso: one libc clock_gettime() (user space); raw: one `syscall`",
         in_default_suite: true,
         probes: two,
+        check: no_check,
         run: run_clock_gettime,
     },
     BenchDef {
@@ -397,6 +403,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: "vdso: one libc gettimeofday() (user space); raw: one `syscall`",
         in_default_suite: true,
         probes: two,
+        check: no_check,
         run: run_gettimeofday,
     },
     BenchDef {
@@ -406,6 +413,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: "two raw system calls: openat(O_RDONLY) and close of the returned fd",
         in_default_suite: true,
         probes: one,
+        check: no_check,
         run: run_open_close,
     },
     BenchDef {
@@ -415,6 +423,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: RAW,
         in_default_suite: true,
         probes: one,
+        check: no_check,
         run: run_stat,
     },
     BenchDef {
@@ -424,6 +433,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: "one raw read(fd, buf, 1), result must be 1",
         in_default_suite: true,
         probes: one,
+        check: no_check,
         run: run_read,
     },
     BenchDef {
@@ -433,6 +443,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: "one raw write(fd, buf, 1), result must be 1",
         in_default_suite: true,
         probes: one,
+        check: no_check,
         run: run_write,
     },
     BenchDef {
@@ -442,6 +453,7 @@ pub static BENCHES: [BenchDef; 12] = [
         timing_model: RAW,
         in_default_suite: true,
         probes: one,
+        check: no_check,
         run: run_sched_yield,
     },
 ];

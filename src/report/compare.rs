@@ -159,6 +159,22 @@ pub fn machine_diff(a: &Machine, b: &Machine) -> Vec<(String, String, String)> {
 }
 
 /// Renders a comparison as text: machines (differences marked), then figures.
+/// The comparison as JSON: both run ids, the threshold, the machines' differences and
+/// every figure's comparison.
+pub fn to_json(a: &RunDocument, b: &RunDocument, rows: &[Comparison], threshold: f64) -> String {
+    #[derive(serde::Serialize)]
+    struct Out<'a> {
+        a: i64,
+        b: i64,
+        threshold: f64,
+        machines: Vec<(String, String, String)>,
+        results: &'a [Comparison],
+    }
+    let out =
+        Out { a: a.run.id, b: b.run.id, threshold, machines: machine_diff(&a.machine, &b.machine), results: rows };
+    serde_json::to_string_pretty(&out).unwrap_or_default()
+}
+
 pub fn render(a: &RunDocument, b: &RunDocument, rows: &[Comparison], threshold: f64) -> String {
     use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
     let mut m = Table::new();

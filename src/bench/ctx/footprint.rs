@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::channel::{self, Endpoint, Mechanism, Pair, Pipe, PipeEnd};
 use super::peer::{Control, Mode, Peer};
-use crate::bench::{Ctx, Output, Scope};
+use crate::bench::{BenchOptions, Ctx, Output, Scope};
 use crate::kcounts::{Task, Watcher};
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
 use crate::runner::{BenchError, Probe, time_batch};
@@ -18,8 +18,14 @@ use crate::tasks::{AffinityGuard, Placement};
 
 pub const TIMING_MODEL: &str = "per size S, interleaved rounds of (a) N pipe round trips between two processes on one CPU, each side walking its own S-byte buffer (one load per stride) before it sends, and (b) N iterations of one task walking both buffers without switching; figure = ((a) - (b)) / 2 per hand-off, round by round";
 
-pub fn probes(_: Scope) -> usize {
-    7
+/// One interleaved measurement per working-set size.
+pub fn probes(_: Scope, o: &BenchOptions) -> usize {
+    o.footprint_sizes.len()
+}
+
+/// The walk needs a stride of at least one byte.
+pub fn check(o: &BenchOptions) -> Result<(), String> {
+    if o.footprint_stride == 0 { Err("--stride must be at least 1 byte".into()) } else { Ok(()) }
 }
 
 /// Reads one word per stride of `buf`: the working-set walk.

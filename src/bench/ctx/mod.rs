@@ -9,7 +9,7 @@
 //! task on the other CPU. `mode=self` rows time the mechanism alone (one send and one
 //! receive in one task, nobody waiting), so the switch's share can be read off.
 
-use super::{BenchDef, Ctx, Family, Output, Scope, rows_from, tag};
+use super::{BenchDef, BenchOptions, Ctx, Family, Output, Scope, no_check, rows_from, tag};
 use crate::model::{Count, Flag, FlagCode, ResultRow};
 use crate::runner::{BenchError, NoArg, Probe, Watch, measure};
 use crate::sys;
@@ -271,16 +271,16 @@ fn run_sleep0(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn headline_probes(s: Scope) -> usize {
+fn headline_probes(s: Scope, _: &BenchOptions) -> usize {
     match s {
         Scope::Headline => 4,
         Scope::Full => 7,
     }
 }
-fn condvar_probes(_: Scope) -> usize {
+fn condvar_probes(_: Scope, _: &BenchOptions) -> usize {
     4
 }
-fn two(_: Scope) -> usize {
+fn two(_: Scope, _: &BenchOptions) -> usize {
     2
 }
 
@@ -294,6 +294,7 @@ pub static BENCHES: [BenchDef; 8] = [
         timing_model: HANDOFF_MODEL,
         in_default_suite: true,
         probes: headline_probes,
+        check: no_check,
         run: run_pipe,
     },
     BenchDef {
@@ -303,6 +304,7 @@ pub static BENCHES: [BenchDef; 8] = [
         timing_model: HANDOFF_MODEL,
         in_default_suite: true,
         probes: headline_probes,
+        check: no_check,
         run: run_futex,
     },
     BenchDef {
@@ -312,6 +314,7 @@ pub static BENCHES: [BenchDef; 8] = [
         timing_model: HANDOFF_MODEL,
         in_default_suite: false,
         probes: headline_probes,
+        check: no_check,
         run: run_eventfd,
     },
     BenchDef {
@@ -321,6 +324,7 @@ pub static BENCHES: [BenchDef; 8] = [
         timing_model: HANDOFF_MODEL,
         in_default_suite: false,
         probes: headline_probes,
+        check: no_check,
         run: run_unix,
     },
     BenchDef {
@@ -330,6 +334,7 @@ pub static BENCHES: [BenchDef; 8] = [
         timing_model: HANDOFF_MODEL,
         in_default_suite: false,
         probes: condvar_probes,
+        check: no_check,
         run: run_condvar,
     },
     BenchDef {
@@ -339,6 +344,7 @@ pub static BENCHES: [BenchDef; 8] = [
         timing_model: "one sched_yield of the measuring task, which runs the peer until it yields back = 2 hand-offs",
         in_default_suite: false,
         probes: two,
+        check: no_check,
         run: run_yield,
     },
     BenchDef {
@@ -348,6 +354,7 @@ pub static BENCHES: [BenchDef; 8] = [
         timing_model: "one nanosleep({0,0}) call, with the switches it caused counted",
         in_default_suite: false,
         probes: two,
+        check: no_check,
         run: run_sleep0,
     },
     BenchDef {
@@ -357,6 +364,7 @@ pub static BENCHES: [BenchDef; 8] = [
         timing_model: footprint::TIMING_MODEL,
         in_default_suite: false,
         probes: footprint::probes,
+        check: footprint::check,
         run: footprint::run,
     },
 ];

@@ -21,6 +21,8 @@ use crate::runner::BenchError;
 use crate::sys;
 
 pub const USERS_PER_ROOM: usize = 20;
+/// A sender and a receiver thread per user, on the client and on the server side.
+pub const THREADS_PER_ROOM: usize = USERS_PER_ROOM * 4;
 const MSG: usize = 100;
 const IO_TIMEOUT: Duration = Duration::from_secs(20);
 

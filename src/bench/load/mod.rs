@@ -1,7 +1,8 @@
 //! The scheduler under load: run-queue sweeps, yield storms, the chat-room workload,
 //! wake-up latency under CPU hogs, and nice-level fairness.
 
-use super::{BenchDef, Family, Scope};
+use super::{BenchDef, BenchOptions, Family, Scope, no_check};
+use crate::tasks::Mode;
 
 pub mod chat;
 pub mod group;
@@ -9,14 +10,40 @@ pub mod runqueue;
 pub mod storm;
 pub mod wakeup;
 
-fn sweep(_: Scope) -> usize {
-    45
+/// Every task count, for both designs and both modes.
+fn sweep(_: Scope, o: &BenchOptions) -> usize {
+    4 * o.tasks.len()
 }
-fn few(_: Scope) -> usize {
+fn storm_probes(_: Scope, o: &BenchOptions) -> usize {
+    o.storm_tasks.len()
+}
+fn few(_: Scope, _: &BenchOptions) -> usize {
     4
 }
-fn chat_probes(_: Scope) -> usize {
+fn chat_probes(_: Scope, _: &BenchOptions) -> usize {
     4
+}
+
+fn check_tasks(o: &BenchOptions) -> Result<(), String> {
+    match o.tasks.iter().max() {
+        Some(&max) => group::check_limits(Mode::Process, max, 2).map_err(|e| format!("--tasks: {e}")),
+        None => Ok(()),
+    }
+}
+
+fn check_storm(o: &BenchOptions) -> Result<(), String> {
+    match o.storm_tasks.iter().max() {
+        Some(&max) => group::check_limits(Mode::Thread, max, 0).map_err(|e| format!("--storm-tasks: {e}")),
+        None => Ok(()),
+    }
+}
+
+fn check_chat(o: &BenchOptions) -> Result<(), String> {
+    if o.rooms == 0 || o.messages == 0 {
+        return Err("--rooms and --messages must be at least 1".into());
+    }
+    group::check_limits(Mode::Thread, o.rooms * chat::THREADS_PER_ROOM, 4)
+        .map_err(|e| format!("--rooms {}: {e}", o.rooms))
 }
 
 pub static BENCHES: [BenchDef; 5] = [
@@ -27,6 +54,7 @@ pub static BENCHES: [BenchDef; 5] = [
         timing_model: "yield: one sched_yield of the measuring task; ring: one lap of the token through N tasks; both divided by the switches the kernel counted per iteration",
         in_default_suite: false,
         probes: sweep,
+        check: check_tasks,
         run: runqueue::run,
     },
     BenchDef {
@@ -35,7 +63,8 @@ pub static BENCHES: [BenchDef; 5] = [
         summary: "N sched_yield loops on all CPUs: system context switches per second, per-task progress and its evenness",
         timing_model: storm_model(),
         in_default_suite: false,
-        probes: few,
+        probes: storm_probes,
+        check: check_storm,
         run: storm::run,
     },
     BenchDef {
@@ -45,6 +74,7 @@ pub static BENCHES: [BenchDef; 5] = [
         timing_model: "from releasing the client senders to the last receiver's last message; messages delivered per second",
         in_default_suite: false,
         probes: chat_probes,
+        check: check_chat,
         run: chat::run,
     },
     BenchDef {
@@ -54,6 +84,7 @@ pub static BENCHES: [BenchDef; 5] = [
         timing_model: "one clock_nanosleep(1 ms); the sample is the time past 1 ms",
         in_default_suite: false,
         probes: few,
+        check: no_check,
         run: wakeup::run_wakeup,
     },
     BenchDef {
@@ -63,6 +94,7 @@ pub static BENCHES: [BenchDef; 5] = [
         timing_model: "CPU time per task from schedstat over five intervals; share = task / all",
         in_default_suite: false,
         probes: few,
+        check: no_check,
         run: wakeup::run_fairness,
     },
 ];

@@ -1,0 +1,305 @@
+//! The argument definitions, with clap value parsers for the values that have a shape
+//! (sizes, lists, durations, dates), so a malformed value is refused by clap itself
+//! (exit 2, naming the flag) and the rest of the program sees typed values.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::{Duration, SystemTime};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::placement::Policy;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "oscost",
+    version,
+    about = "What the operating system charges for its primitives, measured and proven"
+)]
+pub struct Cli {
+    /// Results database (default: $XDG_DATA_HOME/oscost/results.db or ~/.local/share/oscost/results.db).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run benchmarks (default suite without arguments) and store the run.
+    Run(RunArgs),
+    /// List every benchmark with its description and timing model (or the suites).
+    List {
+        /// List the named suites instead.
+        #[arg(long)]
+        suites: bool,
+    },
+    /// Print the machine fingerprint and the clock calibration.
+    Info {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reprint a stored run (the latest by default).
+    Show {
+        /// Run id, saved name, or `latest`.
+        run: Option<String>,
+        /// Same as --format json.
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Include raw samples in JSON output.
+        #[arg(long)]
+        samples: bool,
+    },
+    /// Compare two runs: ratio of medians with bootstrap intervals, and a verdict.
+    Compare {
+        /// Run A (id, saved name or `latest`); with --baseline, this is run B.
+        a: Option<String>,
+        /// Run B.
+        b: Option<String>,
+        /// Use the run saved under this name as A.
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
+        /// Read run B from another database (results from another machine).
+        #[arg(long, value_name = "PATH")]
+        db_b: Option<PathBuf>,
+        /// Noise threshold in percent: verdicts need the interval to clear it.
+        #[arg(long, value_name = "PCT", default_value_t = 2.0)]
+        threshold: f64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export runs (default: the latest) as JSON (everything, for import) or CSV.
+    Export {
+        runs: Vec<String>,
+        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+        format: ExportFormat,
+        /// Write to this file instead of stdout.
+        #[arg(short, long, value_name = "PATH")]
+        output: Option<PathBuf>,
+    },
+    /// Import a JSON export from another machine into the database (all or nothing).
+    Import { file: PathBuf },
+    /// Write a self-contained HTML report of runs (default: the latest); with two or
+    /// more, the first two are compared.
+    Report {
+        runs: Vec<String>,
+        #[arg(short, long, value_name = "PATH", default_value = "report.html")]
+        output: PathBuf,
+    },
+    /// Sample the live system's run-queue length and switch rate, and store the trace.
+    Observe {
+        /// How long to observe (e.g. 60s, 2m).
+        #[arg(long = "for", value_name = "DURATION", default_value = "60s")]
+        duration: HumanDuration,
+        /// Sampling interval (e.g. 10ms).
+        #[arg(long, value_name = "DURATION", default_value = "10ms")]
+        interval: HumanDuration,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List stored runs, newest first.
+    Runs {
+        #[arg(long)]
+        host: Option<String>,
+        /// Only runs with this benchmark id or family.
+        #[arg(long)]
+        benchmark: Option<String>,
+        /// Only runs started at or after this date (YYYY-MM-DD or RFC 3339).
+        #[arg(long, value_name = "DATE")]
+        since: Option<Date>,
+        /// Only runs started before this date.
+        #[arg(long, value_name = "DATE")]
+        until: Option<Date>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+    Markdown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Benchmarks to run: ids (syscall.getppid), families (syscall, ctx, spawn, load) or `all`.
+    pub benchmarks: Vec<String>,
+    /// Run a named suite and print it in the classic table's layout (see `list --suites`).
+    #[arg(long, value_name = "NAME", conflicts_with = "benchmarks")]
+    pub suite: Option<String>,
+    /// About a fifth of the time, at some cost in precision.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write the run as JSON to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Include raw samples in JSON output.
+    #[arg(long)]
+    pub samples: bool,
+    /// Pin the benchmark to this CPU (placement-sweeping families pin by themselves).
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// Run at this nice value (-20..19; lowering needs privilege).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub nice: Option<i32>,
+    /// Scheduling policy; fifo and rr are bounded by a watchdog and need privilege.
+    #[arg(long, value_enum, default_value_t = Policy::Other)]
+    pub policy: Policy,
+    /// Also count switches with per-task perf software counters. They slow every switch
+    /// of the watched tasks, so context-switch figures rise; /proc counts are always taken.
+    #[arg(long)]
+    pub perf_counters: bool,
+    /// Save the run under this name (for `compare --baseline`).
+    #[arg(long, value_name = "NAME")]
+    pub save: Option<String>,
+    /// The no-op program to exec (default: oscost's own static helper).
+    #[arg(long, value_name = "PATH")]
+    pub noop: Option<PathBuf>,
+    /// Parent memory sizes for the fork sweep, e.g. 0,64M,512M.
+    #[arg(long, value_name = "LIST", default_value = "0,64M,512M")]
+    pub parent_mem: SizeList,
+    /// Working-set sizes for ctx.footprint, e.g. 0,4K,64K,1M.
+    #[arg(long, value_name = "LIST", default_value = "0,4K,16K,64K,256K,1M,4M")]
+    pub sizes: SizeList,
+    /// Stride of the footprint walk in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 64)]
+    pub stride: usize,
+    /// Runnable-task counts for load.runqueue.
+    #[arg(long, value_name = "LIST", default_value = "2,4,8,16,32,64,128,256,512,1024")]
+    pub tasks: CountList,
+    /// Task counts for load.yield_storm.
+    #[arg(long, value_name = "LIST", default_value = "2,8,32,128")]
+    pub storm_tasks: CountList,
+    /// Chat rooms (20 users each) for load.chat.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub rooms: usize,
+    /// Messages each chat user sends.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub messages: usize,
+}
+
+/// A comma-separated list of byte sizes such as `0,4K,64M,1G` (binary multiples).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeList(pub Vec<u64>);
+
+impl FromStr for SizeList {
+    type Err = String;
+    fn from_str(list: &str) -> Result<Self, String> {
+        list.split(',').filter(|x| !x.trim().is_empty()).map(parse_size).collect::<Result<_, _>>().map(SizeList)
+    }
+}
+
+/// Parses a size such as `64M`, `4K`, `1G` or `512` (binary multiples).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: u64 = num.parse().map_err(|_| format!("{s:?} is not a size (use e.g. 0, 4K, 64M, 1G)"))?;
+    n.checked_mul(mult).ok_or_else(|| format!("{s:?} is too large"))
+}
+
+/// A comma-separated list of whole numbers such as `2,4,8`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountList(pub Vec<usize>);
+
+impl FromStr for CountList {
+    type Err = String;
+    fn from_str(list: &str) -> Result<Self, String> {
+        list.split(',')
+            .filter(|x| !x.trim().is_empty())
+            .map(|x| x.trim().parse::<usize>().map_err(|_| format!("{x:?} is not a whole number")))
+            .collect::<Result<_, _>>()
+            .map(CountList)
+    }
+}
+
+/// A positive duration: `60s`, `10ms`, `2m`, `500us` (humantime's units), or a bare
+/// number of seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HumanDuration(pub Duration);
+
+impl FromStr for HumanDuration {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let bare = !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.');
+        let d = if bare {
+            t.parse::<f64>().ok().filter(|v| v.is_finite() && *v < 1e12).map(Duration::from_secs_f64)
+        } else {
+            humantime::parse_duration(t).ok()
+        }
+        .ok_or_else(|| format!("{s:?} is not a duration (use e.g. 60s, 10ms, 2m)"))?;
+        if d.is_zero() {
+            return Err(format!("{s:?} must be a positive duration"));
+        }
+        Ok(HumanDuration(d))
+    }
+}
+
+/// A date (`YYYY-MM-DD`, midnight UTC) or an RFC 3339 time, kept as the RFC 3339 UTC
+/// text the store compares with its start times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Date(pub String);
+
+impl FromStr for Date {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let full = if t.len() == 10 { format!("{t}T00:00:00Z") } else { t.to_string() };
+        let when: SystemTime = humantime::parse_rfc3339_weak(&full)
+            .map_err(|e| format!("{s:?} is not a date (use YYYY-MM-DD or RFC 3339): {e}"))?;
+        Ok(Date(humantime::format_rfc3339_seconds(when).to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!("0,64M,512M".parse::<SizeList>().unwrap().0, vec![0, 64 << 20, 512 << 20]);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert!(parse_size("12Q").is_err());
+        assert!(parse_size("99999999999999G").is_err());
+        assert_eq!("2, 4,8".parse::<CountList>().unwrap().0, vec![2, 4, 8]);
+        assert!("2,x".parse::<CountList>().is_err());
+    }
+
+    #[test]
+    fn durations_parse() {
+        let d = |s: &str| s.parse::<HumanDuration>().map(|d| d.0);
+        assert_eq!(d("60s").unwrap(), Duration::from_secs(60));
+        assert_eq!(d("10ms").unwrap(), Duration::from_millis(10));
+        assert_eq!(d("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(d("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(d("0s").is_err());
+        assert!(d("ten").is_err());
+        assert!(d("5 parsecs").is_err());
+        assert!(d("18446744073709551616").is_err());
+        assert!(d("18446744073709551616s").is_err());
+    }
+
+    #[test]
+    fn dates_parse_and_normalise() {
+        assert_eq!("2026-11-22".parse::<Date>().unwrap().0, "2026-11-22T00:00:00Z");
+        assert_eq!("2026-11-22T10:00:00+00:00".parse::<Date>().unwrap().0, "2026-11-22T10:00:00Z");
+        assert!("2026-13-45".parse::<Date>().is_err());
+        assert!("notadate".parse::<Date>().is_err());
+    }
+}
