@@ -118,20 +118,32 @@ fn median_u64(v: &mut [u64]) -> f64 {
     v[v.len() / 2] as f64
 }
 
+/// The shortest batch: long enough that reading the clock twice and its resolution
+/// stay under 0.1% of it, and never under 1 ms.
+pub fn min_batch_ns(clock_read_ns: f64, clock_resolution_ns: f64) -> f64 {
+    (1000.0 * (clock_read_ns + clock_resolution_ns)).max(1_000_000.0)
+}
+
+/// The counter rate from calibration rounds: their median, and their relative
+/// spread (max - min) / median.
+pub fn rate_of_rounds(rates: &mut [f64]) -> (f64, f64) {
+    rates.sort_by(f64::total_cmp);
+    let med = rates[rates.len() / 2];
+    (med, (rates[rates.len() - 1] - rates[0]) / med)
+}
+
 /// Calibrates the clocks. `span_ns` is the length of each of the three rate rounds.
 pub fn calibrate(span_ns: u64) -> Calibration {
     let mut warnings = Vec::new();
     let clock_read_ns = clock_read_cost_ns();
     let clock_resolution_ns = sys::monotonic_raw_resolution_ns() as f64;
-    let min_batch_ns = (1000.0 * (clock_read_ns + clock_resolution_ns)).max(1_000_000.0);
+    let min_batch_ns = min_batch_ns(clock_read_ns, clock_resolution_ns);
     let mut brackets = vec![0u64; 20_000];
 
     let (per_call_source, counter, ticks_per_ns, rate_spread) = match sys::counter_status() {
         Ok(desc) => {
             let mut rates: Vec<f64> = (0..3).map(|_| measure_rate(span_ns)).collect();
-            rates.sort_by(f64::total_cmp);
-            let med = rates[1];
-            let spread = (rates[2] - rates[0]) / med;
+            let (med, spread) = rate_of_rounds(&mut rates);
             if !med.is_finite() || med <= 0.0 {
                 warnings.push("cycle counter did not advance; per-call timing uses the monotonic clock".into());
                 (PerCallSource::Monotonic, format!("{desc}: unusable"), 1.0, 0.0)
@@ -173,15 +185,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn calibration_is_sane() {
+    fn batch_length_and_rate_rules_on_known_values() {
+        assert_eq!(min_batch_ns(30.0, 1.0), 1_000_000.0, "cheap clocks: the 1 ms floor");
+        assert_eq!(min_batch_ns(2_000.0, 1_000.0), 3_000_000.0, "a slow clock: 1000 x (read + resolution)");
+        let (med, spread) = rate_of_rounds(&mut [2.5, 2.4, 2.6]);
+        assert_eq!(med, 2.5);
+        assert!((spread - 0.2 / 2.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn calibration_subtracts_exactly_its_empty_bracket() {
         let c = calibrate(5_000_000);
         assert!(c.ticks_per_ns.is_finite() && c.ticks_per_ns > 0.0);
-        assert!(c.bracket_ticks >= 0.0 && c.bracket_ns.is_finite());
-        assert!(c.clock_read_ns > 0.0);
-        assert!(c.clock_resolution_ns >= 1.0);
-        assert!(c.min_batch_ns >= 1_000_000.0);
+        // A reading equal to the empty bracket is a call of zero cost.
+        assert_eq!(
+            c.ticks_to_call_ns(c.bracket_ticks as u64),
+            (c.bracket_ticks.floor() - c.bracket_ticks) / c.ticks_per_ns
+        );
+        assert_eq!(c.min_batch_ns, min_batch_ns(c.clock_read_ns, c.clock_resolution_ns));
         if c.per_call_source == PerCallSource::Monotonic {
-            assert_eq!(c.ticks_per_ns, 1.0);
             assert!(!c.warnings.is_empty(), "a fallback is always explained");
         }
     }

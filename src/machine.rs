@@ -114,6 +114,34 @@ pub fn fingerprint(command_line: &str, calibration: Option<Calibration>) -> Mach
     }
 }
 
+impl Machine {
+    /// A fixed, made-up fingerprint, for tests and examples that must not depend on
+    /// (or probe) the machine they run on.
+    pub fn example() -> Machine {
+        Machine {
+            hostname: "example-host".into(),
+            arch: "x86_64".into(),
+            cpu_model: "Example CPU @ 2.00GHz".into(),
+            logical_cpus: 2,
+            allowed_cpus: vec![0, 1],
+            smt_active: Some(false),
+            governor: None,
+            kernel_release: "6.1.0-example".into(),
+            kernel_version: "#1 SMP".into(),
+            virtualization: "hypervisor (no DMI)".into(),
+            clocksource: Some("tsc".into()),
+            transparent_hugepages: Some("always [madvise] never".into()),
+            mitigations: BTreeMap::from([("spectre_v2".to_string(), "Mitigation: Retpolines".to_string())]),
+            libc: "glibc 2.36".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            git_commit: "000000000000".into(),
+            command_line: "oscost run".into(),
+            hardware_counters: "unavailable (example)".into(),
+            calibration: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,7 +161,13 @@ mod tests {
         assert!(!m.kernel_release.is_empty());
         assert!(m.logical_cpus >= 1);
         assert!(!m.allowed_cpus.is_empty());
-        assert!(m.libc.contains("glibc") || m.libc.contains("unknown"));
         assert_eq!(m.command_line, "oscost info");
+        // The C library as its own tool reports it, where that tool exists.
+        match std::process::Command::new("getconf").arg("GNU_LIBC_VERSION").output() {
+            Ok(o) if o.status.success() => {
+                assert_eq!(m.libc, String::from_utf8_lossy(&o.stdout).trim(), "libc version");
+            }
+            _ => eprintln!("skipping the libc cross-check: getconf GNU_LIBC_VERSION is not available"),
+        }
     }
 }

@@ -429,7 +429,7 @@ mod tests {
     use crate::model::{Count, Flag, FlagCode};
 
     fn machine() -> Machine {
-        crate::machine::fingerprint("oscost test", None)
+        crate::machine::Machine::example()
     }
 
     fn row() -> ResultRow {

@@ -223,7 +223,7 @@ mod tests {
                 save_name: None,
                 status: "complete".into(),
             },
-            machine: crate::machine::fingerprint("c", None),
+            machine: crate::machine::Machine::example(),
             results: rows,
         }
     }
@@ -287,7 +287,7 @@ mod tests {
         let a = ResultRow::from_samples("syscall.getppid", Method::Batch, "ns/call", samples(1.0), 200).unwrap();
         let b = ResultRow::from_samples("syscall.getuid", Method::Batch, "ns/call", samples(1.0), 200).unwrap();
         assert!(compare(&doc(1, vec![a]), &doc(2, vec![b]), 0.02, 100).is_empty());
-        let m1 = crate::machine::fingerprint("c", None);
+        let m1 = crate::machine::Machine::example();
         let mut m2 = m1.clone();
         m2.kernel_release = "9.9.9".into();
         let d = machine_diff(&m1, &m2);

@@ -210,7 +210,7 @@ mod tests {
                 save_name: None,
                 status: "complete".into(),
             },
-            machine: crate::machine::fingerprint("oscost run", None),
+            machine: crate::machine::Machine::example(),
             results: vec![r],
         }
     }

@@ -364,7 +364,7 @@ mod tests {
         )
         .unwrap();
         r.flag(Flag::new(FlagCode::Vdso, "<script>alert(1)</script>"));
-        let mut m = crate::machine::fingerprint("c", None);
+        let mut m = crate::machine::Machine::example();
         m.hostname = "<img src=x onerror=alert(1)>".into();
         let doc = RunDocument {
             schema_version: 1,

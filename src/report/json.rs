@@ -46,7 +46,7 @@ mod tests {
                 save_name: None,
                 status: "complete".into(),
             },
-            machine: crate::machine::fingerprint("oscost run", None),
+            machine: crate::machine::Machine::example(),
             results: vec![r],
         };
         let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], false)).unwrap();

@@ -211,9 +211,8 @@ pub fn find(name: &str) -> Option<&'static Suite> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn layouts_render_with_missing_rows() {
-        let doc = RunDocument {
+    fn doc(results: Vec<ResultRow>) -> RunDocument {
+        RunDocument {
             schema_version: 1,
             run: crate::model::RunInfo {
                 id: 1,
@@ -222,16 +221,39 @@ mod tests {
                 save_name: None,
                 status: "complete".into(),
             },
-            machine: crate::machine::fingerprint("c", None),
-            results: vec![
-                ResultRow::from_samples("syscall.getppid", Method::Batch, "ns/call", vec![100.0, 120.0], 2).unwrap(),
-            ],
-        };
-        let l = lmbench(&doc);
-        assert!(l.contains("Simple syscall: 0.1100 microseconds"), "{l}");
-        assert!(l.contains("Simple read: n/a"));
-        for s in &SUITES {
-            assert!(!(s.render)(&doc).is_empty());
+            machine: crate::machine::Machine::example(),
+            results,
         }
+    }
+
+    fn batch(id: &str, median: f64) -> ResultRow {
+        ResultRow::from_samples(id, Method::Batch, "ns/call", vec![median], 1).unwrap()
+    }
+
+    /// The line of `text` that starts with `label`.
+    fn line_of<'a>(text: &'a str, label: &str) -> &'a str {
+        text.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no line {label:?} in\n{text}"))
+    }
+
+    #[test]
+    fn each_layout_puts_a_figure_on_its_line_and_n_a_where_a_row_is_missing() {
+        let d = doc(vec![
+            batch("syscall.getppid", 110.0),
+            batch("syscall.getuid", 111.1),
+            batch("spawn.fork_exit", 123_456.0).with_param("phase", "full_cycle"),
+        ]);
+        let t = travis98(&d);
+        assert!(line_of(&t, "Clone current process (fork)").ends_with(" 123.46"), "{t}");
+        assert!(line_of(&t, "Spawn new thread").ends_with(" n/a"), "{t}");
+        let m = molnar02(&d);
+        assert!(line_of(&m, "fork+exit (µs)").ends_with(" 123.46"), "{m}");
+        assert!(line_of(&m, "chat, 10 rooms, nice 0").ends_with(" n/a"), "{m}");
+        let b = bartz24(&d);
+        assert!(line_of(&b, "getuid").ends_with(" 111.1"), "{b}");
+        assert!(line_of(&b, "open+close").ends_with(" n/a"), "{b}");
+        let l = lmbench(&d);
+        assert!(l.contains("Simple syscall: 0.1100 microseconds"), "{l}");
+        assert!(l.contains("Simple read: n/a"), "{l}");
+        assert!(line_of(&l, "Process fork+exit:").contains("123.4560"), "{l}");
     }
 }

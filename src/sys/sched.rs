@@ -47,6 +47,12 @@ pub fn set_policy(policy: libc::c_int, priority: i32) -> io::Result<()> {
     set_policy_of(0, policy, priority)
 }
 
+/// The calling thread's scheduling policy (SCHED_OTHER, SCHED_FIFO, …).
+pub fn current_policy() -> io::Result<libc::c_int> {
+    // SAFETY: takes an integer (0: the calling thread), no pointers.
+    check(unsafe { libc::sched_getscheduler(0) })
+}
+
 /// The highest static priority of a policy.
 pub fn max_priority(policy: libc::c_int) -> i32 {
     // SAFETY: takes an integer, no pointers.
