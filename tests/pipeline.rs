@@ -1,0 +1,235 @@
+//! The reporting side end to end with nothing timed: a test-only family of benchmarks
+//! that emit known rows goes through `session` → store → show (table, CSV, Markdown,
+//! JSON) → compare → export → import → HTML report, and the outputs are checked against
+//! snapshots in `tests/snapshots/` (`UPDATE_SNAPSHOTS=1 cargo test --test pipeline`
+//! rewrites them). A second test-only benchmark runs a counting probe through the real
+//! runner and checks what the row says against the calls the probe saw.
+//!
+//! The values that belong to the moment and machine of the run (its start time, host,
+//! kernel, CPU, calibration) are replaced by placeholders before comparing.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use oscost::bench::{BenchDef, BenchOptions, Ctx, Family, Output, Scope, no_check, rows_from};
+use oscost::model::{Count, Flag, FlagCode, Method, ResultRow, RunDocument, Skipped};
+use oscost::placement::Placement;
+use oscost::report;
+use oscost::runner::{BenchError, Probe, Watch, measure};
+use oscost::session::{self, RunRequest};
+use oscost::store::Store;
+
+/// The fixed family's figures are scaled by this (per mille) in the next run.
+static SCALE_PERMILLE: AtomicU64 = AtomicU64::new(1000);
+/// Calls the counting probe saw in its last run.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// Known rows: a batch row with its counts, a per-call row with percentiles and a
+/// flag, a workload rate, and one skipped variant.
+fn fixed_rows(_: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let k = SCALE_PERMILLE.load(Ordering::SeqCst) as f64 / 1000.0;
+    let batch: Vec<f64> = (0..40).map(|i| k * (100.0 + f64::from(i % 7))).collect();
+    let mut b = ResultRow::from_samples("test.fixed", Method::Batch, "ns/call", batch, 40 * 1024).unwrap();
+    b = b.with_param("variant", "a").with_param("batch_size", 1024u64);
+    b.counts.insert(Count::Switches, 40.0);
+    b.counts.insert(Count::CountedOps, 40.0 * 1024.0);
+    b.counts.insert(Count::SwitchesPerOp, 40.0 / (40.0 * 1024.0));
+    let per_call: Vec<f64> = (0..1000).map(|i| k * (90.0 + f64::from(i % 50))).collect();
+    let mut p = ResultRow::from_samples("test.fixed", Method::PerCall, "ns/call", per_call, 1000).unwrap();
+    p = p.with_param("variant", "a");
+    p.flag(Flag::new(FlagCode::MethodsDisagree, "synthetic: the two methods differ | on purpose"));
+    let rate: Vec<f64> = (0..10).map(|i| (50_000.0 + f64::from(i) * 10.0) / k).collect();
+    let w =
+        ResultRow::from_samples("test.fixed", Method::Workload, "msg/s", rate, 10).unwrap().with_param("variant", "b");
+    out.rows.extend([b, p, w]);
+    out.skip("test.fixed", "variant=c", "not available on this machine (synthetic)");
+    Ok(())
+}
+
+/// Counts its calls; the row must say no more iterations than there were calls.
+struct Counting;
+impl Probe for Counting {
+    fn once(&mut self) -> i64 {
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        0
+    }
+}
+
+fn counting(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    CALLS.store(0, Ordering::SeqCst);
+    let m = measure(&mut Counting, ctx.cfg, ctx.calib, &Watch::default())?;
+    out.rows.extend(rows_from("test.counting", &m, "ns/call", 1.0, ctx.calib));
+    Ok(())
+}
+
+fn one(_: Scope, _: &BenchOptions) -> usize {
+    1
+}
+
+static FIXED: BenchDef = BenchDef {
+    id: "test.fixed",
+    family: Family::Syscall,
+    summary: "known rows (test only)",
+    timing_model: "none: the rows are given",
+    in_default_suite: false,
+    probes: one,
+    check: no_check,
+    run: fixed_rows,
+};
+
+static COUNTING: BenchDef = BenchDef {
+    id: "test.counting",
+    family: Family::Syscall,
+    summary: "a probe that counts its calls (test only)",
+    timing_model: "one call of a counter",
+    in_default_suite: false,
+    probes: one,
+    check: no_check,
+    run: counting,
+};
+
+fn options() -> BenchOptions {
+    BenchOptions {
+        placement: Placement::default(),
+        noop: Err("not used".into()),
+        parent_mem: vec![0],
+        footprint_sizes: vec![0],
+        footprint_stride: 64,
+        tasks: vec![2],
+        storm_tasks: vec![2],
+        rooms: 1,
+        messages: 1,
+    }
+}
+
+fn run(db: &Path, def: &'static BenchDef, save: Option<&str>) -> i64 {
+    let req = RunRequest {
+        selected: vec![(def, Scope::Full)],
+        quick: true,
+        perf_counters: false,
+        options: options(),
+        db: db.to_path_buf(),
+        save: save.map(str::to_string),
+        command_line: "oscost run (pipeline test)".into(),
+        progress: false,
+    };
+    let outcome = session::execute(req).expect("the session runs");
+    assert!(!outcome.interrupted && outcome.failures.is_empty());
+    outcome.run_id
+}
+
+/// Replaces what belongs to the moment and machine of a run with placeholders.
+fn normalise(text: &str, docs: &[&RunDocument]) -> String {
+    let mut t = text.to_string();
+    for d in docs {
+        let m = &d.machine;
+        for (value, token) in [
+            (d.run.started_at.as_str(), "<started>"),
+            (m.hostname.as_str(), "<host>"),
+            (m.kernel_release.as_str(), "<kernel>"),
+            (m.cpu_model.as_str(), "<cpu>"),
+            (m.virtualization.as_str(), "<virt>"),
+        ] {
+            if !value.is_empty() {
+                t = t.replace(value, token);
+            }
+        }
+    }
+    t
+}
+
+/// Compares `actual` with the snapshot `name`, or writes it when asked to.
+fn snapshot(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("snapshot {} is missing ({e}); run with UPDATE_SNAPSHOTS=1", path.display()));
+    if expected != actual {
+        let first = expected.lines().zip(actual.lines()).position(|(a, b)| a != b).unwrap_or(0);
+        panic!(
+            "snapshot {name} differs from line {}:\n--- expected\n{}\n--- actual\n{}",
+            first + 1,
+            expected.lines().skip(first).take(5).collect::<Vec<_>>().join("\n"),
+            actual.lines().skip(first).take(5).collect::<Vec<_>>().join("\n"),
+        );
+    }
+}
+
+fn load(store: &Store, id: i64) -> (RunDocument, Vec<Skipped>) {
+    store.load_run(id).expect("a stored run loads")
+}
+
+#[test]
+fn known_rows_read_back_identically_through_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pipeline.db");
+    SCALE_PERMILLE.store(1000, Ordering::SeqCst);
+    let a = run(&db, &FIXED, Some("base"));
+    SCALE_PERMILLE.store(1200, Ordering::SeqCst);
+    let b = run(&db, &FIXED, None);
+    let store = Store::open(&db).unwrap();
+    let (da, sa) = load(&store, a);
+    let (db_doc, _) = load(&store, b);
+    assert_eq!(store.resolve("base").unwrap(), a);
+    assert_eq!(da.run.status, "complete");
+    let docs = [&da, &db_doc];
+
+    snapshot("table.txt", &normalise(&report::table::render_results(&da.results, &sa), &docs));
+    snapshot("run.csv", &normalise(&report::export::to_csv(std::slice::from_ref(&da)), &docs));
+    snapshot("run.md", &normalise(&report::export::to_markdown(&da), &docs));
+    let json: serde_json::Value = serde_json::from_str(&report::json::render_run(&da, &sa, false)).unwrap();
+    snapshot("results.json", &serde_json::to_string_pretty(&json["results"]).unwrap());
+    snapshot("skipped.json", &serde_json::to_string_pretty(&json["skipped"]).unwrap());
+
+    // B is A scaled by 1.2: every time figure slower, the rate lower (slower too).
+    let rows = report::compare::compare(&da, &db_doc, 0.02, 2000);
+    let verdicts: Vec<String> =
+        rows.iter().map(|c| format!("{} {} {:.3} {}", c.benchmark, c.method, c.ratio, c.verdict)).collect();
+    snapshot("compare.txt", &(verdicts.join("\n") + "\n"));
+    assert!(rows.iter().all(|c| c.verdict == "slower"), "{verdicts:?}");
+
+    // Export, import into a fresh database: the same runs, byte for byte in every
+    // rendering, the HTML report included.
+    let exported = report::export::to_json(&[(da.clone(), sa.clone()), (db_doc.clone(), vec![])]);
+    let runs = report::export::from_json(&exported).expect("an export imports");
+    let mut fresh = Store::open(&dir.path().join("imported.db")).unwrap();
+    let ids = fresh.import(&runs).unwrap();
+    let (ia, isa) = load(&fresh, ids[0]);
+    let (ib, _) = load(&fresh, ids[1]);
+    assert_eq!(ia.results, da.results);
+    assert_eq!(isa, sa);
+    assert_eq!(report::export::to_csv(std::slice::from_ref(&ia)), report::export::to_csv(std::slice::from_ref(&da)));
+    let html = |x: &RunDocument, sx: &[Skipped], y: &RunDocument| {
+        let cmp = report::compare::compare(x, y, 0.02, 2000);
+        report::html::render(&[(x.clone(), sx.to_vec()), (y.clone(), vec![])], Some(&cmp))
+    };
+    let original = html(&da, &sa, &db_doc);
+    assert_eq!(html(&ia, &isa, &ib), original, "the report of imported runs is the original's");
+    for needle in ["test.fixed", "variant=a", "methods_disagree", "not available on this machine (synthetic)", "<svg"] {
+        assert!(original.contains(needle), "the report shows {needle}");
+    }
+}
+
+#[test]
+fn a_counted_row_claims_no_more_iterations_than_were_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("counting.db");
+    let id = run(&db, &COUNTING, None);
+    let calls = CALLS.load(Ordering::SeqCst);
+    let store = Store::open(&db).unwrap();
+    let (doc, skipped) = load(&store, id);
+    assert!(skipped.is_empty());
+    let batch = doc.results.iter().find(|r| r.method == Method::Batch).expect("a batch row");
+    let per_call = doc.results.iter().find(|r| r.method == Method::PerCall).expect("a per-call row");
+    let counted = batch.counts[&Count::CountedOps];
+    // Warm-up calls are made but not timed, so the timed iterations are fewer than
+    // the calls; batch and single calls together are exactly what was counted.
+    assert!(counted as u64 <= calls && counted > 0.0, "{counted} counted of {calls} calls");
+    assert_eq!(counted as u64, batch.iterations + per_call.iterations);
+    assert_eq!(per_call.n as u64, per_call.iterations);
+    assert_eq!(batch.iterations % batch.params["batch_size"].as_u64().unwrap(), 0);
+}
