@@ -71,18 +71,7 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
         ..if req.quick { MeasureConfig::quick() } else { MeasureConfig::standard() }
     };
     let calib = calibrate(req.quick);
-    for w in &calib.warnings {
-        eprintln!("warning: {w}");
-    }
-    let machine = machine::fingerprint(&req.command_line, Some(calib.clone()));
-    if !machine.hardware_counters.starts_with("available") {
-        eprintln!(
-            "note: hardware counters {}; instructions and cycles per call are not reported",
-            machine.hardware_counters
-        );
-    }
-    let est = estimate(&req.selected, &req.options, &cfg);
-    eprintln!("running {} benchmarks, about {:.0} s", req.selected.len(), est.as_secs_f64().ceil());
+    let machine = announce(&req, &cfg, &calib);
     let run_id = store.begin_run(&report::now_rfc3339(), &req.command_line, req.save.as_deref(), &machine)?;
 
     let started = Instant::now();
@@ -100,26 +89,18 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
         }
         let ctx = Ctx { cfg: &cfg, calib: &calib, opts: &req.options, scope: *scope, syscall_floor: &floor };
         let mut out = Output::default();
-        let mut result = run_one(def, &ctx, &mut out);
-        if result.is_err() && !matches!(result, Err(BenchError::Interrupted)) && interrupt_arriving() {
-            // Ctrl-C reaches children first at times: their death is the symptom.
-            result = Err(BenchError::Interrupted);
-        }
-        if let Err(e) = &result {
-            match e {
-                BenchError::Interrupted => interrupted = true,
-                BenchError::Skipped(why) => out.skip(def.id, "", why.clone()),
-                other => {
-                    let f =
-                        Skipped { benchmark: def.id.into(), params: String::new(), reason: format!("failed: {other}") };
-                    if let Some(b) = &bar {
-                        b.suspend(|| eprintln!("error: {}: {other}", def.id));
-                    } else {
-                        eprintln!("error: {}: {other}", def.id);
-                    }
-                    out.skipped.push(f.clone());
-                    failures.push(f);
+        match classify(def, run_one(def, &ctx, &mut out)) {
+            Ended::Done => {}
+            Ended::Interrupted => interrupted = true,
+            Ended::Skipped(why) => out.skip(def.id, "", why),
+            Ended::Failed(f) => {
+                let say = || eprintln!("error: {}: {}", def.id, f.reason.trim_start_matches("failed: "));
+                match &bar {
+                    Some(b) => b.suspend(say),
+                    None => say(),
                 }
+                out.skipped.push(f.clone());
+                failures.push(f);
             }
         }
         store.add_benchmark(run_id, &out.rows, &out.skipped).with_context(|| format!("storing {}", def.id))?;
@@ -137,6 +118,47 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let status = if interrupted { "interrupted" } else { "complete" };
     store.finish_run(run_id, &report::now_rfc3339(), status)?;
     Ok(RunOutcome { run_id, interrupted, failures, store, elapsed: started.elapsed() })
+}
+
+/// Fingerprints the machine and says, before anything is measured, what the run
+/// cannot report and how long it will take.
+fn announce(req: &RunRequest, cfg: &MeasureConfig, calib: &Calibration) -> machine::Machine {
+    for w in &calib.warnings {
+        eprintln!("warning: {w}");
+    }
+    let machine = machine::fingerprint(&req.command_line, Some(calib.clone()));
+    if !machine.hardware_counters.starts_with("available") {
+        eprintln!(
+            "note: hardware counters {}; instructions and cycles per call are not reported",
+            machine.hardware_counters
+        );
+    }
+    let est = estimate(&req.selected, &req.options, cfg);
+    eprintln!("running {} benchmarks, about {:.0} s", req.selected.len(), est.as_secs_f64().ceil());
+    machine
+}
+
+/// How one benchmark ended, for the run's bookkeeping.
+enum Ended {
+    Done,
+    Interrupted,
+    Skipped(String),
+    Failed(Skipped),
+}
+
+fn classify(def: &BenchDef, result: Result<(), BenchError>) -> Ended {
+    match result {
+        Ok(()) => Ended::Done,
+        Err(BenchError::Interrupted) => Ended::Interrupted,
+        // Ctrl-C reaches children first at times: their death is the symptom.
+        Err(_) if interrupt_arriving() => Ended::Interrupted,
+        Err(BenchError::Skipped(why)) => Ended::Skipped(why),
+        Err(other) => Ended::Failed(Skipped {
+            benchmark: def.id.into(),
+            params: String::new(),
+            reason: format!("failed: {other}"),
+        }),
+    }
 }
 
 /// Whether a Ctrl-C is being delivered: the group's signal may reach the children (and

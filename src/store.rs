@@ -265,6 +265,13 @@ impl Store {
 
     /// Loads a whole run with its results (and samples) and skips.
     pub fn load_run(&self, run_id: i64) -> Result<(RunDocument, Vec<Skipped>), StoreError> {
+        let (run, machine) = self.load_info(run_id)?;
+        let results = self.load_results(run_id)?;
+        let skipped = self.load_skipped(run_id)?;
+        Ok((RunDocument { schema_version: SCHEMA_VERSION, run, machine, results }, skipped))
+    }
+
+    fn load_info(&self, run_id: i64) -> Result<(RunInfo, Machine), StoreError> {
         let (info, machine_json): (RunInfo, String) = self
             .conn
             .query_row(
@@ -285,7 +292,10 @@ impl Store {
             )
             .optional()?
             .ok_or_else(|| StoreError::NoSuchRun(run_id.to_string()))?;
-        let machine: Machine = parse_json("machine", &machine_json)?;
+        Ok((info, parse_json("machine", &machine_json)?))
+    }
+
+    fn load_results(&self, run_id: i64) -> Result<Vec<ResultRow>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT benchmark, params_json, method, unit, n, iterations, min, median, mean, stddev, ci_low, ci_high,
                     percentiles_json, counts_json, flags_json, samples
@@ -332,12 +342,16 @@ impl Store {
                 benchmark,
             });
         }
+        Ok(results)
+    }
+
+    fn load_skipped(&self, run_id: i64) -> Result<Vec<Skipped>, StoreError> {
         let mut stmt =
             self.conn.prepare("SELECT benchmark, params, reason FROM skipped WHERE run_id = ?1 ORDER BY rowid")?;
         let skipped = stmt
             .query_map(params![run_id], |r| Ok(Skipped { benchmark: r.get(0)?, params: r.get(1)?, reason: r.get(2)? }))?
             .collect::<Result<_, _>>()?;
-        Ok((RunDocument { schema_version: SCHEMA_VERSION, run: info, machine, results }, skipped))
+        Ok(skipped)
     }
 
     /// Writes whole runs (an import) in one transaction: all or nothing. Returns the

@@ -190,9 +190,19 @@ fn param_str(r: &ResultRow, k: &str) -> String {
 }
 
 fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
-    let m = &doc.machine;
     let mut h = format!("<section><h2>Run #{} · {}</h2>", doc.run.id, esc(&doc.run.started_at));
-    let _ = write!(h, "<p class=cmd><code>{}</code></p><table class=fp>", esc(&doc.run.command_line));
+    let _ = write!(h, "<p class=cmd><code>{}</code></p>", esc(&doc.run.command_line));
+    h.push_str(&fingerprint_table(&doc.machine));
+    h.push_str(&results_table(&doc.results));
+    h.push_str(&notes(&doc.results, skipped));
+    h.push_str(&plots(&doc.results));
+    h.push_str("</section>");
+    h
+}
+
+/// The machine the run measured, as a two-column table.
+fn fingerprint_table(m: &crate::machine::Machine) -> String {
+    let mut h = String::from("<table class=fp>");
     let mut fp = vec![
         ("host", m.hostname.clone()),
         ("cpu", format!("{} ({} logical, SMT {:?})", m.cpu_model, m.logical_cpus, m.smt_active)),
@@ -215,9 +225,15 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
     }
     let mit: Vec<String> = m.mitigations.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let _ = write!(h, "<tr><th>mitigations</th><td>{}</td></tr></table>", esc(&mit.join("; ")));
+    h
+}
 
-    h.push_str("<table class=res><tr><th>benchmark</th><th>variant</th><th>method</th><th>median [95% CI]</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>kernel counts</th><th>flags</th></tr>");
-    for r in &doc.results {
+/// Every figure with its interval, percentiles, proof and flags.
+fn results_table(results: &[ResultRow]) -> String {
+    let mut h = String::from(
+        "<table class=res><tr><th>benchmark</th><th>variant</th><th>method</th><th>median [95% CI]</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>kernel counts</th><th>flags</th></tr>",
+    );
+    for r in results {
         let f = |x: f64| esc(&fmt_value(x, &r.unit));
         let p = r.percentiles.as_ref();
         let flags: Vec<String> = r
@@ -243,8 +259,13 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
         );
     }
     h.push_str("</table>");
-    let notes: Vec<String> = doc
-        .results
+    h
+}
+
+/// Every flag's reason, and every skipped variant's.
+fn notes(results: &[ResultRow], skipped: &[Skipped]) -> String {
+    let mut h = String::new();
+    let notes: Vec<String> = results
         .iter()
         .flat_map(|r| {
             r.flags.iter().map(move |f| {
@@ -268,9 +289,13 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
         }
         h.push_str("</ul>");
     }
+    h
+}
 
-    // Plots.
-    let rq = series_by(&doc.results, "load.runqueue", |r| {
+/// The sweeps' curves and the per-call histograms.
+fn plots(results: &[ResultRow]) -> String {
+    let mut h = String::new();
+    let rq = series_by(results, "load.runqueue", |r| {
         Some((format!("{} {}", param_str(r, "design"), param_str(r, "mode")), param_f64(r, "tasks")?))
     });
     h.push_str(&line_chart(
@@ -280,9 +305,8 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
         &rq,
         true,
     ));
-    let fp = series_by(&doc.results, "ctx.footprint", |r| {
-        Some(("extra per hand-off".to_string(), param_f64(r, "size_bytes")?))
-    });
+    let fp =
+        series_by(results, "ctx.footprint", |r| Some(("extra per hand-off".to_string(), param_f64(r, "size_bytes")?)));
     h.push_str(&line_chart(
         "Cache footprint: extra cost per hand-off against working set",
         "working set per task, bytes",
@@ -290,12 +314,11 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
         &fp,
         true,
     ));
-    let fm = series_by(&doc.results, "spawn.fork_mem", |r| {
+    let fm = series_by(results, "spawn.fork_mem", |r| {
         Some((format!("THP {}", param_str(r, "thp")), param_f64(r, "parent_mem_bytes")? / (1u64 << 20) as f64))
     });
     h.push_str(&line_chart("fork+exit against touched parent memory", "parent memory, MiB", "ns/call", &fm, false));
-    let hists: Vec<String> = doc
-        .results
+    let hists: Vec<String> = results
         .iter()
         .filter(|r| r.method == Method::PerCall && r.samples.len() >= 10)
         .take(40)
@@ -304,7 +327,6 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
     if !hists.is_empty() {
         let _ = write!(h, "<h3>Per-call latency</h3><div class=hists>{}</div>", hists.join(""));
     }
-    h.push_str("</section>");
     h
 }
 

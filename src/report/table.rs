@@ -104,30 +104,9 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
     ]);
     let mut notes: Vec<String> = Vec::new();
     for line in group(rows) {
-        let mut flags: Vec<String> = Vec::new();
         let all: Vec<&ResultRow> =
             line.batch.iter().chain(line.per_call.iter()).chain(line.other.iter()).copied().collect();
-        for r in &all {
-            for f in &r.flags {
-                let who = if line.variant.is_empty() {
-                    line.benchmark.to_string()
-                } else {
-                    format!("{} {}", line.benchmark, line.variant)
-                };
-                let note = format!("{who}: {}: {}", f.flag, f.reason);
-                let n = match notes.iter().position(|x| *x == note) {
-                    Some(i) => i + 1,
-                    None => {
-                        notes.push(note);
-                        notes.len()
-                    }
-                };
-                let tag = format!("[{n}] {}", f.flag);
-                if !flags.contains(&tag) {
-                    flags.push(tag);
-                }
-            }
-        }
+        let flags = flag_tags(&line, &all, &mut notes);
         let headline = line.batch.or(line.other.first().copied()).or(line.per_call);
         let pc = line.per_call.and_then(|p| p.percentiles.as_ref().map(|q| (p, q)));
         let pct =
@@ -154,6 +133,41 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
     }
     let mut out = table.to_string();
     out.push('\n');
+    out.push_str(&footer(&notes, rows, skipped));
+    out
+}
+
+/// The numbered tags of a line's flags (`[2] vdso`), adding each new reason to `notes`
+/// so a reason shared by several lines is printed once.
+fn flag_tags(line: &Line<'_>, all: &[&ResultRow], notes: &mut Vec<String>) -> Vec<String> {
+    let mut tags: Vec<String> = Vec::new();
+    for r in all {
+        for f in &r.flags {
+            let who = if line.variant.is_empty() {
+                line.benchmark.to_string()
+            } else {
+                format!("{} {}", line.benchmark, line.variant)
+            };
+            let note = format!("{who}: {}: {}", f.flag, f.reason);
+            let n = match notes.iter().position(|x| *x == note) {
+                Some(i) => i + 1,
+                None => {
+                    notes.push(note);
+                    notes.len()
+                }
+            };
+            let tag = format!("[{n}] {}", f.flag);
+            if !tags.contains(&tag) {
+                tags.push(tag);
+            }
+        }
+    }
+    tags
+}
+
+/// Below the table: the numbered flag reasons, the fits' statements, the skipped.
+fn footer(notes: &[String], rows: &[ResultRow], skipped: &[Skipped]) -> String {
+    let mut out = String::new();
     for (i, n) in notes.iter().enumerate() {
         out.push_str(&format!("[{}] {n}\n", i + 1));
     }

@@ -12,7 +12,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::bench::{Ctx, Output};
@@ -102,13 +102,67 @@ fn spawn(
         .map_err(|e| format!("starting a {name} thread: {e}"))
 }
 
+/// Where client senders wait until all of them are there (so the timed region starts
+/// with every sender ready, as a barrier would), released together by `release`, or
+/// turned away by `abandon` on an error path so none waits forever.
+#[derive(Default)]
+struct Gate {
+    /// (senders arrived, the decision once made)
+    state: Mutex<(usize, Option<bool>)>,
+    changed: Condvar,
+}
+
+impl Gate {
+    fn abandon(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.1.get_or_insert(false);
+        }
+        self.changed.notify_all();
+    }
+
+    /// Waits until `n` senders arrived, then lets them go; false if interrupted first.
+    fn release(&self, n: usize) -> bool {
+        let Ok(mut s) = self.state.lock() else { return false };
+        while s.0 < n && s.1.is_none() {
+            if sys::interrupted() {
+                return false;
+            }
+            match self.changed.wait_timeout(s, Duration::from_millis(50)) {
+                Ok((g, _)) => s = g,
+                Err(_) => return false,
+            }
+        }
+        let go = *s.1.get_or_insert(true);
+        self.changed.notify_all();
+        go
+    }
+
+    /// A sender arrives and waits; true to go, false when the run was abandoned.
+    fn wait(&self) -> bool {
+        let Ok(mut s) = self.state.lock() else { return false };
+        s.0 += 1;
+        self.changed.notify_all();
+        loop {
+            match s.1 {
+                Some(go) => return go,
+                None => match self.changed.wait(s) {
+                    Ok(g) => s = g,
+                    Err(_) => return false,
+                },
+            }
+        }
+    }
+}
+
 /// Runs the workload once against a server it starts on 127.0.0.1 (or, for tests of
 /// the failure path, against `server` without starting one).
 pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcome, String> {
     let sockets = Sockets::default();
+    let gate = Arc::new(Gate::default());
     let mut jobs: Vec<Job> = Vec::new();
-    let result = run_inner(size, server, &sockets, &mut jobs);
+    let result = run_inner(size, server, &sockets, &gate, &mut jobs);
     if result.is_err() {
+        gate.abandon();
         sockets.shutdown_all();
     }
     // Every thread is joined on every path.
@@ -134,13 +188,12 @@ pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcom
     Ok(outcome)
 }
 
-fn run_inner(
-    size: ChatSize,
+/// Connects every user (and, with our own server, accepts each): (clients, server side).
+fn connect_all(
+    users: usize,
     server: Option<SocketAddr>,
     sockets: &Sockets,
-    jobs: &mut Vec<Job>,
-) -> Result<ChatOutcome, String> {
-    let users = size.rooms * USERS_PER_ROOM;
+) -> Result<(Vec<TcpStream>, Vec<TcpStream>), String> {
     let listener = match server {
         None => {
             Some(TcpListener::bind("127.0.0.1:0").map_err(|e| format!("binding the chat server on 127.0.0.1: {e}"))?)
@@ -152,27 +205,31 @@ fn run_inner(
         (None, Some(a)) => a,
         (None, None) => unreachable!("a server is either started or given"),
     };
-    // Connect every user, and accept each on the server side.
-    let mut client_socks = Vec::with_capacity(users);
-    let mut server_socks = Vec::with_capacity(users);
+    let keep = |s: TcpStream, into: &mut Vec<TcpStream>| -> Result<(), String> {
+        prepare(&s).map_err(|e| e.to_string())?;
+        sockets.add(&s).map_err(|e| e.to_string())?;
+        into.push(s);
+        Ok(())
+    };
+    let (mut clients, mut servers) = (Vec::with_capacity(users), Vec::with_capacity(users));
     for u in 0..users {
         let c = TcpStream::connect_timeout(&addr, IO_TIMEOUT)
             .map_err(|e| format!("user {u} connecting to the chat server {addr}: {e}"))?;
-        prepare(&c).map_err(|e| e.to_string())?;
-        sockets.add(&c).map_err(|e| e.to_string())?;
-        client_socks.push(c);
+        keep(c, &mut clients)?;
         if let Some(l) = &listener {
             let (s, _) = l.accept().map_err(|e| format!("accepting user {u}: {e}"))?;
-            prepare(&s).map_err(|e| e.to_string())?;
-            sockets.add(&s).map_err(|e| e.to_string())?;
-            server_socks.push(s);
+            keep(s, &mut servers)?;
         }
     }
+    Ok((clients, servers))
+}
+
+/// The server: per user a sender (drains its queue to the socket) and a receiver (fans
+/// each message out to the room's other senders).
+fn start_server(size: ChatSize, socks: &[TcpStream], sockets: &Sockets, jobs: &mut Vec<Job>) -> Result<(), String> {
     let per_receiver = (USERS_PER_ROOM - 1) * size.messages;
-    // Server: per user a sender (drains its queue to the socket) and a receiver (fans
-    // each message out to the room's other senders).
-    let mut queues: Vec<mpsc::Sender<[u8; MSG]>> = Vec::with_capacity(users);
-    for (u, s) in server_socks.iter().enumerate() {
+    let mut queues: Vec<mpsc::Sender<[u8; MSG]>> = Vec::with_capacity(socks.len());
+    for (u, s) in socks.iter().enumerate() {
         let (tx, rx) = mpsc::channel::<[u8; MSG]>();
         queues.push(tx);
         let mut w = s.try_clone().map_err(|e| e.to_string())?;
@@ -186,7 +243,7 @@ fn run_inner(
             Ok(())
         })?);
     }
-    for (u, s) in server_socks.iter().enumerate() {
+    for (u, s) in socks.iter().enumerate() {
         let room = u / USERS_PER_ROOM;
         let peers: Vec<mpsc::Sender<[u8; MSG]>> = (room * USERS_PER_ROOM..(room + 1) * USERS_PER_ROOM)
             .filter(|&v| v != u)
@@ -206,41 +263,75 @@ fn run_inner(
             Ok(())
         })?);
     }
-    drop(queues);
-    // Clients: per user a sender of M messages and a receiver counting 19 × M.
-    let delivered = Arc::new(AtomicU64::new(0));
-    let start = Arc::new(Barrier::new(users + 1));
-    let done = Arc::new(Mutex::new(None::<Instant>));
-    for (u, c) in client_socks.iter().enumerate() {
+    Ok(())
+}
+
+/// What the client receivers share: the delivery count and the last receiver's end.
+#[derive(Default)]
+struct Tally {
+    delivered: AtomicU64,
+    done: Mutex<Option<Instant>>,
+}
+
+/// The clients: per user a sender of M messages (held at the gate) and a receiver
+/// counting 19 × M.
+fn start_clients(
+    size: ChatSize,
+    socks: &[TcpStream],
+    sockets: &Sockets,
+    gate: &Arc<Gate>,
+    tally: &Arc<Tally>,
+    jobs: &mut Vec<Job>,
+) -> Result<(), String> {
+    let per_receiver = (USERS_PER_ROOM - 1) * size.messages;
+    for (u, c) in socks.iter().enumerate() {
         let mut w = c.try_clone().map_err(|e| e.to_string())?;
-        let (messages, nice, go) = (size.messages, size.nice, start.clone());
+        let (messages, nice, gate) = (size.messages, size.nice, gate.clone());
         jobs.push(spawn("oscost-chat-cli-tx", sockets, move || {
             set_nice(nice);
             let mut m = [0u8; MSG];
             m[..8].copy_from_slice(&(u as u64).to_le_bytes());
-            go.wait();
+            if !gate.wait() {
+                return Ok(()); // the run was abandoned before it started
+            }
             for _ in 0..messages {
                 w.write_all(&m).map_err(|e| format!("user {u} sending: {e}"))?;
             }
             Ok(())
         })?);
         let mut r = c.try_clone().map_err(|e| e.to_string())?;
-        let (count, nice, done) = (delivered.clone(), size.nice, done.clone());
+        let (nice, tally) = (size.nice, tally.clone());
         jobs.push(spawn("oscost-chat-cli-rx", sockets, move || {
             set_nice(nice);
             let mut m = [0u8; MSG];
             for _ in 0..per_receiver {
                 r.read_exact(&mut m).map_err(|e| format!("user {u} receiving: {e}"))?;
-                count.fetch_add(1, Ordering::Relaxed);
+                tally.delivered.fetch_add(1, Ordering::Relaxed);
             }
-            if let Ok(mut d) = done.lock() {
+            if let Ok(mut d) = tally.done.lock() {
                 let now = Instant::now();
                 *d = Some(d.map_or(now, |x| x.max(now)));
             }
             Ok(())
         })?);
     }
-    start.wait();
+    Ok(())
+}
+
+fn run_inner(
+    size: ChatSize,
+    server: Option<SocketAddr>,
+    sockets: &Sockets,
+    gate: &Arc<Gate>,
+    jobs: &mut Vec<Job>,
+) -> Result<ChatOutcome, String> {
+    let (clients, servers) = connect_all(size.rooms * USERS_PER_ROOM, server, sockets)?;
+    start_server(size, &servers, sockets, jobs)?;
+    let tally = Arc::new(Tally::default());
+    start_clients(size, &clients, sockets, gate, &tally, jobs)?;
+    if !gate.release(clients.len()) {
+        return Err("interrupted".into());
+    }
     let t0 = Instant::now();
     // Wait for the jobs (joined by the caller); the last receiver stamps the end.
     for j in jobs.iter() {
@@ -251,8 +342,8 @@ fn run_inner(
             }
         }
     }
-    let end = done.lock().ok().and_then(|d| *d).unwrap_or_else(Instant::now);
-    Ok(ChatOutcome { delivered: delivered.load(Ordering::Relaxed), elapsed: end.saturating_duration_since(t0) })
+    let end = tally.done.lock().ok().and_then(|d| *d).unwrap_or_else(Instant::now);
+    Ok(ChatOutcome { delivered: tally.delivered.load(Ordering::Relaxed), elapsed: end.saturating_duration_since(t0) })
 }
 
 pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
