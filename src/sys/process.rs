@@ -200,13 +200,20 @@ pub fn posix_spawn(args: &ExecArgs) -> io::Result<libc::pid_t> {
     if r == 0 { Ok(pid) } else { Err(io::Error::from_raw_os_error(r)) }
 }
 
-/// `vfork` whose child exits at once with status 0, before any code of ours runs in it.
+/// Issues the process-creating call `nr` (vfork or clone) whose child runs nothing
+/// but `exit(0)`, inside this asm block, before any code of ours; the parent gets the
+/// child's pid.
+///
+/// # Safety
+/// `flags` and `stack_top` must be valid arguments of `nr` (vfork ignores them), and a
+/// child that shares our memory must have a stack of its own or the parent suspended.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub fn vfork_exit() -> io::Result<libc::pid_t> {
+unsafe fn create_exiting_child(nr: i64, flags: i64, stack_top: i64) -> io::Result<libc::pid_t> {
     let ret: i64;
-    // SAFETY: the child executes only the `exit` system call inside this asm block, so
-    // it never touches the parent's stack or memory while the parent is suspended.
+    // SAFETY: the child executes only the `exit` system call inside this block, so it
+    // never touches the caller's frames; the parent continues with its registers
+    // intact (syscall clobbers rcx and r11 only). The caller vouches for the arguments.
     unsafe {
         std::arch::asm!(
             "syscall",
@@ -216,11 +223,23 @@ pub fn vfork_exit() -> io::Result<libc::pid_t> {
             "xor edi, edi",
             "syscall",
             "2:",
-            inlateout("rax") libc::SYS_vfork => ret,
-            lateout("rcx") _, lateout("r11") _, lateout("rdi") _,
+            inlateout("rax") nr => ret,
+            inlateout("rdi") flags => _,
+            in("rsi") stack_top,
+            in("rdx") 0i64, in("r10") 0i64, in("r8") 0i64,
+            lateout("rcx") _, lateout("r11") _,
         );
     }
     if ret < 0 { Err(io::Error::from_raw_os_error(-ret as i32)) } else { Ok(ret as libc::pid_t) }
+}
+
+/// `vfork` whose child exits at once with status 0, before any code of ours runs in it.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn vfork_exit() -> io::Result<libc::pid_t> {
+    // SAFETY: vfork takes no arguments and suspends the parent while the child, on the
+    // parent's stack, runs only `exit`.
+    unsafe { create_exiting_child(libc::SYS_vfork, 0, 0) }
 }
 
 /// The stack of [`clone_vm_exit`] children. They run only the `exit` call, but a
@@ -236,26 +255,8 @@ static CLONE_STACK: [AtomicU64; 8192] = [const { AtomicU64::new(0) }; 8192];
 #[inline(always)]
 pub fn clone_vm_exit() -> io::Result<libc::pid_t> {
     let stack_top = CLONE_STACK.as_ptr() as i64 + (CLONE_STACK.len() as i64 * 8) - 16;
-    let ret: i64;
-    // SAFETY: the child runs only the `exit` system call inside this asm block on its own
-    // (unused) stack; the parent continues with its registers intact.
-    unsafe {
-        std::arch::asm!(
-            "syscall",
-            "test rax, rax",
-            "jnz 2f",
-            "mov eax, 60",
-            "xor edi, edi",
-            "syscall",
-            "2:",
-            inlateout("rax") libc::SYS_clone => ret,
-            inlateout("rdi") i64::from(libc::CLONE_VM | libc::SIGCHLD) => _,
-            in("rsi") stack_top,
-            in("rdx") 0i64, in("r10") 0i64, in("r8") 0i64,
-            lateout("rcx") _, lateout("r11") _,
-        );
-    }
-    if ret < 0 { Err(io::Error::from_raw_os_error(-ret as i32)) } else { Ok(ret as libc::pid_t) }
+    // SAFETY: the child gets its own 64 KiB stack (16-byte aligned top) in our memory.
+    unsafe { create_exiting_child(libc::SYS_clone, i64::from(libc::CLONE_VM | libc::SIGCHLD), stack_top) }
 }
 
 /// Not wired up on this architecture.
