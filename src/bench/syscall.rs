@@ -315,6 +315,25 @@ pub fn yield_flag(switches_per_call: f64) -> Option<Flag> {
     })
 }
 
+/// getrandom of 16 bytes as a raw system call (rustix issues the `syscall` itself; no
+/// vDSO, no C library): the result must be 16.
+struct GetRandom([u8; 16]);
+impl Probe for GetRandom {
+    #[inline(always)]
+    fn once(&mut self) -> i64 {
+        match rustix::rand::getrandom(&mut self.0, rustix::rand::GetRandomFlags::empty()) {
+            Ok(16) => 0,
+            Ok(_) => UNEXPECTED,
+            Err(e) => i64::from(e.raw_os_error()),
+        }
+    }
+}
+
+fn run_getrandom(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    out.rows.extend(run_probe(ctx, "syscall.getrandom", None, EntryKind::Kernel, GetRandom([0; 16]))?);
+    Ok(())
+}
+
 fn run_sched_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let mut rows = run_probe(ctx, "syscall.sched_yield", None, EntryKind::Kernel, NoArg(sys::raw_sched_yield))?;
     if let Some(f) = rows.first().and_then(|b| b.counts.get(&Count::SwitchesPerOp)).and_then(|&s| yield_flag(s)) {
@@ -335,7 +354,7 @@ fn two(_: Scope, _: &BenchOptions) -> usize {
 
 const RAW: &str = "one raw `syscall` instruction and a check of its result";
 
-pub static BENCHES: [BenchDef; 12] = [
+pub static BENCHES: [BenchDef; 13] = [
     BenchDef {
         id: "syscall.enosys",
         family: Family::Syscall,
@@ -455,6 +474,16 @@ pub static BENCHES: [BenchDef; 12] = [
         probes: one,
         check: no_check,
         run: run_sched_yield,
+    },
+    BenchDef {
+        id: "syscall.getrandom",
+        family: Family::Syscall,
+        summary: "getrandom of 16 bytes from the kernel's generator (raw, not the vDSO)",
+        timing_model: "one raw getrandom(buf, 16, 0), result must be 16",
+        in_default_suite: false,
+        probes: one,
+        check: no_check,
+        run: run_getrandom,
     },
 ];
 
