@@ -2,10 +2,22 @@
 //! calls, context switches, process and thread creation) and proves each figure with
 //! the kernel's own counts.
 //!
-//! Layout: `sys` (the only unsafe code: thin syscall wrappers and the cycle counter),
-//! `clock` (calibration), `runner` (timed loops), `stats`, `kcounts` (what the kernel
-//! observed), `bench::*` (one module per family), `store` (SQLite), `report`
-//! (text renderings), `session` (a run's side effects) and `cli`.
+//! Layout, lowest layer first (a module imports only from layers below it):
+//! - `sys` (the only unsafe code: thin wrappers by subsystem, the raw `syscall` and the
+//!   cycle counter) and `procfs` (readers of /proc);
+//! - `clock` (calibration), `stats`, `model` (the row, flag, count and run types every
+//!   layer agrees on), `machine` (the fingerprint), `kcounts` (what the kernel
+//!   observed), `placement` (the user's CPU, nice and policy request), `helper` (the
+//!   program the exec probes run, held as a verified descriptor);
+//! - `runner` (timed loops, probes and their failure codes) and `tasks` (the one
+//!   lifecycle of peer threads and processes);
+//! - `bench` (the registry and the family contract) with one module per family;
+//!   `observe`;
+//! - `store` (SQLite) and `report` (renderings), which know the model, never a family;
+//! - `session` (a run's side effects), `select`, and `cli` (arguments and commands).
+//!
+//! A new benchmark is an entry in its family's `BENCHES`; a new family is its module
+//! and one line in `bench::registry`.
 #![deny(unsafe_code)]
 
 pub mod bench;

@@ -240,7 +240,7 @@ mod tests {
     }
 
     #[test]
-    fn watchdog_demotes_after_bound() {
+    fn watchdog_demotes_after_bound_when_privileged() {
         let Ok(g) = PolicyGuard::enter(Policy::Fifo, Duration::from_millis(50)) else {
             eprintln!("skipping watchdog check: real-time policy not permitted here");
             return;
