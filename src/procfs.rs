@@ -60,3 +60,36 @@ pub fn count_user_processes() -> usize {
         })
         .unwrap_or(0)
 }
+
+/// When process `pid` started, in clock ticks since boot (field 22 of its stat), which
+/// together with the boot id names a process even after its pid is reused.
+pub fn process_start_ticks(pid: i32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    let rest = &s[s.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// This boot's random id (/proc/sys/kernel/random/boot_id).
+pub fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|s| s.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_is_named_by_its_start_and_the_boot() {
+        let me = std::process::id() as i32;
+        let start = process_start_ticks(me).expect("our own stat");
+        assert_eq!(process_start_ticks(me), Some(start), "stable");
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let theirs = process_start_ticks(child.id() as i32).expect("the child's stat");
+        assert!(theirs >= start);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(process_start_ticks(child.id() as i32), None, "a reaped process has no stat");
+        assert_eq!(boot_id().map(|b| b.len()), Some(36));
+    }
+}

@@ -1,17 +1,23 @@
 //! Executes a run: checks everything that can be checked before measuring (database,
 //! placement, privileges), calibrates, runs each selected benchmark, and stores each
-//! one's rows the moment it finishes. Ctrl-C stops between samples; what finished stays.
+//! one's rows the moment it finishes. A stop signal (Ctrl-C, SIGTERM, SIGHUP,
+//! SIGXCPU) stops between samples; what finished stays.
+//!
+//! Measured figures are never lost: a run is marked `interrupted` or `failed` on
+//! every path that can run code (a guard marks it `failed` if the run ends any other
+//! way, panics included), and when storing fails the benchmark's figures are printed
+//! and written, importable, to a JSON file beside the database before the run stops.
 
 use std::cell::Cell;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
 use crate::bench::{BenchDef, BenchOptions, Ctx, Output, Scope};
 use crate::clock::Calibration;
-use crate::model::Skipped;
+use crate::model::{RunDocument, RunInfo, Skipped};
 use crate::placement::{Placement, PolicyGuard};
 use crate::runner::{BenchError, MeasureConfig};
 use crate::store::Store;
@@ -34,10 +40,47 @@ pub struct RunRequest {
 /// How a run ended.
 pub struct RunOutcome {
     pub run_id: i64,
-    pub interrupted: bool,
+    /// The stop signal that ended the run early, if one did.
+    pub stopped_by: Option<i32>,
     pub failures: Vec<Skipped>,
+    /// Why the run stopped because it could not store a benchmark (its figures were
+    /// printed and saved as the message says).
+    pub storage_error: Option<String>,
     pub store: Store,
     pub elapsed: Duration,
+}
+
+impl RunOutcome {
+    pub fn interrupted(&self) -> bool {
+        self.stopped_by.is_some()
+    }
+}
+
+/// A run being recorded: marked `failed` when dropped unless finished (so an error
+/// return or a panic never leaves it `running`).
+struct OpenRun {
+    store: Option<Store>,
+    id: i64,
+}
+
+impl OpenRun {
+    fn store(&mut self) -> &mut Store {
+        self.store.as_mut().expect("the store stays until the run is finished")
+    }
+
+    fn finish(mut self, status: &str) -> Result<Store> {
+        let mut store = self.store.take().expect("a run finishes once");
+        store.finish_run(self.id, &report::now_rfc3339(), status)?;
+        Ok(store)
+    }
+}
+
+impl Drop for OpenRun {
+    fn drop(&mut self) {
+        if let Some(store) = self.store.as_mut() {
+            let _ = store.finish_run(self.id, &report::now_rfc3339(), "failed");
+        }
+    }
 }
 
 /// The estimated duration of the selected benchmarks.
@@ -64,7 +107,7 @@ fn check_placement(p: &Placement) -> Result<()> {
 pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let mut store = Store::open(&req.db)?;
     check_placement(&req.options.placement)?;
-    sys::install_interrupt_flag().context("installing the Ctrl-C handler")?;
+    sys::install_interrupt_flag().context("installing the signal handlers")?;
     sys::release_free_memory();
     let cfg = MeasureConfig {
         perf_software_counters: req.perf_counters,
@@ -72,16 +115,22 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     };
     let calib = calibrate(req.quick);
     let machine = announce(&req, &cfg, &calib);
-    let run_id = store.begin_run(&report::now_rfc3339(), &req.command_line, req.save.as_deref(), &machine)?;
+    let started_at = report::now_rfc3339();
+    let owner = crate::store::Owner::current();
+    let id = store.begin_run(&started_at, &req.command_line, req.save.as_deref(), &machine, owner.as_ref())?;
+    let mut run = OpenRun { store: Some(store), id };
 
     let started = Instant::now();
     let floor = Cell::new(None);
     let mut failures = Vec::new();
-    let mut interrupted = false;
+    let mut storage_error = None;
     let bar = req.progress.then(|| progress_bar(req.selected.len() as u64));
+    let say = |msg: &str| match &bar {
+        Some(b) => b.suspend(|| eprintln!("{msg}")),
+        None => eprintln!("{msg}"),
+    };
     for (def, scope) in &req.selected {
         if sys::interrupted() {
-            interrupted = true;
             break;
         }
         if let Some(b) = &bar {
@@ -89,35 +138,85 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
         }
         let ctx = Ctx { cfg: &cfg, calib: &calib, opts: &req.options, scope: *scope, syscall_floor: &floor };
         let mut out = Output::default();
-        match classify(def, run_one(def, &ctx, &mut out)) {
-            Ended::Done => {}
-            Ended::Interrupted => interrupted = true,
+        let result = run_one(def, &ctx, &mut out);
+        match classify(def, result, &out) {
+            Ended::Done | Ended::Interrupted => {}
             Ended::Skipped(why) => out.skip(def.id, "", why),
             Ended::Failed(f) => {
-                let say = || eprintln!("error: {}: {}", def.id, f.reason.trim_start_matches("failed: "));
-                match &bar {
-                    Some(b) => b.suspend(say),
-                    None => say(),
-                }
+                say(&format!("error: {}: {}", def.id, f.reason.trim_start_matches("failed: ")));
                 out.skipped.push(f.clone());
                 failures.push(f);
             }
         }
-        store.add_benchmark(run_id, &out.rows, &out.skipped).with_context(|| format!("storing {}", def.id))?;
+        if let Err(e) = run.store().add_benchmark(id, &out.rows, &out.skipped) {
+            let doc = unsaved_document(&req, &machine, id, &started_at, &out);
+            storage_error = Some(rescue(&req.db, def.id, &e.to_string(), &doc, &out));
+            break;
+        }
         if let Some(b) = &bar {
             b.inc(1);
-        }
-        if interrupted {
-            break;
         }
     }
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    interrupted |= sys::interrupted();
-    let status = if interrupted { "interrupted" } else { "complete" };
-    store.finish_run(run_id, &report::now_rfc3339(), status)?;
-    Ok(RunOutcome { run_id, interrupted, failures, store, elapsed: started.elapsed() })
+    let stopped_by = sys::stop_signal();
+    let status = match (&storage_error, stopped_by) {
+        (Some(_), _) => "failed",
+        (None, Some(_)) => "interrupted",
+        (None, None) => "complete",
+    };
+    let store = run.finish(status)?;
+    Ok(RunOutcome { run_id: id, stopped_by, failures, storage_error, store, elapsed: started.elapsed() })
+}
+
+/// The figures a benchmark measured but could not store, as a run document.
+fn unsaved_document(
+    req: &RunRequest,
+    machine: &machine::Machine,
+    id: i64,
+    started_at: &str,
+    out: &Output,
+) -> RunDocument {
+    RunDocument {
+        schema_version: crate::model::SCHEMA_VERSION,
+        run: RunInfo {
+            id,
+            started_at: started_at.to_string(),
+            command_line: req.command_line.clone(),
+            save_name: None,
+            status: "failed".into(),
+        },
+        machine: machine.clone(),
+        results: out.rows.clone(),
+    }
+}
+
+/// When a benchmark's figures cannot be stored: prints them, writes them as an
+/// importable export beside the database (else in the temp directory), and returns
+/// what happened, in words.
+fn rescue(db: &Path, id: &str, error: &str, doc: &RunDocument, out: &Output) -> String {
+    print!("{}", report::table::render_results(&doc.results, &out.skipped));
+    let json = report::export::to_json(&[(doc.clone(), out.skipped.clone())]);
+    let name = format!(
+        "{}.unsaved-run{}-{}.json",
+        db.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "oscost".into()),
+        doc.run.id,
+        std::process::id()
+    );
+    let beside = db.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).join(&name);
+    let written = [beside, std::env::temp_dir().join(&name)].into_iter().find(|p| match std::fs::write(p, &json) {
+        Ok(()) => true,
+        Err(_) => {
+            let _ = std::fs::remove_file(p); // no half-written file left behind
+            false
+        }
+    });
+    let saved = match written {
+        Some(p) => format!("printed above and saved to {} (oscost import reads it)", p.display()),
+        None => "printed above (no file could be written either)".into(),
+    };
+    format!("storing {id} failed ({error}); its figures are {saved}; the run stopped there")
 }
 
 /// Fingerprints the machine and says, before anything is measured, what the run
@@ -146,18 +245,19 @@ enum Ended {
     Failed(Skipped),
 }
 
-fn classify(def: &BenchDef, result: Result<(), BenchError>) -> Ended {
+fn classify(def: &BenchDef, result: Result<(), BenchError>, out: &Output) -> Ended {
+    let failed = |reason: String| Ended::Failed(Skipped { benchmark: def.id.into(), params: String::new(), reason });
     match result {
+        // A benchmark that measured nothing and said why not did not do its job.
+        Ok(()) if out.rows.is_empty() && out.skipped.is_empty() => {
+            failed("failed: it measured nothing (check the sizes and lists given to it)".into())
+        }
         Ok(()) => Ended::Done,
         Err(BenchError::Interrupted) => Ended::Interrupted,
         // Ctrl-C reaches children first at times: their death is the symptom.
         Err(_) if interrupt_arriving() => Ended::Interrupted,
         Err(BenchError::Skipped(why)) => Ended::Skipped(why),
-        Err(other) => Ended::Failed(Skipped {
-            benchmark: def.id.into(),
-            params: String::new(),
-            reason: format!("failed: {other}"),
-        }),
+        Err(other) => failed(format!("failed: {other}")),
     }
 }
 

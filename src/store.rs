@@ -2,10 +2,18 @@
 //! benchmark's rows are written in one transaction as soon as it finishes, so a run
 //! that is interrupted keeps everything it completed. Raw samples are kept as
 //! little-endian f64 blobs next to their summaries.
+//!
+//! Many oscost processes may write one database at once: every write transaction is
+//! IMMEDIATE (it takes the write lock when it begins, so it waits for the others
+//! under the busy timeout instead of failing when a read turns into a write), and the
+//! migration reads the schema version inside its own IMMEDIATE transaction. Commands
+//! that only read open an existing file and never create one. A run records which
+//! process owns it, so a run left `running` by a process that is gone reads as
+//! `abandoned`.
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use crate::machine::Machine;
 use crate::model::Skipped;
@@ -20,6 +28,10 @@ pub enum StoreError {
     CreateDir { path: PathBuf, source: std::io::Error },
     #[error("the results database {path} is not writable: {source}")]
     NotWritable { path: PathBuf, source: rusqlite::Error },
+    #[error("{path} is not an oscost results database (SQLite cannot read it as a database)")]
+    NotADatabase { path: PathBuf },
+    #[error("there is no results database at {path} (oscost run creates one)")]
+    Missing { path: PathBuf },
     #[error(
         "the results database {path} has schema version {found}, newer than this oscost understands ({known}); use a newer oscost"
     )]
@@ -30,6 +42,21 @@ pub enum StoreError {
     Malformed(String),
     #[error("no run {0} in the database")]
     NoSuchRun(String),
+}
+
+impl StoreError {
+    /// A bare SQLite error that says the file is no database, named with its path.
+    fn about(self, path: &Path) -> Self {
+        let not_a_db = |e: &rusqlite::Error| e.sqlite_error_code() == Some(ErrorCode::NotADatabase);
+        match self {
+            StoreError::Sql(e) | StoreError::Open { source: e, .. } | StoreError::NotWritable { source: e, .. }
+                if not_a_db(&e) =>
+            {
+                StoreError::NotADatabase { path: path.to_path_buf() }
+            }
+            other => other,
+        }
+    }
 }
 
 /// The schema, one migration per version. Never edit a released step; add one.
@@ -71,22 +98,65 @@ const MIGRATIONS: &[&str] = &[
         reason TEXT NOT NULL
     );
     CREATE UNIQUE INDEX runs_by_save_name ON runs(save_name) WHERE save_name IS NOT NULL;",
+    // v2: the process that owns a run, to tell a live run from an abandoned one.
+    "CREATE TABLE run_owner (
+        run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        pid INTEGER NOT NULL,
+        start_ticks INTEGER NOT NULL,
+        boot_id TEXT NOT NULL
+    );",
 ];
+
+/// How long a writer waits for another one before giving up.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The process that owns a run: its pid, its start time since boot (clock ticks) and
+/// the boot, which together name it even after its pid is reused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub pid: i32,
+    pub start_ticks: u64,
+    pub boot_id: String,
+}
+
+impl Owner {
+    /// This process, if /proc says who it is.
+    pub fn current() -> Option<Self> {
+        let pid = std::process::id() as i32;
+        Some(Self { pid, start_ticks: crate::procfs::process_start_ticks(pid)?, boot_id: crate::procfs::boot_id()? })
+    }
+
+    /// Whether this process still runs (on this machine, since this boot).
+    pub fn alive(&self) -> bool {
+        crate::procfs::boot_id().as_deref() == Some(self.boot_id.as_str())
+            && crate::procfs::process_start_ticks(self.pid) == Some(self.start_ticks)
+    }
+}
+
+/// What a run's stored status means now: a run still marked `running` whose owner is
+/// gone was abandoned (killed without a chance to say so).
+fn effective_status(stored: String, owner: Option<Owner>) -> String {
+    match owner {
+        Some(o) if stored == "running" && !o.alive() => "abandoned".into(),
+        _ => stored,
+    }
+}
 
 /// The default database path: `$XDG_DATA_HOME/oscost/results.db`, else
 /// `~/.local/share/oscost/results.db`.
-pub fn default_path() -> PathBuf {
+/// None when neither is set: the caller asks for `--db` rather than guessing.
+pub fn default_path() -> Option<PathBuf> {
     default_path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
 }
 
 /// [`default_path`] from given environment values (pure, for tests).
-pub fn default_path_from(xdg: Option<std::ffi::OsString>, home: Option<std::ffi::OsString>) -> PathBuf {
-    let base = match (xdg.filter(|x| !x.is_empty()), home) {
+pub fn default_path_from(xdg: Option<std::ffi::OsString>, home: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let base = match (xdg.filter(|x| !x.is_empty()), home.filter(|h| !h.is_empty())) {
         (Some(x), _) => PathBuf::from(x),
         (None, Some(h)) => PathBuf::from(h).join(".local/share"),
-        (None, None) => PathBuf::from("."),
+        (None, None) => return None,
     };
-    base.join("oscost").join("results.db")
+    Some(base.join("oscost").join("results.db"))
 }
 
 /// A short listing line of a run.
@@ -139,77 +209,172 @@ impl Store {
     /// Opens (creating if needed) the database at `path`, migrates it, and checks that
     /// it can be written, so a bad path fails before anything is measured.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_for_writing(path).map_err(|e| e.about(path))
+    }
+
+    fn open_for_writing(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
         }
         let conn = Connection::open(path).map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        let writable = |source| StoreError::NotWritable { path: path.to_path_buf(), source };
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(writable)?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        let mut store = Self { conn, path: path.to_path_buf() };
+        let mut store = Self::prepare(conn, path)?;
+        let not_writable = |source| Self::classify(path, source, true);
+        store.conn.pragma_update(None, "journal_mode", "WAL").map_err(not_writable)?;
         store.migrate()?;
         // A write that is rolled back: proves the file accepts writes now.
-        store.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;").map_err(writable)?;
+        store.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;").map_err(not_writable)?;
         Ok(store)
+    }
+
+    /// Opens an existing database for reading: never creates a file or a directory,
+    /// and works where the file or its directory is read-only (a database of an older
+    /// schema is then read as it is).
+    pub fn open_existing(path: &Path) -> Result<Self, StoreError> {
+        Self::open_for_reading(path).map_err(|e| e.about(path))
+    }
+
+    fn open_for_reading(path: &Path) -> Result<Self, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::Missing { path: path.to_path_buf() });
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if let Ok(conn) = Connection::open_with_flags(path, flags) {
+            let mut store = Self::prepare(conn, path)?;
+            match store.migrate() {
+                Ok(()) => return Ok(store),
+                Err(StoreError::NotWritable { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Self::open_read_only(path)
+    }
+
+    /// Read-only access, for a file (or a directory) this user cannot write. A WAL
+    /// database whose shared-memory file cannot be made is read as immutable.
+    fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let uri = |extra: &str| format!("file:{}?mode=ro{extra}", path.display());
+        let usable = |c: &Connection| c.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0));
+        let conn = match Connection::open_with_flags(uri(""), flags) {
+            Ok(c) if usable(&c).is_ok() => c,
+            _ => Connection::open_with_flags(uri("&immutable=1"), flags)
+                .map_err(|source| Self::classify(path, source, false))?,
+        };
+        usable(&conn).map_err(|source| Self::classify(path, source, false))?;
+        let store = Self::prepare(conn, path)?;
+        // An older schema read as it is: the owner table it lacks is empty.
+        if !store.has_table("run_owner")? {
+            store.conn.execute_batch(
+                "CREATE TEMP TABLE run_owner (run_id INTEGER PRIMARY KEY, pid INTEGER, start_ticks INTEGER, boot_id TEXT)",
+            )?;
+        }
+        Ok(store)
+    }
+
+    fn prepare(conn: Connection, path: &Path) -> Result<Self, StoreError> {
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        Ok(Self { conn, path: path.to_path_buf() })
+    }
+
+    fn has_table(&self, name: &str) -> Result<bool, StoreError> {
+        let n: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            params![name],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
+    /// Names what went wrong opening `path`: not a database, not writable, or other.
+    fn classify(path: &Path, source: rusqlite::Error, writing: bool) -> StoreError {
+        match source.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase) => StoreError::NotADatabase { path: path.to_path_buf() },
+            _ if writing => StoreError::NotWritable { path: path.to_path_buf(), source },
+            _ => StoreError::Open { path: path.to_path_buf(), source },
+        }
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// A write transaction that holds the write lock from its start (see the module doc).
+    fn write(&mut self) -> Result<rusqlite::Transaction<'_>, StoreError> {
+        let path = self.path.clone();
+        self.conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|source| Self::classify(&path, source, true))
+    }
+
     fn migrate(&mut self) -> Result<(), StoreError> {
-        let version: i64 = self.conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         let known = MIGRATIONS.len() as i64;
-        if version > known {
-            return Err(StoreError::TooNew { path: self.path.clone(), found: version, known });
+        // Reading the version takes no lock; a newer schema is refused before writing.
+        let seen: i64 = self.conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if seen > known {
+            return Err(StoreError::TooNew { path: self.path.clone(), found: seen, known });
         }
+        if seen == known {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let tx = self.write()?;
+        // Read again under the lock: another process may have migrated meanwhile.
+        let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
         for (i, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = self
-                .conn
-                .transaction()
-                .map_err(|source| StoreError::NotWritable { path: self.path.clone(), source })?;
-            tx.execute_batch(step)?;
+            tx.execute_batch(step).map_err(|source| Self::classify(&path, source, true))?;
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-            tx.commit()?;
         }
+        tx.commit()?;
         Ok(())
     }
 
-    /// Records the start of a run; returns its id.
+    /// Records the start of a run (and, when given, the process that owns it);
+    /// returns its id. A saved name moves to the newest run that claims it.
     pub fn begin_run(
-        &self,
+        &mut self,
         started_at: &str,
         command_line: &str,
         save_name: Option<&str>,
         machine: &Machine,
+        owner: Option<&Owner>,
     ) -> Result<i64, StoreError> {
+        let tx = self.write()?;
         if let Some(name) = save_name {
-            // A saved name moves to the newest run that claims it.
-            self.conn.execute("UPDATE runs SET save_name = NULL WHERE save_name = ?1", params![name])?;
+            tx.execute("UPDATE runs SET save_name = NULL WHERE save_name = ?1", params![name])?;
         }
-        self.conn.execute(
+        tx.execute(
             "INSERT INTO runs (started_at, command_line, save_name, status, hostname, kernel_release, machine_json)
              VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6)",
             params![started_at, command_line, save_name, machine.hostname, machine.kernel_release, json(machine)],
         )?;
-        Ok(self.conn.last_insert_rowid())
+        let id = tx.last_insert_rowid();
+        if let Some(o) = owner {
+            tx.execute(
+                "INSERT INTO run_owner (run_id, pid, start_ticks, boot_id) VALUES (?1, ?2, ?3, ?4)",
+                params![id, o.pid, o.start_ticks as i64, o.boot_id],
+            )?;
+        }
+        tx.commit()?;
+        Ok(id)
     }
 
     /// Writes one benchmark's rows and skips in one transaction.
     pub fn add_benchmark(&mut self, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write()?;
         insert_rows(&tx, run_id, rows, skipped)?;
         tx.commit()?;
         Ok(())
     }
 
-    /// Marks a run finished with `status` (`complete` or `interrupted`).
-    pub fn finish_run(&self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
-        self.conn.execute(
+    /// Marks a run finished with `status` (`complete`, `interrupted` or `failed`).
+    pub fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
+        let tx = self.write()?;
+        tx.execute(
             "UPDATE runs SET finished_at = ?2, status = ?3 WHERE id = ?1",
             params![run_id, finished_at, status],
         )?;
+        tx.commit()?;
         Ok(())
     }
 
@@ -239,8 +404,8 @@ impl Store {
     pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunListing>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT r.id, r.started_at, r.hostname, r.kernel_release, r.status, r.save_name, r.command_line,
-                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id)
-             FROM runs r
+                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id), o.pid, o.start_ticks, o.boot_id
+             FROM runs r LEFT JOIN run_owner o ON o.run_id = r.id
              WHERE (?1 IS NULL OR r.hostname = ?1)
                AND (?2 IS NULL OR EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id
                                           AND (x.benchmark = ?2 OR x.benchmark LIKE ?2 || '.%')))
@@ -254,7 +419,7 @@ impl Store {
                 started_at: r.get(1)?,
                 hostname: r.get(2)?,
                 kernel_release: r.get(3)?,
-                status: r.get(4)?,
+                status: effective_status(r.get(4)?, owner_of(r, 8)?),
                 save_name: r.get(5)?,
                 command_line: r.get(6)?,
                 results: r.get(7)?,
@@ -272,10 +437,12 @@ impl Store {
     }
 
     fn load_info(&self, run_id: i64) -> Result<(RunInfo, Machine), StoreError> {
-        let (info, machine_json): (RunInfo, String) = self
+        let (mut info, machine_json, owner): (RunInfo, String, Option<Owner>) = self
             .conn
             .query_row(
-                "SELECT id, started_at, command_line, save_name, status, machine_json FROM runs WHERE id = ?1",
+                "SELECT r.id, r.started_at, r.command_line, r.save_name, r.status, r.machine_json,
+                        o.pid, o.start_ticks, o.boot_id
+                 FROM runs r LEFT JOIN run_owner o ON o.run_id = r.id WHERE r.id = ?1",
                 params![run_id],
                 |r| {
                     Ok((
@@ -287,11 +454,13 @@ impl Store {
                             status: r.get(4)?,
                         },
                         r.get(5)?,
+                        owner_of(r, 6)?,
                     ))
                 },
             )
             .optional()?
             .ok_or_else(|| StoreError::NoSuchRun(run_id.to_string()))?;
+        info.status = effective_status(std::mem::take(&mut info.status), owner);
         Ok((info, parse_json("machine", &machine_json)?))
     }
 
@@ -357,7 +526,7 @@ impl Store {
     /// Writes whole runs (an import) in one transaction: all or nothing. Returns the
     /// new run ids.
     pub fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<i64>, StoreError> {
-        let tx = self.conn.transaction()?;
+        let tx = self.write()?;
         let mut ids = Vec::with_capacity(runs.len());
         for (doc, skipped) in runs {
             // A saved name travels with the run unless this database already uses it.
@@ -389,6 +558,17 @@ impl Store {
         tx.commit()?;
         Ok(ids)
     }
+}
+
+/// The owner columns starting at `i` of a row (all NULL without an owner).
+fn owner_of(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Option<Owner>> {
+    let pid: Option<i32> = r.get(i)?;
+    let start: Option<i64> = r.get(i + 1)?;
+    let boot: Option<String> = r.get(i + 2)?;
+    Ok(match (pid, start, boot) {
+        (Some(pid), Some(start), Some(boot_id)) => Some(Owner { pid, start_ticks: start as u64, boot_id }),
+        _ => None,
+    })
 }
 
 fn insert_rows(
@@ -457,12 +637,12 @@ mod tests {
 
     #[test]
     fn default_path_rules() {
-        assert_eq!(default_path_from(Some("/x".into()), Some("/h".into())), PathBuf::from("/x/oscost/results.db"));
-        assert_eq!(default_path_from(None, Some("/h".into())), PathBuf::from("/h/.local/share/oscost/results.db"));
-        assert_eq!(
-            default_path_from(Some("".into()), Some("/h".into())),
-            PathBuf::from("/h/.local/share/oscost/results.db")
-        );
+        let p = |s: &str| Some(PathBuf::from(s));
+        assert_eq!(default_path_from(Some("/x".into()), Some("/h".into())), p("/x/oscost/results.db"));
+        assert_eq!(default_path_from(None, Some("/h".into())), p("/h/.local/share/oscost/results.db"));
+        assert_eq!(default_path_from(Some("".into()), Some("/h".into())), p("/h/.local/share/oscost/results.db"));
+        assert_eq!(default_path_from(None, None), None, "no guess when there is no home");
+        assert_eq!(default_path_from(Some("".into()), Some("".into())), None);
     }
 
     #[test]
@@ -470,7 +650,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/results.db");
         let mut s = Store::open(&path).unwrap();
-        let id = s.begin_run("2026-01-01T00:00:00Z", "oscost run", Some("base"), &machine()).unwrap();
+        let id = s.begin_run("2026-01-01T00:00:00Z", "oscost run", Some("base"), &machine(), None).unwrap();
         let skipped = vec![Skipped {
             benchmark: "ctx.pipe".into(),
             params: "placement=cross_cpu".into(),
@@ -515,6 +695,89 @@ mod tests {
         c.pragma_update(None, "user_version", 99).unwrap();
         drop(c);
         assert!(matches!(Store::open(&path), Err(StoreError::TooNew { .. })));
+    }
+
+    #[test]
+    fn concurrent_writers_wait_for_each_other_and_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shared.db");
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || -> Result<i64, StoreError> {
+                    // Each writer opens (and migrates) a fresh database at the same time.
+                    let mut s = Store::open(&path)?;
+                    let id = s.begin_run("2026-01-01T00:00:00Z", "w", Some("same-name"), &machine(), None)?;
+                    for _ in 0..5 {
+                        s.add_benchmark(id, &[row()], &[])?;
+                    }
+                    s.finish_run(id, "2026-01-01T00:00:01Z", if i % 2 == 0 { "complete" } else { "interrupted" })?;
+                    Ok(id)
+                })
+            })
+            .collect();
+        let ids: Vec<i64> = handles.into_iter().map(|h| h.join().unwrap().unwrap()).collect();
+        let s = Store::open_existing(&path).unwrap();
+        let runs = s.list_runs(&RunFilter::default()).unwrap();
+        assert_eq!(runs.len(), 8);
+        assert!(runs.iter().all(|r| r.results == 5 && r.status != "running"), "{runs:?}");
+        let named: Vec<_> = runs.iter().filter(|r| r.save_name.is_some()).collect();
+        assert_eq!(named.len(), 1, "one run holds the saved name");
+        assert!(ids.iter().all(|id| s.load_run(*id).is_ok()));
+    }
+
+    #[test]
+    fn a_run_whose_owner_is_gone_reads_as_abandoned() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut s = Store::open(&path).unwrap();
+        let me = Owner::current().expect("/proc names this process");
+        let live = s.begin_run("t", "c", None, &machine(), Some(&me)).unwrap();
+        let gone = Owner { start_ticks: me.start_ticks + 1, ..me.clone() };
+        let dead = s.begin_run("t", "c", None, &machine(), Some(&gone)).unwrap();
+        let unknown = s.begin_run("t", "c", None, &machine(), None).unwrap();
+        assert_eq!(s.load_run(live).unwrap().0.run.status, "running");
+        assert_eq!(s.load_run(dead).unwrap().0.run.status, "abandoned");
+        assert_eq!(s.load_run(unknown).unwrap().0.run.status, "running", "no owner recorded: as stored");
+        let listed = s.list_runs(&RunFilter::default()).unwrap();
+        assert_eq!(listed.iter().find(|r| r.id == dead).unwrap().status, "abandoned");
+        s.finish_run(dead, "t", "interrupted").unwrap();
+        assert_eq!(s.load_run(dead).unwrap().0.run.status, "interrupted", "a finished run is what it says");
+    }
+
+    #[test]
+    fn reading_never_creates_and_names_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("typo/a/x.db");
+        assert!(matches!(Store::open_existing(&missing), Err(StoreError::Missing { .. })));
+        assert!(!dir.path().join("typo").exists(), "no directory was created");
+        let junk = dir.path().join("junk.db");
+        std::fs::write(&junk, vec![b'x'; 4096]).unwrap();
+        let e = Store::open_existing(&junk).err().expect("junk is refused");
+        assert!(e.to_string().contains("is not an oscost results database"), "{e}");
+        let e = Store::open(&junk).err().expect("junk is refused for writing too");
+        assert!(e.to_string().contains("is not an oscost results database"), "{e}");
+    }
+
+    #[test]
+    fn an_older_schema_upgrades_in_place_and_keeps_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.pragma_update(None, "user_version", 1).unwrap();
+            c.execute(
+                "INSERT INTO runs (started_at, command_line, status, hostname, kernel_release, machine_json)
+                 VALUES ('t', 'c', 'complete', 'h', 'k', ?1)",
+                params![json(&machine())],
+            )
+            .unwrap();
+        }
+        let s = Store::open_existing(&path).unwrap();
+        assert_eq!(s.load_run(1).unwrap().0.run.status, "complete");
+        let v: i64 = s.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(v, MIGRATIONS.len() as i64);
     }
 
     #[test]

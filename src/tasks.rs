@@ -211,7 +211,7 @@ impl TaskGroup {
             }
             Handles::Processes(ps) => {
                 let pid = sys::fork_child(|| {
-                    sys::default_sigint();
+                    sys::default_signals();
                     sys::die_with_parent();
                     if m.prepare(cpus, nice) { body(&m) } else { PREPARE_FAILED }
                 })?;

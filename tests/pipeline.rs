@@ -114,7 +114,7 @@ fn run(db: &Path, def: &'static BenchDef, save: Option<&str>) -> i64 {
         progress: false,
     };
     let outcome = session::execute(req).expect("the session runs");
-    assert!(!outcome.interrupted && outcome.failures.is_empty());
+    assert!(!outcome.interrupted() && outcome.failures.is_empty() && outcome.storage_error.is_none());
     outcome.run_id
 }
 

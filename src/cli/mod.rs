@@ -26,8 +26,36 @@ pub use args::{Cli, Command, ExportFormat, Format, RunArgs};
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-fn db_path(cli_db: &Option<PathBuf>) -> PathBuf {
-    cli_db.clone().unwrap_or_else(crate::store::default_path)
+/// The database: `--db`, else the default location; with neither HOME nor
+/// XDG_DATA_HOME set there is no default, and guessing one would hide the results.
+fn db_path(cli_db: &Option<PathBuf>) -> Result<PathBuf> {
+    match cli_db.clone().or_else(crate::store::default_path) {
+        Some(p) => Ok(p),
+        None => {
+            Err(UsageError("no database given and neither HOME nor XDG_DATA_HOME is set: pass --db PATH".into()).into())
+        }
+    }
+}
+
+/// Standard output closed by the reader (`oscost export | head`): not an error of
+/// ours; the process exits as a killed pipe writer would (141) without a message.
+#[derive(Debug, thiserror::Error)]
+#[error("standard output was closed")]
+pub struct PipeClosed;
+
+/// Writes `text` to standard output; a closed pipe becomes [`PipeClosed`].
+fn out(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    match o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(PipeClosed.into()),
+        r => Ok(r?),
+    }
+}
+
+/// [`out`] with a line end.
+fn outln(text: &str) -> Result<()> {
+    out(&format!("{text}\n"))
 }
 
 /// Entry point: parses arguments, runs, returns the process exit code.
@@ -41,6 +69,7 @@ pub fn main() -> i32 {
     };
     match dispatch(cli) {
         Ok(code) => code,
+        Err(e) if e.downcast_ref::<PipeClosed>().is_some() => 128 + libc::SIGPIPE,
         Err(e) => {
             eprintln!("error: {e:#}");
             if e.downcast_ref::<UsageError>().is_some()
@@ -72,27 +101,27 @@ fn command_line() -> String {
 }
 
 fn dispatch(cli: Cli) -> Result<i32> {
-    let db = db_path(&cli.db);
+    let db = || db_path(&cli.db);
     match cli.command {
-        Command::Run(args) => run(args, db),
+        Command::Run(args) => run(args, db()?),
         Command::List { suites } => {
-            print!("{}", if suites { suites_text() } else { list_text() });
+            out(&if suites { suites_text() } else { list_text() })?;
             Ok(0)
         }
         Command::Info { json } => info(json),
         Command::Show { run, json, format, samples } => {
-            show(&db, run.as_deref().unwrap_or("latest"), if json { Format::Json } else { format }, samples)
+            show(&db()?, run.as_deref().unwrap_or("latest"), if json { Format::Json } else { format }, samples)
         }
         Command::Compare { a, b, baseline, db_b, threshold, json } => {
-            compare(&db, db_b.as_deref(), (baseline, a, b), threshold, json)
+            compare(&db()?, db_b.as_deref(), (baseline, a, b), threshold, json)
         }
-        Command::Export { runs, format, output } => export(&db, runs, format, output.as_deref()),
-        Command::Import { file } => import(&db, &file),
-        Command::Report { runs, output } => html_report(&db, runs, &output),
-        Command::Observe { duration, interval, json } => observe(duration.0, interval.0, json, db),
+        Command::Export { runs, format, output } => export(&db()?, runs, format, output.as_deref()),
+        Command::Import { file } => import(&db()?, &file),
+        Command::Report { runs, output } => html_report(&db()?, runs, &output),
+        Command::Observe { duration, interval, json } => observe(duration.0, interval.0, json, db()?),
         Command::Runs { host, benchmark, since, until, json } => {
             let filter = RunFilter { host, benchmark, since: since.map(|d| d.0), until: until.map(|d| d.0) };
-            runs(&db, &filter, json)
+            runs(&db()?, &filter, json)
         }
     }
 }
@@ -101,21 +130,21 @@ fn info(json: bool) -> Result<i32> {
     let calib = session::calibrate(false);
     let m = crate::machine::fingerprint(&command_line(), Some(calib));
     if json {
-        println!("{}", serde_json::to_string_pretty(&m)?);
+        outln(&serde_json::to_string_pretty(&m)?)?;
     } else {
-        print!("{}", info_text(&m));
+        out(&info_text(&m))?;
     }
     Ok(0)
 }
 
 fn show(db: &Path, reference: &str, format: Format, samples: bool) -> Result<i32> {
-    let store = Store::open(db)?;
+    let store = Store::open_existing(db)?;
     let (doc, skipped) = load(&store, reference)?;
     match format {
-        Format::Json => println!("{}", report::json::render_run(&doc, &skipped, samples)),
-        Format::Table => print!("{}", report::table::render_run(&doc, &skipped)),
-        Format::Csv => print!("{}", report::export::to_csv(std::slice::from_ref(&doc))),
-        Format::Markdown => print!("{}", report::export::to_markdown(&doc)),
+        Format::Json => outln(&report::json::render_run(&doc, &skipped, samples))?,
+        Format::Table => out(&report::table::render_run(&doc, &skipped))?,
+        Format::Csv => out(&report::export::to_csv(std::slice::from_ref(&doc)))?,
+        Format::Markdown => out(&report::export::to_markdown(&doc))?,
     }
     Ok(0)
 }
@@ -135,21 +164,21 @@ fn compare(db: &Path, db_b: Option<&Path>, refs: CompareRefs, threshold: f64, js
             );
         }
     };
-    let store_a = Store::open(db)?;
-    let store_b = Store::open(db_b.unwrap_or(db))?;
+    let store_a = Store::open_existing(db)?;
+    let store_b = Store::open_existing(db_b.unwrap_or(db))?;
     let (da, _) = load(&store_a, &ref_a)?;
     let (db, _) = load(&store_b, &ref_b)?;
     let rows = report::compare::compare(&da, &db, threshold / 100.0, 2000);
     if json {
-        println!("{}", report::compare::to_json(&da, &db, &rows, threshold / 100.0));
+        outln(&report::compare::to_json(&da, &db, &rows, threshold / 100.0))?;
     } else {
-        print!("{}", report::compare::render(&da, &db, &rows, threshold / 100.0));
+        out(&report::compare::render(&da, &db, &rows, threshold / 100.0))?;
     }
     Ok(0)
 }
 
 fn export(db: &Path, refs: Vec<String>, format: ExportFormat, output: Option<&Path>) -> Result<i32> {
-    let store = Store::open(db)?;
+    let store = Store::open_existing(db)?;
     let docs = load_all(&store, refs)?;
     let text = match format {
         ExportFormat::Json => report::export::to_json(&docs),
@@ -157,7 +186,7 @@ fn export(db: &Path, refs: Vec<String>, format: ExportFormat, output: Option<&Pa
     };
     match output {
         Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
-        None => print!("{text}"),
+        None => out(&text)?,
     }
     Ok(0)
 }
@@ -169,28 +198,28 @@ fn import(db: &Path, file: &Path) -> Result<i32> {
     let mut store = Store::open(db)?;
     let ids = store.import(&runs)?;
     let names: Vec<String> = ids.iter().map(|i| format!("#{i}")).collect();
-    println!("imported {} run(s) as {}", ids.len(), names.join(", "));
+    outln(&format!("imported {} run(s) as {}", ids.len(), names.join(", ")))?;
     Ok(0)
 }
 
 fn html_report(db: &Path, refs: Vec<String>, output: &Path) -> Result<i32> {
-    let store = Store::open(db)?;
+    let store = Store::open_existing(db)?;
     let docs = load_all(&store, refs)?;
     let cmp = (docs.len() >= 2).then(|| report::compare::compare(&docs[0].0, &docs[1].0, 0.02, 2000));
     let html = report::html::render(&docs, cmp.as_deref());
     std::fs::write(output, html).with_context(|| format!("writing {}", output.display()))?;
-    println!("wrote {}", output.display());
+    outln(&format!("wrote {}", output.display()))?;
     Ok(0)
 }
 
 fn runs(db: &Path, filter: &RunFilter, json: bool) -> Result<i32> {
-    let store = Store::open(db)?;
+    let store = Store::open_existing(db)?;
     let runs = store.list_runs(filter)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
+        outln(&serde_json::to_string_pretty(&runs)?)?;
     } else {
         for r in runs {
-            println!(
+            outln(&format!(
                 "{:>5}  {}  {:<16} {:<24} {:<11} {:>4} rows  {}{}",
                 r.id,
                 r.started_at,
@@ -200,7 +229,7 @@ fn runs(db: &Path, filter: &RunFilter, json: bool) -> Result<i32> {
                 r.results,
                 r.command_line,
                 r.save_name.map(|n| format!("  [saved as {n}]")).unwrap_or_default()
-            );
+            ))?;
         }
     }
     Ok(0)
@@ -275,27 +304,46 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let outcome = session::execute(req)?;
     let (doc, skipped) = outcome.store.load_run(outcome.run_id).context("reading the run back from the database")?;
     if args.json {
-        println!("{}", report::json::render_run(&doc, &skipped, args.samples));
+        outln(&report::json::render_run(&doc, &skipped, args.samples))?;
     } else {
         match suite {
             Some(s) => {
-                print!("{}", (s.render)(&doc));
-                println!("(the full table: oscost show {})", outcome.run_id);
+                out(&(s.render)(&doc))?;
+                outln(&format!("(the full table: oscost show {})", outcome.run_id))?;
             }
-            None => print!("{}", report::table::render_run(&doc, &skipped)),
+            None => out(&report::table::render_run(&doc, &skipped))?,
         }
-        println!(
+        outln(&format!(
             "stored as run #{} in {} ({:.1} s)",
             outcome.run_id,
             outcome.store.path().display(),
             outcome.elapsed.as_secs_f64()
-        );
+        ))?;
     }
-    if outcome.interrupted {
-        eprintln!("interrupted: the benchmarks that finished are stored in run #{}", outcome.run_id);
-        return Ok(130);
+    if let Some(e) = &outcome.storage_error {
+        eprintln!("error: {e}");
+        return Ok(1);
+    }
+    if let Some(sig) = outcome.stopped_by {
+        eprintln!(
+            "stopped by {}: the benchmarks that finished are stored in run #{}",
+            signal_name(sig),
+            outcome.run_id
+        );
+        return Ok(128 + sig);
     }
     Ok(if outcome.failures.is_empty() { 0 } else { 1 })
+}
+
+/// A stop signal's name, for messages.
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "Ctrl-C (SIGINT)",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGXCPU => "SIGXCPU (CPU time limit)",
+        _ => "a signal",
+    }
 }
 
 fn observe(d: std::time::Duration, iv: std::time::Duration, json: bool, db: PathBuf) -> Result<i32> {
@@ -303,25 +351,32 @@ fn observe(d: std::time::Duration, iv: std::time::Duration, json: bool, db: Path
         return Err(UsageError("--interval must be shorter than --for".into()).into());
     }
     let mut store = Store::open(&db)?;
-    crate::sys::install_interrupt_flag().context("installing the Ctrl-C handler")?;
+    crate::sys::install_interrupt_flag().context("installing the signal handlers")?;
     let machine = crate::machine::fingerprint(&command_line(), None);
     eprintln!("observing for {:.0} s every {} …", d.as_secs_f64(), report::fmt_ns(iv.as_nanos() as f64));
-    let run_id = store.begin_run(&report::now_rfc3339(), &command_line(), None, &machine)?;
-    let trace = crate::observe::record(d, iv).map_err(anyhow::Error::msg)?;
+    let owner = crate::store::Owner::current();
+    let run_id = store.begin_run(&report::now_rfc3339(), &command_line(), None, &machine, owner.as_ref())?;
+    let trace = match crate::observe::record(d, iv) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = store.finish_run(run_id, &report::now_rfc3339(), "failed");
+            return Err(anyhow::Error::msg(e));
+        }
+    };
     store.add_benchmark(run_id, &crate::observe::rows(&trace, iv), &[])?;
-    let interrupted = crate::sys::interrupted();
-    store.finish_run(run_id, &report::now_rfc3339(), if interrupted { "interrupted" } else { "complete" })?;
+    let stopped_by = crate::sys::stop_signal();
+    store.finish_run(run_id, &report::now_rfc3339(), if stopped_by.is_some() { "interrupted" } else { "complete" })?;
     let (doc, skipped) = store.load_run(run_id)?;
     if json {
-        println!("{}", report::json::render_run(&doc, &skipped, false));
+        outln(&report::json::render_run(&doc, &skipped, false))?;
     } else {
-        print!("{}", report::table::render_run(&doc, &skipped));
+        out(&report::table::render_run(&doc, &skipped))?;
         if let Some(s) = crate::observe::summarize_trace(&trace.running, trace.switches, trace.seconds) {
-            println!("{}", crate::observe::summary_line(&s));
+            outln(&crate::observe::summary_line(&s))?;
         }
-        println!("stored as run #{run_id} in {}", store.path().display());
+        outln(&format!("stored as run #{run_id} in {}", store.path().display()))?;
     }
-    Ok(if interrupted { 130 } else { 0 })
+    Ok(stopped_by.map_or(0, |s| 128 + s))
 }
 
 /// `oscost list --suites`: every suite with its summary.

@@ -190,7 +190,8 @@ fn param_str(r: &ResultRow, k: &str) -> String {
 }
 
 fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
-    let mut h = format!("<section><h2>Run #{} · {}</h2>", doc.run.id, esc(&doc.run.started_at));
+    let mut h =
+        format!("<section><h2>Run #{} ({}) · {}</h2>", doc.run.id, esc(&doc.run.status), esc(&doc.run.started_at));
     let _ = write!(h, "<p class=cmd><code>{}</code></p>", esc(&doc.run.command_line));
     h.push_str(&fingerprint_table(&doc.machine));
     h.push_str(&results_table(&doc.results));

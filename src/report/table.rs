@@ -71,8 +71,8 @@ fn centre(r: &ResultRow) -> String {
 pub fn render_run(doc: &RunDocument, skipped: &[Skipped]) -> String {
     let m = &doc.machine;
     let mut out = format!(
-        "oscost run #{} · {} · {} · {} · kernel {} · {}\n",
-        doc.run.id, doc.run.started_at, m.hostname, m.cpu_model, m.kernel_release, m.virtualization
+        "oscost run #{} ({}) · {} · {} · {} · kernel {} · {}\n",
+        doc.run.id, doc.run.status, doc.run.started_at, m.hostname, m.cpu_model, m.kernel_release, m.virtualization
     );
     if let Some(c) = &m.calibration {
         out.push_str(&format!(

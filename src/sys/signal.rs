@@ -1,38 +1,63 @@
-//! Ctrl-C as a flag the benchmarks poll between samples, and the signal settings of
-//! children (default SIGINT, death with the parent).
+//! Stop requests as a flag the benchmarks poll between samples, and the signal
+//! settings of children (default handling, death with the parent).
+//!
+//! SIGINT, SIGTERM, SIGHUP and SIGXCPU all ask oscost to stop: finish nothing new,
+//! keep what finished, reap every child, and exit with 128 + the signal's number.
+//! SIGXFSZ is ignored, so a write past the file-size limit fails with EFBIG (and the
+//! figures it held are saved elsewhere) instead of killing the process.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The signals that ask for a stop.
+pub const STOP_SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGXCPU];
 
-extern "C" fn on_sigint(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+/// The first stop signal received, or 0.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_stop_signal(sig: libc::c_int) {
+    let _ = STOP_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
 }
 
-/// Installs a SIGINT handler that only raises a flag. It is installed without
-/// SA_RESTART so a blocking wait returns EINTR and the benchmark can stop.
-pub fn install_interrupt_flag() -> io::Result<()> {
+fn set_action(sig: libc::c_int, handler: libc::sighandler_t) -> io::Result<()> {
     // SAFETY: an all-zero sigaction is valid; we fill the handler and an empty mask.
     let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-    sa.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as usize;
-    // SAFETY: `sa.sa_mask` is writable; the handler only stores to an atomic.
+    sa.sa_sigaction = handler;
+    // SAFETY: `sa.sa_mask` is writable; handlers here only store to an atomic.
     unsafe { libc::sigemptyset(&mut sa.sa_mask) };
     // SAFETY: `sa` is a fully initialised sigaction; the old action is not asked for.
-    super::check(unsafe { libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut()) })?;
+    super::check(unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) })?;
     Ok(())
 }
 
-/// True once SIGINT has arrived.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+/// Installs the stop handlers (they only raise the flag) and ignores SIGXFSZ. They
+/// are installed without SA_RESTART so a blocking wait returns EINTR and the benchmark
+/// can stop.
+pub fn install_interrupt_flag() -> io::Result<()> {
+    for sig in STOP_SIGNALS {
+        set_action(sig, on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t)?;
+    }
+    set_action(libc::SIGXFSZ, libc::SIG_IGN)
 }
 
-/// Restores default SIGINT handling; forked children call it so Ctrl-C ends them.
+/// True once a stop signal has arrived.
+pub fn interrupted() -> bool {
+    STOP_SIGNAL.load(Ordering::SeqCst) != 0
+}
+
+/// The stop signal that arrived first, if any.
+pub fn stop_signal() -> Option<i32> {
+    Some(STOP_SIGNAL.load(Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
+/// Restores default handling of the stop signals; forked children call it so that
+/// Ctrl-C or a SIGTERM to the group ends them.
 #[inline(always)]
-pub fn default_sigint() {
-    // SAFETY: signal() with SIG_DFL is async-signal-safe in practice on Linux.
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
+pub fn default_signals() {
+    for sig in STOP_SIGNALS {
+        // SAFETY: signal() with SIG_DFL is async-signal-safe in practice on Linux.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
 }
 
 /// Makes the calling child process receive SIGKILL when its parent dies, so no
