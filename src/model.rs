@@ -375,6 +375,9 @@ pub struct ResultRow {
     pub ci_high: f64,
     pub percentiles: Option<Percentiles>,
     /// Kernel-observed counters over the timed region (switches, migrations, …).
+    /// Only finite values are written; a null read back (as runs stored before this
+    /// rule hold) is left out rather than making the run unreadable.
+    #[serde(serialize_with = "finite_counts::serialize", deserialize_with = "finite_counts::deserialize")]
     pub counts: BTreeMap<Count, f64>,
     pub flags: Vec<Flag>,
     /// The raw samples, in `unit`. Kept in the store and in exports; left out of
@@ -473,6 +476,25 @@ pub struct RunDocument {
     pub results: Vec<ResultRow>,
 }
 
+/// Counts as JSON: a count that is not a finite number (0/0 of an empty window) is
+/// no count at all, so it is neither written nor fatal to read.
+pub mod finite_counts {
+    use super::Count;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::collections::BTreeMap;
+
+    /// Writes the finite counts only.
+    pub fn serialize<S: Serializer>(counts: &BTreeMap<Count, f64>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(counts.iter().filter(|(_, v)| v.is_finite()))
+    }
+
+    /// Reads a counts map, leaving out nulls and non-finite numbers.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<Count, f64>, D::Error> {
+        let raw = BTreeMap::<Count, Option<f64>>::deserialize(d)?;
+        Ok(raw.into_iter().filter_map(|(k, v)| v.filter(|v| v.is_finite()).map(|v| (k, v))).collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -488,5 +510,20 @@ mod tests {
             assert_eq!(serde_json::to_string(&f).unwrap(), format!("\"{}\"", f.as_str()));
         }
         assert!(serde_json::from_str::<Count>("\"no_such_count\"").is_err());
+    }
+
+    #[test]
+    fn a_count_that_is_not_a_number_is_neither_written_nor_fatal_to_read() {
+        let mut r = ResultRow::from_samples("load.storm", Method::Batch, "yields/s", vec![1.0, 2.0], 2).unwrap();
+        r.counts.insert(Count::JainIndex, f64::NAN);
+        r.counts.insert(Count::MinMaxRatio, 0.5);
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains("\"counts\":{\"min_max_ratio\":0.5}"), "{text}");
+        // A run stored before the rule holds a null: it loads, without that count.
+        let legacy = text.replace("\"min_max_ratio\":0.5", "\"min_max_ratio\":0.5,\"jain_index\":null");
+        assert_ne!(legacy, text);
+        let back: ResultRow = serde_json::from_str(&legacy).unwrap();
+        assert_eq!(back.counts.len(), 1);
+        assert_eq!(back.counts[&Count::MinMaxRatio], 0.5);
     }
 }

@@ -133,53 +133,63 @@ impl Placement {
 pub struct PolicyGuard {
     watchdog: Option<(mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
     fired: Arc<AtomicBool>,
+    /// The soft RLIMIT_RTTIME to put back (Some when this guard changed it).
+    saved_rttime: Option<Option<u64>>,
 }
 
 impl PolicyGuard {
     pub fn enter(policy: Policy, bound: Duration) -> Result<Self, PlacementError> {
-        let fired = Arc::new(AtomicBool::new(false));
         let perr = |e: std::io::Error| PlacementError::Policy { policy: policy.as_str(), reason: e.to_string() };
-        let mut watchdog = None;
+        // Built first so that every early return below undoes what was done (Drop).
+        let mut guard = Self { watchdog: None, fired: Arc::new(AtomicBool::new(false)), saved_rttime: None };
         if policy.is_realtime() {
-            let _ = sys::set_rttime_limit(20_000_000, 30_000_000);
-            let (tx, rx) = mpsc::channel::<()>();
-            let (ready_tx, ready_rx) = mpsc::channel::<std::io::Result<()>>();
-            let flag = fired.clone();
-            let handle = std::thread::Builder::new()
-                .name("oscost-rt-watchdog".into())
-                .spawn(move || {
-                    let r = sys::set_policy(libc::SCHED_FIFO, sys::max_priority(libc::SCHED_FIFO));
-                    let ok = r.is_ok();
-                    let _ = ready_tx.send(r);
-                    if ok && let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(bound) {
-                        flag.store(true, Ordering::SeqCst);
-                        demote_all_threads();
-                    }
-                })
-                .map_err(perr)?;
-            match ready_rx.recv() {
-                Ok(Ok(())) => watchdog = Some((tx, handle)),
-                Ok(Err(e)) => {
-                    let _ = handle.join();
-                    return Err(perr(e));
-                }
-                Err(_) => return Err(perr(std::io::Error::other("watchdog thread did not start"))),
+            // The kernel's bound comes after the watchdog's: the watchdog demotes and
+            // the run reports it; SIGXCPU (a stop signal to oscost: the run ends
+            // between samples) is the last resort.
+            let previous = sys::rttime_soft_limit();
+            let bound_us = bound.as_micros().min(u128::from(u64::MAX / 2)) as u64;
+            if sys::set_rttime_soft_limit(Some(bound_us + 5_000_000)).is_ok() {
+                guard.saved_rttime = Some(previous);
             }
+            guard.watchdog = Some(start_watchdog(bound, guard.fired.clone()).map_err(perr)?);
         }
         let prio = if policy.is_realtime() { 1 } else { 0 };
-        if let Err(e) = sys::set_policy(policy.raw(), prio) {
-            if let Some((tx, h)) = watchdog {
-                drop(tx);
-                let _ = h.join();
-            }
-            return Err(perr(e));
-        }
-        Ok(Self { watchdog, fired })
+        sys::set_policy(policy.raw(), prio).map_err(perr)?;
+        Ok(guard)
     }
 
     /// True if the watchdog had to demote the benchmark.
     pub fn fired(&self) -> bool {
         self.fired.load(Ordering::SeqCst)
+    }
+}
+
+/// Starts the watchdog at the top real-time priority; returns once it runs there.
+fn start_watchdog(
+    bound: Duration,
+    fired: Arc<AtomicBool>,
+) -> std::io::Result<(mpsc::Sender<()>, std::thread::JoinHandle<()>)> {
+    let (tx, rx) = mpsc::channel::<()>();
+    let (ready_tx, ready_rx) = mpsc::channel::<std::io::Result<()>>();
+    let handle = std::thread::Builder::new().name("oscost-rt-watchdog".into()).spawn(move || {
+        let r = sys::set_policy(libc::SCHED_FIFO, sys::max_priority(libc::SCHED_FIFO));
+        let ok = r.is_ok();
+        let _ = ready_tx.send(r);
+        if ok && let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(bound) {
+            fired.store(true, Ordering::SeqCst);
+            demote_all_threads();
+        }
+    })?;
+    match ready_rx.recv() {
+        Ok(Ok(())) => Ok((tx, handle)),
+        Ok(Err(e)) => {
+            let _ = handle.join();
+            Err(e)
+        }
+        Err(_) => {
+            let _ = handle.join();
+            Err(std::io::Error::other("watchdog thread did not start"))
+        }
     }
 }
 
@@ -189,6 +199,9 @@ impl Drop for PolicyGuard {
         if let Some((tx, h)) = self.watchdog.take() {
             let _ = tx.send(());
             let _ = h.join();
+        }
+        if let Some(previous) = self.saved_rttime.take() {
+            let _ = sys::set_rttime_soft_limit(previous);
         }
     }
 }

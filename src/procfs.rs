@@ -36,29 +36,21 @@ pub fn resident_kib() -> Option<u64> {
     s.lines().find_map(|l| l.strip_prefix("VmRSS:").and_then(|v| v.split_whitespace().next()?.parse().ok()))
 }
 
-/// How many processes this user runs now (for the process-limit check).
-pub fn count_user_processes() -> usize {
-    let uid = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
-        s.lines().find(|l| l.starts_with("Uid:")).and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
-    });
-    let Some(uid) = uid else { return 0 };
-    std::fs::read_dir("/proc")
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
-                .filter(|e| {
-                    std::fs::read_to_string(e.path().join("status"))
-                        .ok()
-                        .and_then(|s| {
-                            s.lines()
-                                .find(|l| l.starts_with("Uid:"))
-                                .map(|l| l.split_whitespace().nth(1) == Some(uid.as_str()))
-                        })
-                        .unwrap_or(false)
-                })
-                .count()
-        })
-        .unwrap_or(0)
+/// How many tasks (threads, which RLIMIT_NPROC counts) this user runs now.
+pub fn count_user_tasks() -> usize {
+    let field = |status: &str, name: &str| {
+        status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next().map(str::to_string))
+    };
+    let Some(uid) = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| field(&s, "Uid:")) else {
+        return 0;
+    };
+    let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
+    dir.flatten()
+        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+        .filter(|s| field(s, "Uid:").as_deref() == Some(uid.as_str()))
+        .map(|s| field(&s, "Threads:").and_then(|t| t.parse::<usize>().ok()).unwrap_or(1))
+        .sum()
 }
 
 /// When process `pid` started, in clock ticks since boot (field 22 of its stat), which

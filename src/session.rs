@@ -164,6 +164,8 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let status = match (&storage_error, stopped_by) {
         (Some(_), _) => "failed",
         (None, Some(_)) => "interrupted",
+        // A benchmark that failed (not skipped) means the run did not do its job.
+        (None, None) if !failures.is_empty() => "failed",
         (None, None) => "complete",
     };
     let store = run.finish(status)?;

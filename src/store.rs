@@ -201,6 +201,13 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("plain data serialises")
 }
 
+/// Counts as stored: the finite ones (see `model::finite_counts`).
+fn counts_json(counts: &std::collections::BTreeMap<crate::model::Count, f64>) -> String {
+    let mut out = Vec::new();
+    let _ = crate::model::finite_counts::serialize(counts, &mut serde_json::Serializer::new(&mut out));
+    String::from_utf8(out).unwrap_or_else(|_| "{}".into())
+}
+
 fn parse_json<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, StoreError> {
     serde_json::from_str(s).map_err(|e| StoreError::Malformed(format!("{what}: {e}")))
 }
@@ -505,7 +512,8 @@ impl Store {
                 ci_low: num(v[4]),
                 ci_high: num(v[5]),
                 percentiles: pct.map(|p| parse_json("percentiles", &p)).transpose()?,
-                counts: parse_json("counts", &counts)?,
+                counts: crate::model::finite_counts::deserialize(&mut serde_json::Deserializer::from_str(&counts))
+                    .map_err(|e| StoreError::Malformed(format!("counts: {e}")))?,
                 flags: parse_json("flags", &flags)?,
                 samples: decode_samples(&blob)?,
                 benchmark,
@@ -602,7 +610,7 @@ fn insert_rows(
                 r.ci_low,
                 r.ci_high,
                 r.percentiles.as_ref().map(json),
-                json(&r.counts),
+                counts_json(&r.counts),
                 json(&r.flags),
                 encode_samples(&r.samples),
             ],
@@ -743,6 +751,23 @@ mod tests {
         assert_eq!(listed.iter().find(|r| r.id == dead).unwrap().status, "abandoned");
         s.finish_run(dead, "t", "interrupted").unwrap();
         assert_eq!(s.load_run(dead).unwrap().0.run.status, "interrupted", "a finished run is what it says");
+    }
+
+    #[test]
+    fn a_count_stored_as_null_leaves_the_run_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut s = Store::open(&path).unwrap();
+        let id = s.begin_run("t", "c", None, &machine(), None).unwrap();
+        let mut r = row();
+        r.counts.insert(Count::JainIndex, f64::NAN);
+        s.add_benchmark(id, &[r], &[]).unwrap();
+        let stored: String = s.conn.query_row("SELECT counts_json FROM results", [], |r| r.get(0)).unwrap();
+        assert_eq!(stored, r#"{"switches":0.0}"#, "a NaN is not written");
+        // What an older oscost wrote for 0/0.
+        s.conn.execute("UPDATE results SET counts_json = '{\"jain_index\":null,\"switches\":0.0}'", []).unwrap();
+        let (doc, _) = s.load_run(id).unwrap();
+        assert_eq!(doc.results[0].counts, row().counts);
     }
 
     #[test]

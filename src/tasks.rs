@@ -117,8 +117,12 @@ impl Member {
     }
 
     /// Pins, sets nice, and announces this task's kernel id; false if it could not.
+    /// A task given a nice level runs under SCHED_OTHER whatever the caller's policy:
+    /// nice is a fair-scheduler weight and means nothing to a real-time task, and a
+    /// real-time hog would never let its CPU go.
     fn prepare(&self, cpus: &[usize], nice: Option<i32>) -> bool {
-        if sys::set_affinity(cpus).is_err() || nice.is_some_and(|v| sys::set_nice(v).is_err()) {
+        let niced = |v: i32| sys::set_policy(libc::SCHED_OTHER, 0).is_ok() && sys::set_nice(v).is_ok();
+        if sys::set_affinity(cpus).is_err() || nice.is_some_and(|v| !niced(v)) {
             return false;
         }
         self.words.word(HEADER + self.index * PER_TASK).store(sys::gettid() as u64, Ordering::SeqCst);

@@ -336,6 +336,9 @@ fn sweep(_: Scope, o: &BenchOptions) -> usize {
     2 * o.parent_mem.len()
 }
 fn check_fork_mem(o: &BenchOptions) -> Result<(), String> {
+    if o.parent_mem.is_empty() {
+        return Err("--parent-mem: give at least one size".into());
+    }
     check_parent_mem(&o.parent_mem, sys::available_memory_bytes())
 }
 

@@ -59,10 +59,23 @@ pub fn max_priority(policy: libc::c_int) -> i32 {
     unsafe { libc::sched_get_priority_max(policy) }
 }
 
-/// Sets RLIMIT_RTTIME (microseconds of CPU a real-time thread may use without
-/// blocking): the kernel's own bound on a runaway real-time loop.
-pub fn set_rttime_limit(soft_us: u64, hard_us: u64) -> io::Result<()> {
-    Ok(rustix::process::setrlimit(Resource::Rttime, Rlimit { current: Some(soft_us), maximum: Some(hard_us) })?)
+/// The soft RLIMIT_RTTIME (microseconds of CPU a real-time thread may use without
+/// blocking before SIGXCPU); None if unlimited.
+pub fn rttime_soft_limit() -> Option<u64> {
+    rustix::process::getrlimit(Resource::Rttime).current
+}
+
+/// Sets the soft RLIMIT_RTTIME (None: unlimited), kept within the hard limit, which
+/// is never touched: lowering it could not be undone without privilege, and every
+/// later real-time benchmark of the run would inherit the lower bound.
+pub fn set_rttime_soft_limit(soft_us: Option<u64>) -> io::Result<()> {
+    let now = rustix::process::getrlimit(Resource::Rttime);
+    let current = match (soft_us, now.maximum) {
+        (Some(v), Some(m)) => Some(v.min(m)),
+        (None, m) => m,
+        (v, None) => v,
+    };
+    Ok(rustix::process::setrlimit(Resource::Rttime, Rlimit { current, maximum: now.maximum })?)
 }
 
 /// The soft limit on this user's processes (RLIMIT_NPROC); None if unlimited.

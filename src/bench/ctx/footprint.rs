@@ -23,8 +23,11 @@ pub fn probes(_: Scope, o: &BenchOptions) -> usize {
     o.footprint_sizes.len()
 }
 
-/// The walk needs a stride of at least one byte.
+/// The sweep needs a size, and the walk a stride of at least one byte.
 pub fn check(o: &BenchOptions) -> Result<(), String> {
+    if o.footprint_sizes.is_empty() {
+        return Err("--sizes: give at least one working-set size".into());
+    }
     if o.footprint_stride == 0 { Err("--stride must be at least 1 byte".into()) } else { Ok(()) }
 }
 

@@ -4,27 +4,44 @@
 use crate::sys;
 use crate::tasks::Mode;
 
-/// Refuses a group that the process or file limits could not hold.
+/// Refuses a group that the task, file or memory limits could not hold. Threads
+/// count against RLIMIT_NPROC as processes do (the kernel counts tasks); root is not
+/// bound by it. The arithmetic saturates, so an absurd size is refused, not wrapped.
 pub fn check_limits(mode: Mode, n: usize, fds_per_task: usize) -> Result<(), String> {
-    if mode == Mode::Process
-        && let Some(limit) = sys::nproc_limit()
+    let what = if mode == Mode::Thread { "threads" } else { "processes" };
+    if let Some(limit) = sys::nproc_limit()
         && !sys::is_root()
     {
-        let in_use = crate::procfs::count_user_processes();
-        if in_use + n + 16 > limit as usize {
+        let in_use = crate::procfs::count_user_tasks();
+        if in_use.saturating_add(n).saturating_add(16) as u64 > limit {
             return Err(format!(
-                "{n} processes would exceed the process limit (RLIMIT_NPROC {limit}, {in_use} already in use by this user)"
+                "{n} {what} would exceed the task limit (RLIMIT_NPROC {limit}, {in_use} tasks already run by this user)"
             ));
         }
     }
     let nofile = sys::nofile_limit();
-    let need = n * fds_per_task + 64;
-    if need as u64 > nofile {
-        return Err(format!("{n} tasks need about {need} file descriptors; the limit (RLIMIT_NOFILE) is {nofile}"));
+    let need = n.saturating_mul(fds_per_task).saturating_add(64) as u64;
+    if need > nofile {
+        return Err(format!("{n} {what} need about {need} file descriptors; the limit (RLIMIT_NOFILE) is {nofile}"));
     }
-    let mem_needed = (n as u64) * if mode == Mode::Thread { 128 << 10 } else { 1 << 20 };
+    let mem_needed = (n as u64).saturating_mul(if mode == Mode::Thread { 128 << 10 } else { 1 << 20 });
     if mem_needed > sys::available_memory_bytes() / 2 {
-        return Err(format!("{n} tasks need about {} MiB; too close to the memory available", mem_needed >> 20));
+        return Err(format!("{n} {what} need about {} MiB; too close to the memory available", mem_needed >> 20));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absurd_sizes_are_refused_not_wrapped() {
+        for n in [usize::MAX, 1 << 63, 50_000_000] {
+            let e = check_limits(Mode::Thread, n, 4).unwrap_err();
+            assert!(e.contains(&n.to_string()), "{e}");
+            assert!(check_limits(Mode::Process, n, 2).is_err());
+        }
+        assert!(check_limits(Mode::Thread, 2, 0).is_ok());
+    }
 }

@@ -24,18 +24,24 @@ fn chat_probes(_: Scope, _: &BenchOptions) -> usize {
     4
 }
 
-fn check_tasks(o: &BenchOptions) -> Result<(), String> {
-    match o.tasks.iter().max() {
-        Some(&max) => group::check_limits(Mode::Process, max, 2).map_err(|e| format!("--tasks: {e}")),
-        None => Ok(()),
+/// A list of task counts: not empty, each at least `min`, and within the limits.
+fn check_counts(flag: &str, counts: &[usize], min: usize, mode: Mode, fds: usize) -> Result<(), String> {
+    let Some(&max) = counts.iter().max() else {
+        return Err(format!("{flag}: give at least one task count"));
+    };
+    if let Some(&small) = counts.iter().find(|&&n| n < min) {
+        return Err(format!("{flag}: {small} is too few; each count must be at least {min}"));
     }
+    group::check_limits(mode, max, fds).map_err(|e| format!("{flag}: {e}"))
+}
+
+/// The sweep needs the measuring task and at least one more on the CPU.
+fn check_tasks(o: &BenchOptions) -> Result<(), String> {
+    check_counts("--tasks", &o.tasks, 2, Mode::Process, 2)
 }
 
 fn check_storm(o: &BenchOptions) -> Result<(), String> {
-    match o.storm_tasks.iter().max() {
-        Some(&max) => group::check_limits(Mode::Thread, max, 0).map_err(|e| format!("--storm-tasks: {e}")),
-        None => Ok(()),
-    }
+    check_counts("--storm-tasks", &o.storm_tasks, 1, Mode::Thread, 0)
 }
 
 fn check_chat(o: &BenchOptions) -> Result<(), String> {
