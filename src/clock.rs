@@ -54,6 +54,16 @@ pub enum PerCallSource {
     Monotonic,
 }
 
+impl PerCallSource {
+    /// The name users read (as in the JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PerCallSource::CycleCounter => "cycle counter",
+            PerCallSource::Monotonic => "CLOCK_MONOTONIC_RAW",
+        }
+    }
+}
+
 /// The calibration recorded with every run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {

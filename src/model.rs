@@ -11,6 +11,30 @@ use crate::stats::{Percentiles, Summary};
 /// Version of the JSON layout (`--json`, exports).
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The longest name a run may be saved under.
+pub const MAX_SAVE_NAME: usize = 64;
+
+/// A name to save a run under: one that `compare`, `show` and `report` can find again,
+/// so not empty, not a run id (all digits) and not `latest`; printable; short.
+pub fn check_save_name(name: &str) -> Result<(), String> {
+    if name.trim().is_empty() {
+        return Err("a saved name cannot be empty".into());
+    }
+    if name.len() > MAX_SAVE_NAME {
+        return Err(format!("a saved name is at most {MAX_SAVE_NAME} bytes ({} given)", name.len()));
+    }
+    if name.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{name:?} reads as a run id; choose a name with a letter in it"));
+    }
+    if name == "latest" {
+        return Err("\"latest\" always means the newest run; choose another name".into());
+    }
+    if name.chars().any(char::is_control) {
+        return Err("a saved name cannot hold control characters".into());
+    }
+    Ok(())
+}
+
 /// How a figure was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -463,9 +487,13 @@ pub struct RunInfo {
     pub command_line: String,
     #[serde(default)]
     pub save_name: Option<String>,
-    /// `complete`, `interrupted`, or `running`.
+    /// One of `RUN_STATUSES`.
     pub status: String,
 }
+
+/// What a run can be: measuring, done, stopped by a signal, stopped by an error, or
+/// left `running` by a process that is gone (shown, never stored, as abandoned).
+pub const RUN_STATUSES: [&str; 5] = ["running", "complete", "interrupted", "failed", "abandoned"];
 
 /// A whole run, as written by `--json` and by exports.
 #[derive(Debug, Clone, Serialize, Deserialize)]

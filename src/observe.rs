@@ -70,19 +70,16 @@ pub fn record(duration: Duration, interval: Duration) -> Result<Trace, String> {
     Ok(t)
 }
 
+/// The ids of the rows `observe` stores (beside the benchmarks' ids).
+pub const IDS: [&str; 2] = ["observe.runqueue", "observe.switches"];
+
 /// The trace as result rows, stored like a run.
 pub fn rows(t: &Trace, interval: Duration) -> Vec<ResultRow> {
     let mut out = Vec::new();
     let iv = interval.as_nanos() as u64;
     if let (Some(s), Some(mut r)) = (
         summarize_trace(&t.running, t.switches, t.seconds),
-        ResultRow::from_samples(
-            "observe.runqueue",
-            Method::Workload,
-            "tasks",
-            t.running.clone(),
-            t.running.len() as u64,
-        ),
+        ResultRow::from_samples(IDS[0], Method::Workload, "tasks", t.running.clone(), t.running.len() as u64),
     ) {
         r.percentiles = stats::percentiles(&t.running);
         r.counts.insert(Count::FracAbove10, s.frac_above_10);
@@ -90,9 +87,7 @@ pub fn rows(t: &Trace, interval: Duration) -> Vec<ResultRow> {
         r.counts.insert(Count::Seconds, t.seconds);
         out.push(r.with_param("interval_ns", iv));
     }
-    if let Some(mut r) =
-        ResultRow::from_samples("observe.switches", Method::Workload, "switches/s", t.rates.clone(), t.switches)
-    {
+    if let Some(mut r) = ResultRow::from_samples(IDS[1], Method::Workload, "switches/s", t.rates.clone(), t.switches) {
         r.counts.insert(Count::Switches, t.switches as f64);
         r.counts.insert(Count::SwitchesPerSOverall, t.switches as f64 / t.seconds.max(1e-9));
         out.push(r.with_param("interval_ns", iv));

@@ -60,7 +60,7 @@ pub struct Placement {
 /// Why a placement cannot be honoured.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlacementError {
-    #[error("--cpu {cpu}: this process may run only on CPUs {allowed:?}")]
+    #[error("--cpu {cpu}: this process may run only on CPUs {}", cpu_list(allowed))]
     CpuAbsent { cpu: usize, allowed: Vec<usize> },
     #[error("--nice {0}: nice values run from -20 to 19")]
     NiceRange(i32),
@@ -70,6 +70,21 @@ pub enum PlacementError {
     Policy { policy: &'static str, reason: String },
     #[error("pinning to CPU {cpu} failed: {reason}")]
     Pin { cpu: usize, reason: String },
+}
+
+/// CPU numbers as a list users read: 0, 1, 3.
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// Why a nice value could not be set, with what would allow it.
+fn nice_failure(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => format!(
+            "{e}; a nice value below the present one needs root, CAP_SYS_NICE, or an RLIMIT_NICE (ulimit -e) that allows it"
+        ),
+        _ => e.to_string(),
+    }
 }
 
 impl Placement {
@@ -95,7 +110,7 @@ impl Placement {
             sys::set_affinity(&[cpu]).map_err(|e| PlacementError::Pin { cpu, reason: e.to_string() })?;
         }
         if let Some(nice) = self.nice {
-            sys::set_nice(nice).map_err(|e| PlacementError::Nice { nice, reason: e.to_string() })?;
+            sys::set_nice(nice).map_err(|e| PlacementError::Nice { nice, reason: nice_failure(&e) })?;
         }
         Ok(())
     }
@@ -119,9 +134,7 @@ impl Placement {
         if let Some(n) = self.nice {
             parts.push(format!("nice={n}"));
         }
-        if self.policy != Policy::Other {
-            parts.push(format!("policy={}", self.policy.as_str()));
-        }
+        // The policy is a parameter of its own (`policy`), tagged by the session.
         (!parts.is_empty()).then(|| parts.join(","))
     }
 }

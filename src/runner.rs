@@ -151,6 +151,9 @@ pub struct MeasureConfig {
     /// Also count switches with per-task perf software counters (opt-in: they make
     /// every switch of the watched tasks dearer; see `kcounts::Watcher::new`).
     pub perf_software_counters: bool,
+    /// What a run spends before its first benchmark (calibration, fingerprint, the
+    /// store), for the estimate; measured on a 2-core VM.
+    pub startup: Duration,
 }
 
 impl MeasureConfig {
@@ -165,6 +168,7 @@ impl MeasureConfig {
             max_per_call: 200_000,
             hard_limit: Duration::from_secs(30),
             perf_software_counters: false,
+            startup: Duration::from_millis(200),
         }
     }
 
@@ -179,6 +183,7 @@ impl MeasureConfig {
             max_per_call: 50_000,
             hard_limit: Duration::from_secs(15),
             perf_software_counters: false,
+            startup: Duration::from_millis(100),
         }
     }
 

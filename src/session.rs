@@ -85,8 +85,19 @@ impl Drop for OpenRun {
 
 /// The estimated duration of the selected benchmarks.
 pub fn estimate(selected: &[(&BenchDef, Scope)], opts: &BenchOptions, cfg: &MeasureConfig) -> Duration {
-    let probes: usize = selected.iter().map(|(b, s)| (b.probes)(*s, opts)).sum();
-    cfg.estimate_per_probe() * probes as u32
+    let work = selected.iter().map(|(b, s)| (b.cost)(*s, opts, cfg).time(cfg)).sum::<Duration>();
+    cfg.startup + work
+}
+
+/// The run's estimate, from its benchmarks and options.
+fn estimate_of(req: &RunRequest, cfg: &MeasureConfig) -> Duration {
+    estimate(&req.selected, &req.options, cfg)
+}
+
+/// A duration as users read an estimate: whole seconds, or minutes and seconds.
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64().ceil() as u64;
+    if s >= 120 { format!("{} min {} s", s / 60, s % 60) } else { format!("{s} s") }
 }
 
 /// Calibrates with rounds sized to the run's precision.
@@ -124,7 +135,7 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let floor = Cell::new(None);
     let mut failures = Vec::new();
     let mut storage_error = None;
-    let bar = req.progress.then(|| progress_bar(req.selected.len() as u64));
+    let bar = req.progress.then(|| progress_bar(req.selected.len() as u64, estimate_of(&req, &cfg)));
     let say = |msg: &str| match &bar {
         Some(b) => b.suspend(|| eprintln!("{msg}")),
         None => eprintln!("{msg}"),
@@ -227,15 +238,11 @@ fn announce(req: &RunRequest, cfg: &MeasureConfig, calib: &Calibration) -> machi
     for w in &calib.warnings {
         eprintln!("warning: {w}");
     }
+    // Whether hardware counters work is part of the fingerprint (`oscost info`, the
+    // stored machine); it is not repeated on every run.
     let machine = machine::fingerprint(&req.command_line, Some(calib.clone()));
-    if !machine.hardware_counters.starts_with("available") {
-        eprintln!(
-            "note: hardware counters {}; instructions and cycles per call are not reported",
-            machine.hardware_counters
-        );
-    }
-    let est = estimate(&req.selected, &req.options, cfg);
-    eprintln!("running {} benchmarks, about {:.0} s", req.selected.len(), est.as_secs_f64().ceil());
+    let n = req.selected.len();
+    eprintln!("running {n} benchmark{}, about {}", if n == 1 { "" } else { "s" }, seconds(estimate_of(req, cfg)));
     machine
 }
 
@@ -280,7 +287,8 @@ fn interrupt_arriving() -> bool {
 fn run_one(def: &BenchDef, ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let policy = ctx.opts.placement.policy;
     let guard = if policy != crate::placement::Policy::Other {
-        let bound = ctx.cfg.hard_limit * (def.probes)(ctx.scope, ctx.opts).max(1) as u32;
+        let cost = (def.cost)(ctx.scope, ctx.opts, ctx.cfg);
+        let bound = ctx.cfg.hard_limit * cost.probes.max(1) as u32 + cost.fixed * 4;
         Some(PolicyGuard::enter(policy, bound).map_err(|e| BenchError::Setup(e.to_string()))?)
     } else {
         None
@@ -302,13 +310,16 @@ fn run_one(def: &BenchDef, ctx: &Ctx, out: &mut Output) -> Result<(), BenchError
     r
 }
 
-fn progress_bar(len: u64) -> indicatif::ProgressBar {
+/// The bar shows time spent against the announced estimate: the benchmarks differ
+/// too much in length for a rate-based time left to mean anything.
+fn progress_bar(len: u64, estimate: Duration) -> indicatif::ProgressBar {
     if !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(len);
-    let style = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} (about {eta} left)")
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    let template = format!("{{bar:30}} {{pos}}/{{len}} {{msg}} ({{elapsed}} of about {})", seconds(estimate));
+    let style =
+        indicatif::ProgressStyle::with_template(&template).unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
     bar.set_style(style);
     bar
 }

@@ -19,15 +19,17 @@ use crate::machine::Machine;
 use crate::model::Skipped;
 use crate::model::{Method, ResultRow, RunDocument, RunInfo, SCHEMA_VERSION};
 
-/// Errors of the store, with the path they concern.
+/// Errors of the store, with the path they concern. Each message is whole: the
+/// underlying error is in the text and not chained as a `source` as well, which
+/// would print it twice under `{:#}`.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot open the results database {path}: {source}")]
-    Open { path: PathBuf, source: rusqlite::Error },
-    #[error("cannot create the directory {path} for the results database: {source}")]
-    CreateDir { path: PathBuf, source: std::io::Error },
-    #[error("the results database {path} is not writable: {source}")]
-    NotWritable { path: PathBuf, source: rusqlite::Error },
+    #[error("cannot open the results database {path}: {cause}")]
+    Open { path: PathBuf, cause: rusqlite::Error },
+    #[error("cannot create the directory {path} for the results database: {cause}")]
+    CreateDir { path: PathBuf, cause: std::io::Error },
+    #[error("the results database {path} is not writable: {cause}")]
+    NotWritable { path: PathBuf, cause: rusqlite::Error },
     #[error("{path} is not an oscost results database (SQLite cannot read it as a database)")]
     NotADatabase { path: PathBuf },
     #[error("there is no results database at {path} (oscost run creates one)")]
@@ -37,11 +39,17 @@ pub enum StoreError {
     )]
     TooNew { path: PathBuf, found: i64, known: i64 },
     #[error("database error: {0}")]
-    Sql(#[from] rusqlite::Error),
+    Sql(rusqlite::Error),
     #[error("stored data is malformed: {0}")]
     Malformed(String),
     #[error("no run {0} in the database")]
     NoSuchRun(String),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Sql(e)
+    }
 }
 
 impl StoreError {
@@ -49,7 +57,7 @@ impl StoreError {
     fn about(self, path: &Path) -> Self {
         let not_a_db = |e: &rusqlite::Error| e.sqlite_error_code() == Some(ErrorCode::NotADatabase);
         match self {
-            StoreError::Sql(e) | StoreError::Open { source: e, .. } | StoreError::NotWritable { source: e, .. }
+            StoreError::Sql(e) | StoreError::Open { cause: e, .. } | StoreError::NotWritable { cause: e, .. }
                 if not_a_db(&e) =>
             {
                 StoreError::NotADatabase { path: path.to_path_buf() }
@@ -221,9 +229,9 @@ impl Store {
 
     fn open_for_writing(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source })?;
+            std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir { path: dir.to_path_buf(), cause })?;
         }
-        let conn = Connection::open(path).map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+        let conn = Connection::open(path).map_err(|cause| StoreError::Open { path: path.to_path_buf(), cause })?;
         let mut store = Self::prepare(conn, path)?;
         let not_writable = |source| Self::classify(path, source, true);
         store.conn.pragma_update(None, "journal_mode", "WAL").map_err(not_writable)?;
@@ -297,8 +305,8 @@ impl Store {
     fn classify(path: &Path, source: rusqlite::Error, writing: bool) -> StoreError {
         match source.sqlite_error_code() {
             Some(ErrorCode::NotADatabase) => StoreError::NotADatabase { path: path.to_path_buf() },
-            _ if writing => StoreError::NotWritable { path: path.to_path_buf(), source },
-            _ => StoreError::Open { path: path.to_path_buf(), source },
+            _ if writing => StoreError::NotWritable { path: path.to_path_buf(), cause: source },
+            _ => StoreError::Open { path: path.to_path_buf(), cause: source },
         }
     }
 

@@ -11,11 +11,11 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use oscost::bench::{BenchDef, BenchOptions, Ctx, Family, Output, Scope, no_check, rows_from};
+use oscost::bench::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, Scope, no_check, rows_from};
 use oscost::model::{Count, Flag, FlagCode, Method, ResultRow, RunDocument, Skipped};
 use oscost::placement::Placement;
 use oscost::report;
-use oscost::runner::{BenchError, Probe, Watch, measure};
+use oscost::runner::{BenchError, MeasureConfig, Probe, Watch, measure};
 use oscost::session::{self, RunRequest};
 use oscost::store::Store;
 
@@ -62,8 +62,8 @@ fn counting(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn one(_: Scope, _: &BenchOptions) -> usize {
-    1
+fn one(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
+    Cost::probes(1)
 }
 
 static FIXED: BenchDef = BenchDef {
@@ -72,7 +72,7 @@ static FIXED: BenchDef = BenchDef {
     summary: "known rows (test only)",
     timing_model: "none: the rows are given",
     in_default_suite: false,
-    probes: one,
+    cost: one,
     check: no_check,
     run: fixed_rows,
 };
@@ -83,7 +83,7 @@ static COUNTING: BenchDef = BenchDef {
     summary: "a probe that counts its calls (test only)",
     timing_model: "one call of a counter",
     in_default_suite: false,
-    probes: one,
+    cost: one,
     check: no_check,
     run: counting,
 };
@@ -195,7 +195,7 @@ fn known_rows_read_back_identically_through_every_output() {
     // Export, import into a fresh database: the same runs, byte for byte in every
     // rendering, the HTML report included.
     let exported = report::export::to_json(&[(da.clone(), sa.clone()), (db_doc.clone(), vec![])]);
-    let runs = report::export::from_json(&exported).expect("an export imports");
+    let runs = report::export::from_json(&exported, &|_| true).expect("an export imports");
     let mut fresh = Store::open(&dir.path().join("imported.db")).unwrap();
     let ids = fresh.import(&runs).unwrap();
     let (ia, isa) = load(&fresh, ids[0]);

@@ -112,3 +112,66 @@ fn each_classic_suite_prints_its_table() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean \"lmbench\""));
 }
+
+#[test]
+fn names_and_dates_that_could_not_be_found_again_are_refused() {
+    let db = temp_db();
+    for bad in ["1", "latest", "", "  "] {
+        let out =
+            oscost().args(["run", "syscall.getppid", "--quick", "--save", bad, "--db"]).arg(&db.path).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--save {bad:?}: {err}");
+        assert!(err.contains("--save"), "{err}");
+    }
+    assert!(!db.path.exists(), "refused before anything was created");
+    run_ok(&["run", "syscall.getppid", "--quick", "--save", "base-1"], &db.path);
+    for bad in ["notadate", "2026-13-45"] {
+        let out = oscost().args(["runs", "--since", bad, "--db"]).arg(&db.path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "--since {bad}");
+    }
+    let listed = json_of(&run_ok(&["runs", "--since", "2000-01-01", "--json"], &db.path));
+    assert_eq!(listed[0]["save_name"], "base-1");
+}
+
+#[test]
+fn store_errors_say_their_cause_once_and_name_a_foreign_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let out = oscost().args(["run", "syscall.getppid", "--quick", "--db"]).arg(file.join("sub/x.db")).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("Not a directory").count(), 1, "the cause once: {err}");
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, "x".repeat(4096)).unwrap();
+    for args in [&["run", "syscall.getppid", "--quick"][..], &["show"][..]] {
+        let out = oscost().args(args).arg("--db").arg(&junk).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is not an oscost results database") && !err.contains("not writable"), "{err}");
+    }
+    assert_eq!(std::fs::read(&junk).unwrap(), "x".repeat(4096).into_bytes(), "a foreign file is left as it was");
+}
+
+#[test]
+fn messages_are_for_people_not_debug_dumps() {
+    let db = temp_db();
+    let out = run_ok(&["run", "syscall.getppid", "--quick"], &db.path);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("running 1 benchmark, about "), "{err}");
+    assert!(!err.contains("hardware counters"), "not repeated on every run: {err}");
+    let info = String::from_utf8_lossy(&run_ok(&["info"], &db.path).stdout).into_owned();
+    let html_path = db.dir.path().join("r.html");
+    run_ok(&["report", "-o", html_path.to_str().unwrap()], &db.path);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    for text in [&info, &html] {
+        for debug in ["Some(", "None", "CycleCounter", "Monotonic,"] {
+            assert!(!text.contains(debug), "{debug:?} in {text}");
+        }
+    }
+    for (args, says) in [(["--messages", "-1"], "--messages"), (["--rooms", "0"], "--rooms")] {
+        let out = oscost().args(["run", "load.chat"]).args(args).arg("--db").arg(&db.path).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(err.contains(says) && err.contains("whole number") && !err.contains("unexpected argument"), "{err}");
+    }
+}

@@ -3,6 +3,7 @@
 
 use std::cell::Cell;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::clock::Calibration;
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow, Skipped};
@@ -86,6 +87,38 @@ impl Family {
     }
 }
 
+/// What a benchmark's time is made of: measurements (each about
+/// `MeasureConfig::estimate_per_probe`) and work that does not follow those budgets
+/// (starting tasks, filling memory, a fixed-size workload, a fixed window). The
+/// constants in the families' cost functions were fitted to wall times on a 2-core VM.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cost {
+    pub probes: usize,
+    pub fixed: Duration,
+}
+
+impl Cost {
+    /// `n` measurements and nothing else.
+    pub const fn probes(n: usize) -> Self {
+        Self { probes: n, fixed: Duration::ZERO }
+    }
+
+    /// Work of a known length and no measurement of the standard kind.
+    pub const fn fixed(d: Duration) -> Self {
+        Self { probes: 0, fixed: d }
+    }
+
+    /// This cost and `d` more.
+    pub fn plus(self, d: Duration) -> Self {
+        Self { fixed: self.fixed + d, ..self }
+    }
+
+    /// The expected wall time under `cfg`.
+    pub fn time(&self, cfg: &MeasureConfig) -> Duration {
+        cfg.estimate_per_probe() * self.probes as u32 + self.fixed
+    }
+}
+
 /// One benchmark in the registry.
 #[derive(Debug)]
 pub struct BenchDef {
@@ -95,9 +128,9 @@ pub struct BenchDef {
     /// What one timed iteration contains.
     pub timing_model: &'static str,
     pub in_default_suite: bool,
-    /// How many measurements (probes) the benchmark makes at a scope with these
-    /// options; sets the run's time estimate.
-    pub probes: fn(Scope, &BenchOptions) -> usize,
+    /// What the benchmark's time is made of at a scope with these options and
+    /// budgets; sets the run's time estimate and the real-time watchdog's bound.
+    pub cost: fn(Scope, &BenchOptions, &MeasureConfig) -> Cost,
     /// Refuses options this benchmark cannot run with (sizes beyond the machine's
     /// limits), before anything is measured; the reason names the option.
     pub check: fn(&BenchOptions) -> Result<(), String>,
@@ -206,6 +239,15 @@ pub fn tag(rows: &mut [ResultRow], key: &str, value: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cost_is_its_probes_at_the_budget_plus_its_fixed_work() {
+        let cfg = MeasureConfig::quick();
+        let c = Cost::probes(3).plus(Duration::from_millis(250));
+        assert_eq!(c.time(&cfg), cfg.estimate_per_probe() * 3 + Duration::from_millis(250));
+        assert_eq!(Cost::fixed(Duration::from_secs(2)).time(&cfg), Duration::from_secs(2));
+        assert_eq!(Cost::default().time(&cfg), Duration::ZERO);
+    }
 
     #[test]
     fn ids_are_unique_and_prefixed_by_family() {

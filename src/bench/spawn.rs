@@ -10,12 +10,13 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use super::{BenchDef, BenchOptions, Ctx, Family, Output, Scope, no_check, rows_from, tag};
+use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, Scope, no_check, rows_from, tag};
 use crate::clock::PerCallSource;
 use crate::helper::Inherited;
 use crate::model::{Count, Method, ResultRow};
-use crate::runner::{BenchError, Failure, SplitProbe, Watch, WholeCycle, measure, measure_split};
+use crate::runner::{BenchError, Failure, MeasureConfig, SplitProbe, Watch, WholeCycle, measure, measure_split};
 use crate::stats;
 use crate::sys::{self, ExecArgs, ExitStatus, PThread};
 
@@ -328,12 +329,15 @@ fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn two(_: Scope, _: &BenchOptions) -> usize {
-    2
+/// Children are created until the batch and per-call budgets together have passed.
+fn budget(_: Scope, _: &BenchOptions, cfg: &MeasureConfig) -> Cost {
+    Cost::fixed(cfg.batch_budget + cfg.per_call_budget)
 }
-/// Every parent size, with huge pages off and on.
-fn sweep(_: Scope, o: &BenchOptions) -> usize {
-    2 * o.parent_mem.len()
+/// Every parent size, with huge pages off and on, about a probe per size; filling and
+/// copying the parent's memory adds about 2.8 ms per MiB whatever the budgets.
+fn sweep(_: Scope, o: &BenchOptions, _: &MeasureConfig) -> Cost {
+    let mib: u64 = o.parent_mem.iter().map(|b| b >> 20).sum();
+    Cost::probes(o.parent_mem.len()).plus(Duration::from_micros(2_800) * mib.min(u64::from(u32::MAX)) as u32)
 }
 fn check_fork_mem(o: &BenchOptions) -> Result<(), String> {
     if o.parent_mem.is_empty() {
@@ -352,7 +356,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "fork, the child _exits at once, the parent waits (clone current process)",
         timing_model: CYCLE,
         in_default_suite: true,
-        probes: two,
+        cost: budget,
         check: no_check,
         run: run_fork_exit,
     },
@@ -362,7 +366,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "vfork, the child exits at once (x86_64)",
         timing_model: CYCLE,
         in_default_suite: false,
-        probes: two,
+        cost: budget,
         check: no_check,
         run: run_vfork_exit,
     },
@@ -372,7 +376,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "clone(CLONE_VM): a child sharing the address space, the kernel half of a thread (x86_64)",
         timing_model: CYCLE,
         in_default_suite: false,
-        probes: two,
+        cost: budget,
         check: no_check,
         run: run_clone_vm,
     },
@@ -382,7 +386,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "fork + exec of oscost's static no-op helper (spawn new process)",
         timing_model: CYCLE,
         in_default_suite: true,
-        probes: two,
+        cost: budget,
         check: no_check,
         run: run_fork_exec,
     },
@@ -392,7 +396,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "fork + exec of /bin/true, dynamically linked, as a real program",
         timing_model: CYCLE,
         in_default_suite: false,
-        probes: two,
+        cost: budget,
         check: no_check,
         run: run_fork_exec_true,
     },
@@ -402,7 +406,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "posix_spawn of the static no-op helper",
         timing_model: CYCLE,
         in_default_suite: false,
-        probes: two,
+        cost: budget,
         check: no_check,
         run: run_posix_spawn,
     },
@@ -412,7 +416,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "fork + exec of /bin/sh -c running the no-op helper (lmbench's fork+/bin/sh -c)",
         timing_model: CYCLE,
         in_default_suite: true,
-        probes: two,
+        cost: budget,
         check: no_check,
         run: run_shell,
     },
@@ -422,7 +426,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "pthread_create + pthread_join of a thread that returns at once (spawn new thread)",
         timing_model: CYCLE,
         in_default_suite: true,
-        probes: two,
+        cost: budget,
         check: no_check,
         run: run_thread,
     },
@@ -432,7 +436,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "latency from pthread_create until the new thread first runs",
         timing_model: "cycle counter before pthread_create, and read by the new thread as its first action",
         in_default_suite: false,
-        probes: two,
+        cost: budget,
         check: no_check,
         run: run_thread_start,
     },
@@ -442,7 +446,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "fork+exit with a parent of --parent-mem touched private memory, THP off and on; fitted ns per MiB",
         timing_model: "one fork+exit+wait cycle per iteration at each parent size; the fit is least squares over every batch mean",
         in_default_suite: false,
-        probes: sweep,
+        cost: sweep,
         check: check_fork_mem,
         run: run_fork_mem,
     },

@@ -14,7 +14,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 
-use super::{BenchDef, BenchOptions, Ctx, Family, Output, Scope, no_check, rows_from, tag};
+use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, Scope, no_check, rows_from, tag};
 use crate::model::{Count, Flag, FlagCode, ResultRow};
 use crate::runner::{BenchError, Failure, MeasureConfig, NoArg, Probe, Watch, measure};
 use crate::sys;
@@ -345,11 +345,11 @@ fn run_sched_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn one(_: Scope, _: &BenchOptions) -> usize {
-    1
+fn one(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
+    Cost::probes(1)
 }
-fn two(_: Scope, _: &BenchOptions) -> usize {
-    2
+fn two(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
+    Cost::probes(2)
 }
 
 const RAW: &str = "one raw `syscall` instruction and a check of its result";
@@ -361,7 +361,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "unimplemented call number: bare kernel entry and exit, the floor",
         timing_model: RAW,
         in_default_suite: true,
-        probes: one,
+        cost: one,
         check: no_check,
         run: run_enosys,
     },
@@ -371,7 +371,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "getppid: a trivial real system call",
         timing_model: RAW,
         in_default_suite: true,
-        probes: one,
+        cost: one,
         check: no_check,
         run: run_getppid,
     },
@@ -381,7 +381,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "getuid: a trivial real system call",
         timing_model: RAW,
         in_default_suite: true,
-        probes: one,
+        cost: one,
         check: no_check,
         run: run_getuid,
     },
@@ -391,7 +391,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "gettid: a trivial real system call",
         timing_model: RAW,
         in_default_suite: true,
-        probes: one,
+        cost: one,
         check: no_check,
         run: run_gettid,
     },
@@ -401,7 +401,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "getpid raw and through the C library (caught if cached)",
         timing_model: "raw: one `syscall`; libc: one call of the C library's getpid(), compared with our pid",
         in_default_suite: true,
-        probes: two,
+        cost: two,
         check: no_check,
         run: run_getpid,
     },
@@ -411,7 +411,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "clock_gettime(MONOTONIC) through the vDSO and as a raw system call",
         timing_model: "vdso: one libc clock_gettime() (user space); raw: one `syscall`",
         in_default_suite: true,
-        probes: two,
+        cost: two,
         check: no_check,
         run: run_clock_gettime,
     },
@@ -421,7 +421,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "gettimeofday through the vDSO and as a raw system call",
         timing_model: "vdso: one libc gettimeofday() (user space); raw: one `syscall`",
         in_default_suite: true,
-        probes: two,
+        cost: two,
         check: no_check,
         run: run_gettimeofday,
     },
@@ -431,7 +431,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "openat + close of an existing file in the temp directory",
         timing_model: "two raw system calls: openat(O_RDONLY) and close of the returned fd",
         in_default_suite: true,
-        probes: one,
+        cost: one,
         check: no_check,
         run: run_open_close,
     },
@@ -441,7 +441,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "newfstatat of an existing file in the temp directory",
         timing_model: RAW,
         in_default_suite: true,
-        probes: one,
+        cost: one,
         check: no_check,
         run: run_stat,
     },
@@ -451,7 +451,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "read 1 byte from /dev/zero",
         timing_model: "one raw read(fd, buf, 1), result must be 1",
         in_default_suite: true,
-        probes: one,
+        cost: one,
         check: no_check,
         run: run_read,
     },
@@ -461,7 +461,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "write 1 byte to /dev/null",
         timing_model: "one raw write(fd, buf, 1), result must be 1",
         in_default_suite: true,
-        probes: one,
+        cost: one,
         check: no_check,
         run: run_write,
     },
@@ -471,7 +471,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "sched_yield with no other runnable task on the CPU (checked by switch counts)",
         timing_model: RAW,
         in_default_suite: true,
-        probes: one,
+        cost: one,
         check: no_check,
         run: run_sched_yield,
     },
@@ -481,7 +481,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "getrandom of 16 bytes from the kernel's generator (raw, not the vDSO)",
         timing_model: "one raw getrandom(buf, 16, 0), result must be 16",
         in_default_suite: false,
-        probes: one,
+        cost: one,
         check: no_check,
         run: run_getrandom,
     },

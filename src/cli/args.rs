@@ -132,6 +132,8 @@ pub enum ExportFormat {
 }
 
 #[derive(Args, Debug)]
+// A negative number is a value (refused by its parser with a reason), not a flag.
+#[command(allow_negative_numbers = true)]
 pub struct RunArgs {
     /// Benchmarks to run: ids (syscall.getppid), families (syscall, ctx, spawn, load) or `all`.
     pub benchmarks: Vec<String>,
@@ -148,7 +150,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub samples: bool,
     /// Pin the benchmark to this CPU (placement-sweeping families pin by themselves).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = cpu_number)]
     pub cpu: Option<usize>,
     /// Run at this nice value (-20..19; lowering needs privilege).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
@@ -160,8 +162,8 @@ pub struct RunArgs {
     /// of the watched tasks, so context-switch figures rise; /proc counts are always taken.
     #[arg(long)]
     pub perf_counters: bool,
-    /// Save the run under this name (for `compare --baseline`).
-    #[arg(long, value_name = "NAME")]
+    /// Save the run under this name (for `compare --baseline`): not a number, not `latest`.
+    #[arg(long, value_name = "NAME", value_parser = save_name)]
     pub save: Option<String>,
     /// The no-op program to exec (default: oscost's own static helper).
     #[arg(long, value_name = "PATH")]
@@ -173,7 +175,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", default_value = "0,4K,16K,64K,256K,1M,4M")]
     pub sizes: SizeList,
     /// Stride of the footprint walk in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = 64)]
+    #[arg(long, value_name = "BYTES", default_value_t = 64, value_parser = at_least_one)]
     pub stride: usize,
     /// Runnable-task counts for load.runqueue.
     #[arg(long, value_name = "LIST", default_value = "2,4,8,16,32,64,128,256,512,1024")]
@@ -182,10 +184,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", default_value = "2,8,32,128")]
     pub storm_tasks: CountList,
     /// Chat rooms (20 users each) for load.chat.
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = at_least_one)]
     pub rooms: usize,
     /// Messages each chat user sends.
-    #[arg(long, value_name = "N", default_value_t = 100)]
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = at_least_one)]
     pub messages: usize,
 }
 
@@ -265,6 +267,24 @@ impl FromStr for Date {
             .map_err(|e| format!("{s:?} is not a date (use YYYY-MM-DD or RFC 3339): {e}"))?;
         Ok(Date(humantime::format_rfc3339_seconds(when).to_string()))
     }
+}
+
+/// A count that must be a whole number of at least 1.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{s:?} is not a whole number of 1 or more")),
+    }
+}
+
+/// A CPU number as the kernel numbers them (0, 1, …).
+fn cpu_number(s: &str) -> Result<usize, String> {
+    s.trim().parse::<usize>().map_err(|_| format!("{s:?} is not a CPU number (0, 1, …; see `oscost info`)"))
+}
+
+/// `--save`: a name the run can be found by again (see `model::check_save_name`).
+fn save_name(s: &str) -> Result<String, String> {
+    crate::model::check_save_name(s).map(|()| s.to_string())
 }
 
 #[cfg(test)]

@@ -193,7 +193,8 @@ fn export(db: &Path, refs: Vec<String>, format: ExportFormat, output: Option<&Pa
 
 fn import(db: &Path, file: &Path) -> Result<i32> {
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    let runs = report::export::from_json(&text)
+    let known = |id: &str| bench::registry().iter().any(|b| b.id == id) || crate::observe::IDS.contains(&id);
+    let runs = report::export::from_json(&text, &known)
         .map_err(|e| UsageError(format!("{}: {e}; nothing was imported", file.display())))?;
     let mut store = Store::open(db)?;
     let ids = store.import(&runs)?;
@@ -223,12 +224,12 @@ fn runs(db: &Path, filter: &RunFilter, json: bool) -> Result<i32> {
                 "{:>5}  {}  {:<16} {:<24} {:<11} {:>4} rows  {}{}",
                 r.id,
                 r.started_at,
-                r.hostname,
-                r.kernel_release,
+                report::plain(&r.hostname),
+                report::plain(&r.kernel_release),
                 r.status,
                 r.results,
-                r.command_line,
-                r.save_name.map(|n| format!("  [saved as {n}]")).unwrap_or_default()
+                report::plain(&r.command_line),
+                r.save_name.map(|n| format!("  [saved as {}]", report::plain(&n))).unwrap_or_default()
             ))?;
         }
     }
@@ -287,6 +288,12 @@ fn plan(args: &RunArgs) -> Result<Plan> {
     crate::sys::raise_nofile_limit();
     bench::check_options(&selected, &options).map_err(UsageError)?;
     Ok(Plan { selected, suite, options })
+}
+
+/// Checks `run`'s arguments as `oscost run` would, measuring nothing: the benchmarks
+/// and suite exist and every selected benchmark accepts the options.
+pub fn check_run(args: &RunArgs) -> Result<()> {
+    plan(args).map(|_| ())
 }
 
 fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
@@ -397,14 +404,11 @@ pub fn list_text() -> String {
 /// `oscost info` as text.
 pub fn info_text(m: &crate::machine::Machine) -> String {
     let mut out = String::new();
-    let mut line = |k: &str, v: &str| out.push_str(&format!("{k:<22} {v}\n"));
+    let mut line = |k: &str, v: &str| out.push_str(&format!("{k:<22} {}\n", crate::report::plain(v)));
     line("host", &m.hostname);
     line("cpu", &m.cpu_model);
-    line("logical cpus", &format!("{} (this process may use {:?})", m.logical_cpus, m.allowed_cpus));
-    line(
-        "smt",
-        &m.smt_active.map(|s| if s { "active" } else { "inactive" }.to_string()).unwrap_or_else(|| "unknown".into()),
-    );
+    line("logical cpus", &format!("{} (this process may use {})", m.logical_cpus, m.allowed_cpus_text()));
+    line("smt", m.smt_text());
     line("frequency governor", m.governor.as_deref().unwrap_or("none exposed"));
     line("kernel", &format!("{} {}", m.kernel_release, m.kernel_version));
     line("arch", &m.arch);
@@ -415,7 +419,7 @@ pub fn info_text(m: &crate::machine::Machine) -> String {
     line("hardware counters", &m.hardware_counters);
     line("oscost", &format!("{} ({})", m.tool_version, m.git_commit));
     if let Some(c) = &m.calibration {
-        line("per-call bracket", &format!("{:?}: {}", c.per_call_source, c.counter));
+        line("per-call bracket", &format!("{}: {}", c.per_call_source.as_str(), c.counter));
         line(
             "counter rate",
             &format!("{:.4} ticks/ns (spread {:.3}% over 3 rounds)", c.ticks_per_ns, c.rate_spread * 100.0),

@@ -127,10 +127,10 @@ pub fn quantised(samples: &[f64]) -> bool {
 /// The fingerprint fields worth comparing: (name, A, B).
 pub fn machine_diff(a: &Machine, b: &Machine) -> Vec<(String, String, String)> {
     let mut rows = vec![
-        ("host".to_string(), a.hostname.clone(), b.hostname.clone()),
-        ("cpu".into(), a.cpu_model.clone(), b.cpu_model.clone()),
+        ("host".to_string(), super::plain(&a.hostname).into_owned(), super::plain(&b.hostname).into_owned()),
+        ("cpu".into(), super::plain(&a.cpu_model).into_owned(), super::plain(&b.cpu_model).into_owned()),
         ("logical cpus".into(), a.logical_cpus.to_string(), b.logical_cpus.to_string()),
-        ("smt".into(), format!("{:?}", a.smt_active), format!("{:?}", b.smt_active)),
+        ("smt".into(), a.smt_text().into(), b.smt_text().into()),
         ("governor".into(), a.governor.clone().unwrap_or_default(), b.governor.clone().unwrap_or_default()),
         ("kernel".into(), a.kernel_release.clone(), b.kernel_release.clone()),
         ("virtualization".into(), a.virtualization.clone(), b.virtualization.clone()),
@@ -189,8 +189,8 @@ pub fn render(a: &RunDocument, b: &RunDocument, rows: &[Comparison], threshold: 
     t.set_header(vec!["benchmark", "variant", "method", "A median", "B median", "B/A [95% CI]", "verdict"]);
     for c in rows {
         t.add_row(vec![
-            c.benchmark.clone(),
-            c.variant.clone(),
+            super::plain(&c.benchmark).into_owned(),
+            super::plain(&c.variant).into_owned(),
             c.method.clone(),
             super::fmt_value(c.a_median, &c.unit),
             super::fmt_value(c.b_median, &c.unit),

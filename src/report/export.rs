@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::Skipped;
-use crate::model::{ResultRow, RunDocument, SCHEMA_VERSION};
+use crate::model::{RUN_STATUSES, ResultRow, RunDocument, SCHEMA_VERSION};
 
 /// An export file: any number of runs with everything stored about them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,13 +42,42 @@ fn check_text(what: &str, s: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn check_row(i: usize, r: &ResultRow) -> Result<(), String> {
+/// A row's figures: consistent with each other and with its samples.
+fn check_figures(r: &ResultRow) -> Result<(), String> {
+    if r.n == 0 {
+        return Err("n is 0: a figure of no samples".into());
+    }
+    if !r.samples.is_empty() && r.samples.len() != r.n {
+        return Err(format!("n is {} but {} samples are given", r.n, r.samples.len()));
+    }
+    if r.samples.iter().any(|x| !x.is_finite()) {
+        return Err("a sample is not a finite number".into());
+    }
+    if !(r.median.is_finite() && r.min.is_finite() && r.mean.is_finite()) {
+        return Err("its summary is not finite".into());
+    }
+    if r.min > r.median {
+        return Err("min exceeds the median".into());
+    }
+    if r.stddev.is_nan() || r.stddev < 0.0 {
+        return Err("a standard deviation below zero".into());
+    }
+    if r.ci_low > r.ci_high {
+        return Err("the interval's low end exceeds its high end".into());
+    }
+    Ok(())
+}
+
+fn check_row(i: usize, r: &ResultRow, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
     let at = |m: String| format!("result {i} ({:?}): {m}", r.benchmark.chars().take(60).collect::<String>());
     let valid_id = !r.benchmark.is_empty()
         && r.benchmark.len() <= 64
         && r.benchmark.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '_');
     if !valid_id {
         return Err(at("benchmark ids are short lowercase names like syscall.getppid".into()));
+    }
+    if !known(&r.benchmark) {
+        return Err(at("no such benchmark in this oscost".into()));
     }
     check_text("unit", &r.unit).map_err(at)?;
     let params = serde_json::to_string(&r.params).unwrap_or_default();
@@ -59,20 +88,12 @@ fn check_row(i: usize, r: &ResultRow) -> Result<(), String> {
     if r.samples.len() > MAX_SAMPLES {
         return Err(at(format!("{} samples (at most {MAX_SAMPLES})", r.samples.len())));
     }
-    if r.samples.iter().any(|x| !x.is_finite()) {
-        return Err(at("a sample is not a finite number".into()));
-    }
-    if !(r.median.is_finite() && r.min.is_finite() && r.mean.is_finite()) {
-        return Err(at("its summary is not finite".into()));
-    }
-    if r.min > r.median {
-        return Err(at("min exceeds the median".into()));
-    }
-    Ok(())
+    check_figures(r).map_err(at)
 }
 
-/// Parses and validates an export; any problem rejects the whole file.
-pub fn from_json(text: &str) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String> {
+/// Parses and validates an export; any problem rejects the whole file. `known` says
+/// which benchmark ids this oscost has (a row of another is refused).
+pub fn from_json(text: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String> {
     let e: Export = serde_json::from_str(text).map_err(|e| format!("not an oscost export: {e}"))?;
     if e.schema_version != SCHEMA_VERSION {
         return Err(format!(
@@ -86,6 +107,15 @@ pub fn from_json(text: &str) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String>
     let mut rows = 0;
     for (k, r) in e.runs.iter().enumerate() {
         let where_ = |m: String| format!("run {k}: {m}");
+        if r.doc.schema_version != SCHEMA_VERSION {
+            return Err(where_(format!("schema version {} is not {SCHEMA_VERSION}", r.doc.schema_version)));
+        }
+        if !RUN_STATUSES.contains(&r.doc.run.status.as_str()) {
+            return Err(where_(format!("status {:?} is none of {}", r.doc.run.status, RUN_STATUSES.join(", "))));
+        }
+        if let Some(name) = &r.doc.run.save_name {
+            crate::model::check_save_name(name).map_err(where_)?;
+        }
         for (what, s) in [
             ("command line", &r.doc.run.command_line),
             ("start time", &r.doc.run.started_at),
@@ -103,13 +133,24 @@ pub fn from_json(text: &str) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String>
             return Err(format!("more than {MAX_ROWS} results in one file"));
         }
         for (i, row) in r.doc.results.iter().enumerate() {
-            check_row(i, row).map_err(where_)?;
+            check_row(i, row, known).map_err(where_)?;
         }
         for s in &r.skipped {
-            check_text("skip reason", &s.reason).map_err(where_)?;
+            for (what, t) in
+                [("skipped benchmark", &s.benchmark), ("skipped variant", &s.params), ("skip reason", &s.reason)]
+            {
+                check_text(what, t).map_err(where_)?;
+            }
         }
     }
     Ok(e.runs.into_iter().map(|r| (r.doc, r.skipped)).collect())
+}
+
+/// A text field of the CSV: one a spreadsheet would read as a formula (= + - @, or
+/// a leading tab or carriage return) gets a leading apostrophe, the usual
+/// neutraliser. Numbers are written by `num` and never pass through here.
+fn csv_text(s: &str) -> String {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{s}") } else { s.to_string() }
 }
 
 fn csv_field(s: &str) -> String {
@@ -130,13 +171,13 @@ pub fn to_csv(runs: &[RunDocument]) -> String {
             let p = r.percentiles.as_ref();
             let fields = [
                 d.run.id.to_string(),
-                d.run.started_at.clone(),
-                d.machine.hostname.clone(),
-                d.machine.kernel_release.clone(),
-                r.benchmark.clone(),
-                serde_json::to_string(&r.params).unwrap_or_default(),
+                csv_text(&d.run.started_at),
+                csv_text(&d.machine.hostname),
+                csv_text(&d.machine.kernel_release),
+                csv_text(&r.benchmark),
+                csv_text(&serde_json::to_string(&r.params).unwrap_or_default()),
                 r.method.as_str().to_string(),
-                r.unit.clone(),
+                csv_text(&r.unit),
                 r.n.to_string(),
                 r.iterations.to_string(),
                 num(r.min),
@@ -159,8 +200,10 @@ pub fn to_csv(runs: &[RunDocument]) -> String {
     out
 }
 
+/// A Markdown table cell: printable, pipes escaped, nothing that starts markup
+/// a reader did not write (HTML tags).
 fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    super::plain(s).replace('|', "\\|").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// A Markdown table of a run that pastes cleanly into a README or paper.
@@ -215,11 +258,15 @@ mod tests {
         }
     }
 
+    fn from_json_any(text: &str) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String> {
+        from_json(text, &|_| true)
+    }
+
     #[test]
     fn json_round_trip_is_exact() {
         let runs =
             vec![(doc(), vec![Skipped { benchmark: "ctx.pipe".into(), params: "p".into(), reason: "r".into() }])];
-        let back = from_json(&to_json(&runs)).unwrap();
+        let back = from_json_any(&to_json(&runs)).unwrap();
         assert_eq!(back[0].0.results, runs[0].0.results);
         assert_eq!(back[0].1, runs[0].1);
         assert_eq!(back[0].0.machine, runs[0].0.machine);
@@ -227,16 +274,16 @@ mod tests {
 
     #[test]
     fn hostile_or_malformed_input_is_rejected() {
-        assert!(from_json("{").unwrap_err().contains("not an oscost export"));
-        assert!(from_json(r#"{"schema_version": 99, "runs": []}"#).unwrap_err().contains("schema version"));
+        assert!(from_json_any("{").unwrap_err().contains("not an oscost export"));
+        assert!(from_json_any(r#"{"schema_version": 99, "runs": []}"#).unwrap_err().contains("schema version"));
         let mut d = doc();
         d.results[0].benchmark = "<script>alert(1)</script>".into();
-        assert!(from_json(&to_json(&[(d, vec![])])).unwrap_err().contains("benchmark ids"));
+        assert!(from_json_any(&to_json(&[(d, vec![])])).unwrap_err().contains("benchmark ids"));
         let mut d = doc();
         d.run.command_line = "x".repeat(MAX_TEXT + 1);
-        assert!(from_json(&to_json(&[(d, vec![])])).is_err());
+        assert!(from_json_any(&to_json(&[(d, vec![])])).is_err());
         let text = to_json(&[(doc(), vec![])]).replace("\"samples\":[1.0,2.0,3.0]", "\"samples\":[1.0,\"x\",3.0]");
-        assert!(from_json(&text).is_err());
+        assert!(from_json_any(&text).is_err());
     }
 
     #[test]
@@ -249,5 +296,52 @@ mod tests {
         let md = to_markdown(&doc());
         assert!(md.contains("| syscall.getppid | via=raw | per_call |"));
         assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), 3);
+    }
+
+    /// Each rule of the validator, one mutation of a good document each.
+    #[test]
+    fn every_inconsistent_run_is_refused_with_its_reason() {
+        type Mutation = fn(&mut RunDocument);
+        let cases: [(Mutation, &str); 9] = [
+            (|d| d.results[0].n = 7, "n is 7 but 3 samples"),
+            (|d| d.results[0].n = 0, "n is 0"),
+            (|d| d.results[0].stddev = -1.0, "standard deviation"),
+            (|d| (d.results[0].ci_low, d.results[0].ci_high) = (5.0, 1.0), "low end"),
+            (|d| d.results[0].min = 99.0, "min exceeds"),
+            (|d| d.schema_version = 7, "schema version 7"),
+            (|d| d.run.status = "fine".into(), "status"),
+            (|d| d.run.save_name = Some("x".repeat(5 << 20)), "at most"),
+            (|d| d.run.save_name = Some("latest".into()), "latest"),
+        ];
+        for (mutate, expect) in cases {
+            let mut d = doc();
+            mutate(&mut d);
+            let e = from_json_any(&to_json(&[(d, vec![])])).unwrap_err();
+            assert!(e.contains(expect), "{expect}: {e}");
+        }
+        let known = |id: &str| id == "syscall.getppid";
+        assert!(from_json(&to_json(&[(doc(), vec![])]), &known).is_ok());
+        let mut d = doc();
+        d.results[0].benchmark = "syscall.getpid2".into();
+        assert!(from_json(&to_json(&[(d, vec![])]), &known).unwrap_err().contains("no such benchmark"));
+        let big = Skipped { benchmark: "x".repeat(MAX_TEXT + 1), params: String::new(), reason: String::new() };
+        assert!(from_json_any(&to_json(&[(doc(), vec![big])])).unwrap_err().contains("skipped benchmark"));
+    }
+
+    #[test]
+    fn stored_text_cannot_become_a_formula_markup_or_a_terminal_command() {
+        let mut d = doc();
+        d.machine.hostname = "=HYPERLINK(\"http://x\")".into();
+        d.machine.kernel_release = "@SUM(A1)".into();
+        d.results[0].unit = "+1".into();
+        d.results[0].median = -1.5;
+        let csv = to_csv(&[d.clone()]);
+        let row = csv.lines().nth(1).unwrap();
+        assert!(row.contains(",\"'=HYPERLINK(\"\"http://x\"\")\",'@SUM(A1),"), "{row}");
+        assert!(row.contains(",'+1,") && row.contains(",-1.5,"), "numbers keep their sign: {row}");
+        d.machine.cpu_model = "evil\u{1b}[2J<img src=x>|\r\nfake".into();
+        let md = to_markdown(&d);
+        assert!(!md.contains('\u{1b}') && !md.contains('\r') && !md.contains("<img"), "{md}");
+        assert_eq!(md.lines().count(), d.results.len() + 4, "no line break injected: {md}");
     }
 }

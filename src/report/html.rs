@@ -206,7 +206,7 @@ fn fingerprint_table(m: &crate::machine::Machine) -> String {
     let mut h = String::from("<table class=fp>");
     let mut fp = vec![
         ("host", m.hostname.clone()),
-        ("cpu", format!("{} ({} logical, SMT {:?})", m.cpu_model, m.logical_cpus, m.smt_active)),
+        ("cpu", format!("{} ({} logical, SMT {})", m.cpu_model, m.logical_cpus, m.smt_text())),
         ("kernel", format!("{} {}", m.kernel_release, m.kernel_version)),
         ("virtualization", m.virtualization.clone()),
         ("clocksource", m.clocksource.clone().unwrap_or_default()),

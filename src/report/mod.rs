@@ -8,6 +8,24 @@ pub mod json;
 pub mod suites;
 pub mod table;
 
+/// Stored text made safe to print: control characters (escape sequences, carriage
+/// returns, line breaks) and the bidirectional overrides that reorder what a reader
+/// sees become visible replacements, so a stored name cannot rewrite a terminal or
+/// a table. Plain text is returned as is, without copying.
+pub fn plain(s: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    s.chars()
+        .map(|c| match c {
+            '\n' | '\t' | '\r' => ' ',
+            c if unsafe_char(c) => '\u{fffd}',
+            c => c,
+        })
+        .collect()
+}
+
 /// Formats a duration given in nanoseconds with a unit that keeps 3–4 significant digits.
 pub fn fmt_ns(ns: f64) -> String {
     if !ns.is_finite() {
@@ -71,5 +89,14 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(1_795_000_000), "2026-11-18T11:06:40Z");
+    }
+
+    #[test]
+    fn plain_text_passes_and_controls_are_made_visible() {
+        assert!(matches!(plain("syscall.getppid via=raw µs"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(plain("a\u{1b}[31mred\u{7}"), "a\u{fffd}[31mred\u{fffd}");
+        assert_eq!(plain("two\nlines\r"), "two lines ");
+        assert_eq!(plain("abc\u{202e}fed"), "abc\u{fffd}fed");
+        assert_eq!(plain("\u{9b}2J"), "\u{fffd}2J", "the C1 escape too");
     }
 }

@@ -3,13 +3,13 @@
 
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::{fmt_ns, fmt_value};
+use super::{fmt_ns, fmt_value, plain};
 use crate::model::Skipped;
 use crate::model::{Count, Method, ResultRow, RunDocument};
 
 /// A benchmark variant: its rows grouped (batch, per-call, or a workload figure).
 struct Line<'a> {
-    benchmark: &'a str,
+    benchmark: std::borrow::Cow<'a, str>,
     variant: String,
     batch: Option<&'a ResultRow>,
     per_call: Option<&'a ResultRow>,
@@ -19,11 +19,12 @@ struct Line<'a> {
 fn group(rows: &[ResultRow]) -> Vec<Line<'_>> {
     let mut lines: Vec<Line> = Vec::new();
     for r in rows {
-        let variant = r.variant_label();
-        let idx = match lines.iter().position(|l| l.benchmark == r.benchmark && l.variant == variant) {
+        let variant = plain(&r.variant_label()).into_owned();
+        let benchmark = plain(&r.benchmark);
+        let idx = match lines.iter().position(|l| l.benchmark == benchmark && l.variant == variant) {
             Some(i) => i,
             None => {
-                lines.push(Line { benchmark: &r.benchmark, variant, batch: None, per_call: None, other: Vec::new() });
+                lines.push(Line { benchmark, variant, batch: None, per_call: None, other: Vec::new() });
                 lines.len() - 1
             }
         };
@@ -72,7 +73,13 @@ pub fn render_run(doc: &RunDocument, skipped: &[Skipped]) -> String {
     let m = &doc.machine;
     let mut out = format!(
         "oscost run #{} ({}) · {} · {} · {} · kernel {} · {}\n",
-        doc.run.id, doc.run.status, doc.run.started_at, m.hostname, m.cpu_model, m.kernel_release, m.virtualization
+        doc.run.id,
+        plain(&doc.run.status),
+        plain(&doc.run.started_at),
+        plain(&m.hostname),
+        plain(&m.cpu_model),
+        plain(&m.kernel_release),
+        plain(&m.virtualization)
     );
     if let Some(c) = &m.calibration {
         out.push_str(&format!(
@@ -112,7 +119,7 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
         let pct =
             |f: fn(&crate::stats::Percentiles) -> f64| pc.map(|(p, q)| fmt_value(f(q), &p.unit)).unwrap_or_default();
         let mut cells = vec![
-            Cell::new(line.benchmark),
+            Cell::new(&line.benchmark),
             Cell::new(&line.variant),
             Cell::new(headline.map(centre).unwrap_or_default()).set_alignment(CellAlignment::Right),
             Cell::new(pct(|q| q.p50)).set_alignment(CellAlignment::Right),
@@ -148,7 +155,7 @@ fn flag_tags(line: &Line<'_>, all: &[&ResultRow], notes: &mut Vec<String>) -> Ve
             } else {
                 format!("{} {}", line.benchmark, line.variant)
             };
-            let note = format!("{who}: {}: {}", f.flag, f.reason);
+            let note = format!("{who}: {}: {}", f.flag, plain(&f.reason));
             let n = match notes.iter().position(|x| *x == note) {
                 Some(i) => i + 1,
                 None => {
@@ -173,11 +180,11 @@ fn footer(notes: &[String], rows: &[ResultRow], skipped: &[Skipped]) -> String {
     }
     for r in rows {
         if let Some(serde_json::Value::String(st)) = r.params.get("statement") {
-            out.push_str(&format!("{} {}: {st}\n", r.benchmark, r.variant_label()));
+            out.push_str(&format!("{} {}: {}\n", plain(&r.benchmark), plain(&r.variant_label()), plain(st)));
         }
     }
     for s in skipped {
-        out.push_str(&format!("skipped {} {}: {}\n", s.benchmark, s.params, s.reason));
+        out.push_str(&format!("skipped {} {}: {}\n", plain(&s.benchmark), plain(&s.params), plain(&s.reason)));
     }
     out
 }

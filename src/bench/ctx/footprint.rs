@@ -9,18 +9,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::channel::{self, Endpoint, Mechanism, Pair, Pipe, PipeEnd};
 use super::peer::{Control, Mode, Peer};
-use crate::bench::{BenchOptions, Ctx, Output, Scope};
+use crate::bench::{BenchOptions, Cost, Ctx, Output, Scope};
 use crate::kcounts::{Task, Watcher};
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
-use crate::runner::{BenchError, Probe, time_batch};
+use crate::runner::{BenchError, MeasureConfig, Probe, time_batch};
 use crate::sys::{self, SharedWords};
 use crate::tasks::{AffinityGuard, Placement};
 
 pub const TIMING_MODEL: &str = "per size S, interleaved rounds of (a) N pipe round trips between two processes on one CPU, each side walking its own S-byte buffer (one load per stride) before it sends, and (b) N iterations of one task walking both buffers without switching; figure = ((a) - (b)) / 2 per hand-off, round by round";
 
 /// One interleaved measurement per working-set size.
-pub fn probes(_: Scope, o: &BenchOptions) -> usize {
-    o.footprint_sizes.len()
+/// One interleaved pair of rounds per size, about three quarters of a probe each.
+pub fn cost(_: Scope, o: &BenchOptions, _: &MeasureConfig) -> Cost {
+    Cost::probes(o.footprint_sizes.len() * 3 / 4)
 }
 
 /// The sweep needs a size, and the walk a stride of at least one byte.

@@ -9,9 +9,9 @@
 //! task on the other CPU. `mode=self` rows time the mechanism alone (one send and one
 //! receive in one task, nobody waiting), so the switch's share can be read off.
 
-use super::{BenchDef, BenchOptions, Ctx, Family, Output, Scope, no_check, rows_from, tag};
+use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, Scope, no_check, rows_from, tag};
 use crate::model::{Count, Flag, FlagCode, ResultRow};
-use crate::runner::{BenchError, NoArg, Probe, Watch, measure};
+use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch, measure};
 use crate::sys;
 
 pub mod channel;
@@ -271,17 +271,17 @@ fn run_sleep0(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn headline_probes(s: Scope, _: &BenchOptions) -> usize {
+fn headline_probes(s: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
     match s {
-        Scope::Headline => 4,
-        Scope::Full => 7,
+        Scope::Headline => Cost::probes(4),
+        Scope::Full => Cost::probes(7),
     }
 }
-fn condvar_probes(_: Scope, _: &BenchOptions) -> usize {
-    4
+fn condvar_probes(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
+    Cost::probes(4)
 }
-fn two(_: Scope, _: &BenchOptions) -> usize {
-    2
+fn two(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
+    Cost::probes(2)
 }
 
 const HANDOFF_MODEL: &str = "a round trip from the measuring task (send the token, block until it returns) = 2 hand-offs; figures per hand-off; mode=self: one send + one receive in one task";
@@ -293,7 +293,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "one byte each way over two pipes (lmbench lat_ctx, perf bench sched pipe)",
         timing_model: HANDOFF_MODEL,
         in_default_suite: true,
-        probes: headline_probes,
+        cost: headline_probes,
         check: no_check,
         run: run_pipe,
     },
@@ -303,7 +303,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "a shared word with FUTEX_WAIT/FUTEX_WAKE (private for threads, shared mapping for processes)",
         timing_model: HANDOFF_MODEL,
         in_default_suite: true,
-        probes: headline_probes,
+        cost: headline_probes,
         check: no_check,
         run: run_futex,
     },
@@ -313,7 +313,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "two eventfd counters, one per direction",
         timing_model: HANDOFF_MODEL,
         in_default_suite: false,
-        probes: headline_probes,
+        cost: headline_probes,
         check: no_check,
         run: run_eventfd,
     },
@@ -323,7 +323,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "one byte each way over an AF_UNIX stream socket pair",
         timing_model: HANDOFF_MODEL,
         in_default_suite: false,
-        probes: headline_probes,
+        cost: headline_probes,
         check: no_check,
         run: run_unix,
     },
@@ -333,7 +333,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "mutex + condition variable turn-taking (threads only)",
         timing_model: HANDOFF_MODEL,
         in_default_suite: false,
-        probes: condvar_probes,
+        cost: condvar_probes,
         check: no_check,
         run: run_condvar,
     },
@@ -343,7 +343,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "two tasks alternating by sched_yield on one CPU",
         timing_model: "one sched_yield of the measuring task, which runs the peer until it yields back = 2 hand-offs",
         in_default_suite: false,
-        probes: two,
+        cost: two,
         check: no_check,
         run: run_yield,
     },
@@ -353,7 +353,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "nanosleep with a zero interval (sleep(0)), alone and with a runnable peer",
         timing_model: "one nanosleep({0,0}) call, with the switches it caused counted",
         in_default_suite: false,
-        probes: two,
+        cost: two,
         check: no_check,
         run: run_sleep0,
     },
@@ -363,7 +363,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "pipe hand-off between processes on one CPU with a working set walked before each hand-off, minus the same walk without switching",
         timing_model: footprint::TIMING_MODEL,
         in_default_suite: false,
-        probes: footprint::probes,
+        cost: footprint::cost,
         check: footprint::check,
         run: footprint::run,
     },

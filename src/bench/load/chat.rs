@@ -346,8 +346,13 @@ fn run_inner(
     Ok(ChatOutcome { delivered: tally.delivered.load(Ordering::Relaxed), elapsed: end.saturating_duration_since(t0) })
 }
 
+/// Runs per nice level: three with the standard budgets, one with --quick's.
+pub fn repetitions(cfg: &crate::runner::MeasureConfig) -> usize {
+    if cfg.batch_budget.as_millis() >= 200 { 3 } else { 1 }
+}
+
 pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    let reps = if ctx.cfg.batch_budget.as_millis() >= 200 { 3 } else { 1 };
+    let reps = repetitions(ctx.cfg);
     for nice in [0, 19] {
         let size = ChatSize { rooms: ctx.opts.rooms, messages: ctx.opts.messages, nice: Some(nice) };
         let mut rates = Vec::new();

@@ -1,7 +1,10 @@
 //! The scheduler under load: run-queue sweeps, yield storms, the chat-room workload,
 //! wake-up latency under CPU hogs, and nice-level fairness.
 
-use super::{BenchDef, BenchOptions, Family, Scope, no_check};
+use std::time::Duration;
+
+use super::{BenchDef, BenchOptions, Cost, Family, Scope, no_check};
+use crate::runner::MeasureConfig;
 use crate::tasks::Mode;
 
 pub mod chat;
@@ -11,17 +14,33 @@ pub mod storm;
 pub mod wakeup;
 
 /// Every task count, for both designs and both modes.
-fn sweep(_: Scope, o: &BenchOptions) -> usize {
-    4 * o.tasks.len()
+/// Four short variants per count (about a probe in all), and starting, pinning and
+/// cycling N tasks, which grows faster than N: about 2.4 ms × N + 6.4 µs × N².
+fn sweep(_: Scope, o: &BenchOptions, _: &MeasureConfig) -> Cost {
+    let setup: f64 = o.tasks.iter().map(|&n| n as f64).map(|n| 2.4e-3 * n + 6.4e-6 * n * n).sum();
+    Cost::probes(o.tasks.len()).plus(seconds(setup))
 }
-fn storm_probes(_: Scope, o: &BenchOptions) -> usize {
-    o.storm_tasks.len()
+/// A fixed window per task count (see `storm::window`).
+fn storm_cost(_: Scope, o: &BenchOptions, cfg: &MeasureConfig) -> Cost {
+    Cost::fixed(storm::window(cfg) * o.storm_tasks.len().min(u32::MAX as usize) as u32)
 }
-fn few(_: Scope, _: &BenchOptions) -> usize {
-    4
+/// Two nice levels, one run each (three with the standard budgets), each a fixed
+/// number of deliveries at about a million a second plus 5 ms to connect.
+fn chat_cost(_: Scope, o: &BenchOptions, cfg: &MeasureConfig) -> Cost {
+    let deliveries = chat::ChatSize { rooms: o.rooms, messages: o.messages, nice: None }.expected() as f64;
+    Cost::fixed(seconds(2.0 * chat::repetitions(cfg) as f64 * (deliveries / 1e6 + 0.005)))
 }
-fn chat_probes(_: Scope, _: &BenchOptions) -> usize {
-    4
+/// Five sleeper runs of the batch and per-call budgets together.
+fn wakeup_cost(_: Scope, _: &BenchOptions, cfg: &MeasureConfig) -> Cost {
+    Cost::fixed((cfg.batch_budget + cfg.per_call_budget) * 5)
+}
+/// One window of three times the batch and per-call budgets.
+fn fairness_cost(_: Scope, _: &BenchOptions, cfg: &MeasureConfig) -> Cost {
+    Cost::fixed((cfg.batch_budget + cfg.per_call_budget) * 3)
+}
+
+fn seconds(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX / 4)
 }
 
 /// A list of task counts: not empty, each at least `min`, and within the limits.
@@ -59,7 +78,7 @@ pub static BENCHES: [BenchDef; 5] = [
         summary: "switch time against the number of runnable tasks on one CPU: sched_yield loops and a pipe token ring, threads and processes",
         timing_model: "yield: one sched_yield of the measuring task; ring: one lap of the token through N tasks; both divided by the switches the kernel counted per iteration",
         in_default_suite: false,
-        probes: sweep,
+        cost: sweep,
         check: check_tasks,
         run: runqueue::run,
     },
@@ -69,7 +88,7 @@ pub static BENCHES: [BenchDef; 5] = [
         summary: "N sched_yield loops on all CPUs: system context switches per second, per-task progress and its evenness",
         timing_model: storm_model(),
         in_default_suite: false,
-        probes: storm_probes,
+        cost: storm_cost,
         check: check_storm,
         run: storm::run,
     },
@@ -79,7 +98,7 @@ pub static BENCHES: [BenchDef; 5] = [
         summary: "chat rooms of 20 users over loopback TCP (80 threads per room), every delivery counted, at nice 0 and 19",
         timing_model: "from releasing the client senders to the last receiver's last message; messages delivered per second",
         in_default_suite: false,
-        probes: chat_probes,
+        cost: chat_cost,
         check: check_chat,
         run: chat::run,
     },
@@ -89,7 +108,7 @@ pub static BENCHES: [BenchDef; 5] = [
         summary: "how late a 1 ms sleeper wakes while K hogs share its CPU at nice 0 and 19",
         timing_model: "one clock_nanosleep(1 ms); the sample is the time past 1 ms",
         in_default_suite: false,
-        probes: few,
+        cost: wakeup_cost,
         check: no_check,
         run: wakeup::run_wakeup,
     },
@@ -99,7 +118,7 @@ pub static BENCHES: [BenchDef; 5] = [
         summary: "CPU shares of hogs at nice 0,0,5,10 on one CPU against the shares the kernel's weights promise",
         timing_model: "CPU time per task from schedstat over five intervals; share = task / all",
         in_default_suite: false,
-        probes: few,
+        cost: fairness_cost,
         check: no_check,
         run: wakeup::run_fairness,
     },

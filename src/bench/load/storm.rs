@@ -13,6 +13,7 @@ use super::group::check_limits;
 use crate::bench::{Ctx, Output};
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
 use crate::runner::BenchError;
+use crate::runner::MeasureConfig;
 use crate::stats;
 use crate::sys;
 use crate::tasks::Mode;
@@ -35,8 +36,9 @@ pub fn evenness(per_task: &[f64]) -> (f64, f64) {
     (if hi > 0.0 { lo / hi } else { f64::NAN }, stats::jain_index(per_task))
 }
 
-fn window(ctx: &Ctx) -> Duration {
-    (ctx.cfg.batch_budget + ctx.cfg.per_call_budget) * 2
+/// The storm's window per task count: twice the batch and per-call budgets.
+pub fn window(cfg: &MeasureConfig) -> Duration {
+    (cfg.batch_budget + cfg.per_call_budget) * 2
 }
 
 pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
@@ -47,7 +49,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             continue;
         }
         let group = TaskGroup::start(Mode::Thread, n, &allowed, None, yield_counting)?;
-        let slice = window(ctx) / 10;
+        let slice = window(ctx.cfg) / 10;
         let mut rates = Vec::with_capacity(10);
         let c0 = group.counters();
         let (mut prev, _) = crate::procfs::proc_stat().ok_or_else(|| BenchError::setup("/proc/stat", "unreadable"))?;
@@ -64,7 +66,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             t_prev = t;
         }
         let c1 = group.counters();
-        let elapsed_s = window(ctx).as_secs_f64();
+        let elapsed_s = window(ctx.cfg).as_secs_f64();
         group.finish(|| {})?;
         let per_task: Vec<f64> = c0.iter().zip(&c1).map(|(a, b)| (b - a) as f64 / elapsed_s).collect();
         let (ratio, jain) = evenness(&per_task);
