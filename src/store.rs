@@ -254,11 +254,12 @@ impl Store {
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         if let Ok(conn) = Connection::open_with_flags(path, flags) {
-            let mut store = Self::prepare(conn, path)?;
-            match store.migrate() {
-                Ok(()) => return Ok(store),
-                Err(StoreError::NotWritable { .. }) => {}
-                Err(e) => return Err(e),
+            match Self::prepare(conn, path).and_then(|mut s| s.migrate().map(|()| s)) {
+                Ok(store) => return Ok(store),
+                Err(e @ StoreError::TooNew { .. }) => return Err(e),
+                // The file or its folder cannot be written (a WAL database needs its
+                // -shm file beside it): read the database as it is.
+                Err(_) => {}
             }
         }
         Self::open_read_only(path)

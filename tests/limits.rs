@@ -146,3 +146,23 @@ fn options_that_would_measure_nothing_are_refused_before_anything_runs() {
     }
     assert!(!db.path.exists(), "nothing was started, so no database either");
 }
+
+#[test]
+fn a_database_in_a_folder_the_reader_cannot_write_is_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    run_ok(&["run", "syscall.getppid", "--quick"], &db);
+    // Readable by all, writable by none of the readers (as root, the reader is nobody).
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o555)).unwrap();
+    let script = format!(
+        "\"$OSCOST\" show --db '{0}' && \"$OSCOST\" runs --db '{0}' && \"$OSCOST\" export --db '{0}' >/dev/null",
+        db.display()
+    );
+    let out = bash_as_user(&script);
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("syscall.getppid"));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("r.db")], "reading created nothing");
+}
