@@ -234,7 +234,7 @@ impl Store {
         let conn = Connection::open(path).map_err(|cause| StoreError::Open { path: path.to_path_buf(), cause })?;
         let mut store = Self::prepare(conn, path)?;
         let not_writable = |source| Self::classify(path, source, true);
-        store.conn.pragma_update(None, "journal_mode", "WAL").map_err(not_writable)?;
+        store.use_wal().map_err(not_writable)?;
         store.migrate()?;
         // A write that is rolled back: proves the file accepts writes now.
         store.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;").map_err(not_writable)?;
@@ -291,6 +291,25 @@ impl Store {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         Ok(Self { conn, path: path.to_path_buf() })
+    }
+
+    /// Puts the database in WAL mode. Leaving rollback mode takes an exclusive lock for
+    /// which SQLite does not call the busy handler, so when several processes open a
+    /// fresh database at once, the losers retry here until the busy timeout.
+    fn use_wal(&self) -> rusqlite::Result<()> {
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match self.conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+                Ok(_) => return Ok(()),
+                Err(e)
+                    if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     fn has_table(&self, name: &str) -> Result<bool, StoreError> {
