@@ -64,6 +64,19 @@ fn tasks_of(uid: u32) -> usize {
     n
 }
 
+/// Processes whose command line holds `text` (a test's unique temp path).
+fn processes_naming(text: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(text) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
 fn run_uid() -> u32 {
     if oscost::sys::is_root() { NOBODY } else { rustix::process::getuid().as_raw() }
 }
@@ -85,7 +98,7 @@ fn chat_under_a_low_task_limit_is_refused_at_once_and_leaves_nothing() {
     assert!(err.contains("load.chat") && err.contains("RLIMIT_NPROC"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(took < Duration::from_secs(30), "ended in {took:?}, not at once");
-    assert!(tasks_of(uid) <= before, "no task of the run is left");
+    assert!(processes_naming(&db.to_string_lossy()).is_empty(), "no process of the run is left");
 }
 
 #[test]
