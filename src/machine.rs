@@ -124,22 +124,6 @@ impl Machine {
         }
     }
 
-    /// The CPUs this process may use, as a list (0-3,6).
-    pub fn allowed_cpus_text(&self) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        let mut i = 0;
-        let c = &self.allowed_cpus;
-        while i < c.len() {
-            let mut j = i;
-            while j + 1 < c.len() && c[j + 1] == c[j] + 1 {
-                j += 1;
-            }
-            parts.push(if j > i { format!("{}-{}", c[i], c[j]) } else { c[i].to_string() });
-            i = j + 1;
-        }
-        parts.join(",")
-    }
-
     /// A fixed, made-up fingerprint, for tests and examples that must not depend on
     /// (or probe) the machine they run on.
     pub fn example() -> Machine {

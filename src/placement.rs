@@ -60,7 +60,7 @@ pub struct Placement {
 /// Why a placement cannot be honoured.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlacementError {
-    #[error("--cpu {cpu}: this process may run only on CPUs {}", cpu_list(allowed))]
+    #[error("--cpu {cpu}: this process may run only on CPUs {}", sys::cpu_list_text(allowed))]
     CpuAbsent { cpu: usize, allowed: Vec<usize> },
     #[error("--nice {0}: nice values run from -20 to 19")]
     NiceRange(i32),
@@ -70,11 +70,6 @@ pub enum PlacementError {
     Policy { policy: &'static str, reason: String },
     #[error("pinning to CPU {cpu} failed: {reason}")]
     Pin { cpu: usize, reason: String },
-}
-
-/// CPU numbers as a list users read: 0, 1, 3.
-fn cpu_list(cpus: &[usize]) -> String {
-    cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
 }
 
 /// Why a nice value could not be set, with what would allow it.

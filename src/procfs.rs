@@ -36,20 +36,26 @@ pub fn resident_kib() -> Option<u64> {
     s.lines().find_map(|l| l.strip_prefix("VmRSS:").and_then(|v| v.split_whitespace().next()?.parse().ok()))
 }
 
+/// The first value of a `Name:` line of a /proc status file.
+fn status_field(status: &str, name: &str) -> Option<String> {
+    status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next().map(str::to_string))
+}
+
 /// How many tasks (threads, which RLIMIT_NPROC counts) this user runs now.
 pub fn count_user_tasks() -> usize {
-    let field = |status: &str, name: &str| {
-        status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next().map(str::to_string))
-    };
-    let Some(uid) = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| field(&s, "Uid:")) else {
-        return 0;
-    };
+    let own = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| status_field(&s, "Uid:"));
+    own.and_then(|uid| uid.parse().ok()).map_or(0, count_tasks_of)
+}
+
+/// How many tasks (threads included) processes of real user `uid` hold now.
+pub fn count_tasks_of(uid: u32) -> usize {
+    let uid = uid.to_string();
     let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
     dir.flatten()
         .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
         .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
-        .filter(|s| field(s, "Uid:").as_deref() == Some(uid.as_str()))
-        .map(|s| field(&s, "Threads:").and_then(|t| t.parse::<usize>().ok()).unwrap_or(1))
+        .filter(|s| status_field(s, "Uid:").as_deref() == Some(uid.as_str()))
+        .map(|s| status_field(&s, "Threads:").and_then(|t| t.parse::<usize>().ok()).unwrap_or(1))
         .sum()
 }
 
@@ -70,6 +76,26 @@ pub fn boot_id() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn this_users_tasks_include_this_process_s_threads() {
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(3));
+        let held: Vec<_> = (0..2)
+            .map(|_| {
+                let b = barrier.clone();
+                std::thread::spawn(move || {
+                    b.wait();
+                    b.wait();
+                })
+            })
+            .collect();
+        barrier.wait();
+        // The test harness's threads count too: at least this one and the two held.
+        assert!(count_user_tasks() >= 3);
+        assert_eq!(count_tasks_of(u32::MAX - 1), 0, "a user nobody is");
+        barrier.wait();
+        held.into_iter().for_each(|h| h.join().unwrap());
+    }
 
     #[test]
     fn a_process_is_named_by_its_start_and_the_boot() {

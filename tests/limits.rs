@@ -50,20 +50,6 @@ fn bash_as_user(script: &str) -> Output {
     waiter.join().unwrap().expect("bash output")
 }
 
-/// Tasks (threads included) this process's user runs now, as the kernel counts them.
-fn tasks_of(uid: u32) -> usize {
-    let mut n = 0;
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(status) = std::fs::read_to_string(e.path().join("status")) else { continue };
-        let uid_line = status.lines().find(|l| l.starts_with("Uid:")).unwrap_or("");
-        if uid_line.split_whitespace().nth(1) == Some(&uid.to_string()) {
-            let threads = status.lines().find(|l| l.starts_with("Threads:"));
-            n += threads.and_then(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok()).unwrap_or(1);
-        }
-    }
-    n
-}
-
 /// Processes whose command line holds `text` (a test's unique temp path).
 fn processes_naming(text: &str) -> Vec<u32> {
     let mut found = Vec::new();
@@ -84,7 +70,7 @@ fn run_uid() -> u32 {
 #[test]
 fn chat_under_a_low_task_limit_is_refused_at_once_and_leaves_nothing() {
     let uid = run_uid();
-    let before = tasks_of(uid);
+    let before = oscost::procfs::count_tasks_of(uid);
     // Room for what runs already, but not for a room of 80 threads.
     let limit = before + 60;
     let dir = shared_dir();

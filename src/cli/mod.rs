@@ -407,7 +407,10 @@ pub fn info_text(m: &crate::machine::Machine) -> String {
     let mut line = |k: &str, v: &str| out.push_str(&format!("{k:<22} {}\n", crate::report::plain(v)));
     line("host", &m.hostname);
     line("cpu", &m.cpu_model);
-    line("logical cpus", &format!("{} (this process may use {})", m.logical_cpus, m.allowed_cpus_text()));
+    line(
+        "logical cpus",
+        &format!("{} (this process may use {})", m.logical_cpus, crate::sys::cpu_list_text(&m.allowed_cpus)),
+    );
     line("smt", m.smt_text());
     line("frequency governor", m.governor.as_deref().unwrap_or("none exposed"));
     line("kernel", &format!("{} {}", m.kernel_release, m.kernel_version));

@@ -79,6 +79,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn cpu_lists_read_as_the_kernel_writes_them() {
+        assert_eq!(cpu_list_text(&[0, 1, 2, 3, 6]), "0-3,6");
+        assert_eq!(cpu_list_text(&[1]), "1");
+        assert_eq!(cpu_list_text(&[0, 2]), "0,2");
+        assert_eq!(cpu_list_text(&[]), "");
+    }
+
+    #[test]
     fn raw_results_convert_one_way() {
         assert_eq!(status_of(0), 0);
         assert_eq!(status_of(42), 0);

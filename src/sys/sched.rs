@@ -16,6 +16,21 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
     Ok((0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect())
 }
 
+/// CPU numbers in the kernel's list format (`0-3,6`), for people to read.
+pub fn cpu_list_text(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i { format!("{}-{}", cpus[i], cpus[j]) } else { cpus[i].to_string() });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 /// Pins the calling thread to `cpus`.
 pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     let mut set = CpuSet::new();
