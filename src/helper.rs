@@ -60,6 +60,14 @@ impl Executable {
         Ok(Self { fd, origin: shown.to_string() })
     }
 
+    /// The program a parent process opened and verified, received as the inherited
+    /// descriptor `fd` (a worker process's view of the run's helper).
+    pub fn adopt(fd: std::os::fd::RawFd, origin: String) -> Result<Self, String> {
+        let fd = crate::sys::adopt_inherited_fd(fd)
+            .map_err(|e| format!("the no-op helper's descriptor {fd} was not passed on: {e}"))?;
+        Ok(Self { fd, origin })
+    }
+
     /// Where the program came from, for messages.
     pub fn origin(&self) -> &str {
         &self.origin
@@ -78,6 +86,11 @@ impl Executable {
 pub struct Inherited(OwnedFd);
 
 impl Inherited {
+    /// The descriptor's number, which a child started now inherits as is.
+    pub fn raw(&self) -> std::os::fd::RawFd {
+        self.0.as_raw_fd()
+    }
+
     /// The path that execs the open file (valid in this process and in children that
     /// inherit the descriptor).
     pub fn exec_path(&self) -> String {

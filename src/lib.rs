@@ -9,10 +9,11 @@
 //!   layer agrees on), `machine` (the fingerprint), `kcounts` (what the kernel
 //!   observed), `placement` (the user's CPU, nice and policy request), `helper` (the
 //!   program the exec probes run, held as a verified descriptor);
-//! - `runner` (timed loops, probes and their failure codes) and `tasks` (the one
-//!   lifecycle of peer threads and processes);
+//! - `runner` (timed loops, probes and their failure codes), `tasks` (the one
+//!   lifecycle of peer threads and processes) and `rounds` (a benchmark's rounds
+//!   merged, intervals and flags judged over them);
 //! - `bench` (the registry and the family contract) with one module per family;
-//!   `observe`;
+//!   `observe`; `worker` (a round in a fresh process, and the coordinator's side);
 //! - `store` (SQLite) and `report` (renderings), which know the model, never a family;
 //! - `session` (a run's side effects), `select`, and `cli` (arguments and commands).
 //!
@@ -31,6 +32,7 @@ pub mod observe;
 pub mod placement;
 pub mod procfs;
 pub mod report;
+pub mod rounds;
 pub mod runner;
 pub mod select;
 pub mod session;
@@ -39,3 +41,4 @@ pub mod store;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod tasks;
+pub mod worker;

@@ -101,11 +101,13 @@ pub enum FlagCode {
     Uneven,
     /// A CPU share far from what the nice weights promise.
     Unfair,
+    /// A sleep whose time is mostly the thread's timer slack.
+    TimerSlack,
 }
 
 impl FlagCode {
     /// Every flag, in declaration order.
-    pub const ALL: [FlagCode; 13] = [
+    pub const ALL: [FlagCode; 14] = [
         FlagCode::Vdso,
         FlagCode::NoKernelEntry,
         FlagCode::BelowFloor,
@@ -119,6 +121,7 @@ impl FlagCode {
         FlagCode::UnstableDifference,
         FlagCode::Uneven,
         FlagCode::Unfair,
+        FlagCode::TimerSlack,
     ];
 
     /// The code as stored and printed.
@@ -137,6 +140,7 @@ impl FlagCode {
             FlagCode::UnstableDifference => "unstable_difference",
             FlagCode::Uneven => "uneven",
             FlagCode::Unfair => "unfair",
+            FlagCode::TimerSlack => "timer_slack",
         }
     }
 }
@@ -186,6 +190,9 @@ pub enum Count {
     /// Messages a complete run delivers.
     #[serde(rename = "expected_per_run")]
     ExpectedPerRun,
+    /// The enosys floor measured beside the row in the same round (batch median, ns).
+    #[serde(rename = "floor_ns")]
+    FloorNs,
     /// Share of samples with more than 10 runnable.
     #[serde(rename = "frac_above_10")]
     FracAbove10,
@@ -231,6 +238,12 @@ pub enum Count {
     /// Samples below Tukey's lower fences.
     #[serde(rename = "outliers_low")]
     OutliersLow,
+    /// The forking parent's private anonymous memory (RssAnon), KiB: what fork copies.
+    #[serde(rename = "parent_anon_kib")]
+    ParentAnonKib,
+    /// The forking parent's file-backed resident memory (RssFile), KiB.
+    #[serde(rename = "parent_file_kib")]
+    ParentFileKib,
     /// The forking parent's resident memory, KiB.
     #[serde(rename = "parent_rss_kib")]
     ParentRssKib,
@@ -264,6 +277,9 @@ pub enum Count {
     /// System-wide switches per second.
     #[serde(rename = "switches_per_s_overall")]
     SwitchesPerSOverall,
+    /// The sleeping thread's timer slack, ns.
+    #[serde(rename = "timer_slack_ns")]
+    TimerSlackNs,
     /// Switches the watched tasks made by blocking.
     #[serde(rename = "voluntary_switches")]
     VoluntarySwitches,
@@ -274,7 +290,7 @@ pub enum Count {
 
 impl Count {
     /// Every count, in declaration (alphabetical) order.
-    pub const ALL: [Count; 35] = [
+    pub const ALL: [Count; 39] = [
         Count::ChildrenVerified,
         Count::CountedOps,
         Count::Cycles,
@@ -282,6 +298,7 @@ impl Count {
         Count::Delivered,
         Count::Deviation,
         Count::ExpectedPerRun,
+        Count::FloorNs,
         Count::FracAbove10,
         Count::FracAbove20,
         Count::HandoffNsMedian,
@@ -297,6 +314,8 @@ impl Count {
         Count::NsPerObservedSwitch,
         Count::OutliersHigh,
         Count::OutliersLow,
+        Count::ParentAnonKib,
+        Count::ParentFileKib,
         Count::ParentRssKib,
         Count::PerfContextSwitches,
         Count::PerfContextSwitchesPerOp,
@@ -308,6 +327,7 @@ impl Count {
         Count::SwitchesPerIteration,
         Count::SwitchesPerOp,
         Count::SwitchesPerSOverall,
+        Count::TimerSlackNs,
         Count::VoluntarySwitches,
         Count::YieldsPerSPerTask,
     ];
@@ -334,6 +354,10 @@ impl Count {
             Count::NsPerObservedSwitch => "ns_per_observed_switch",
             Count::ChildrenVerified => "children_verified",
             Count::ParentRssKib => "parent_rss_kib",
+            Count::ParentAnonKib => "parent_anon_kib",
+            Count::ParentFileKib => "parent_file_kib",
+            Count::FloorNs => "floor_ns",
+            Count::TimerSlackNs => "timer_slack_ns",
             Count::InterceptNs => "intercept_ns",
             Count::RSquared => "r_squared",
             Count::SwitchesPerIteration => "switches_per_iteration",
@@ -351,6 +375,25 @@ impl Count {
             Count::Seconds => "seconds",
             Count::SwitchesPerSOverall => "switches_per_s_overall",
         }
+    }
+
+    /// Whether the count is a total over the timed region, which rounds add up (the
+    /// others are ratios or settings, of which rounds keep the median).
+    pub fn is_total(self) -> bool {
+        matches!(
+            self,
+            Count::ChildrenVerified
+                | Count::CountedOps
+                | Count::Cycles
+                | Count::Delivered
+                | Count::Instructions
+                | Count::InvoluntarySwitches
+                | Count::Migrations
+                | Count::PerfContextSwitches
+                | Count::PerfCpuMigrations
+                | Count::Switches
+                | Count::VoluntarySwitches
+        )
     }
 
     /// The per-operation figure derived from this total, for the totals that have one.
@@ -408,9 +451,45 @@ pub struct ResultRow {
     /// `--json` run output unless asked for, where they would dwarf the summary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<f64>,
+    /// The rounds behind the row, in the order they ran: how many of `samples` each
+    /// contributed (consecutive slices) and the counts each took. Empty for a row that
+    /// was never split (runs stored before rounds existed): one round.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<Round>,
+}
+
+/// One round of a row: a fresh worker process's measurement at one moment of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// Samples this round contributed.
+    pub samples: usize,
+    /// The round's own counts (its floor, its switches, …).
+    #[serde(default, serialize_with = "finite_counts::serialize", deserialize_with = "finite_counts::deserialize")]
+    pub counts: BTreeMap<Count, f64>,
 }
 
 impl ResultRow {
+    /// The samples of each round, as slices of `samples` (one slice when the row
+    /// holds no round structure or the structure does not fit the samples).
+    pub fn round_slices(&self) -> Vec<&[f64]> {
+        let total: usize = self.rounds.iter().map(|r| r.samples).sum();
+        if self.rounds.is_empty() || total != self.samples.len() {
+            return vec![&self.samples[..]];
+        }
+        let mut out = Vec::with_capacity(self.rounds.len());
+        let mut at = 0;
+        for r in &self.rounds {
+            out.push(&self.samples[at..at + r.samples]);
+            at += r.samples;
+        }
+        out
+    }
+
+    /// How many rounds stand behind the row.
+    pub fn round_count(&self) -> usize {
+        self.rounds.len().max(1)
+    }
+
     /// A row summarising `samples` (already in `unit`). None for no usable samples.
     pub fn from_samples(
         benchmark: &str,
@@ -443,6 +522,7 @@ impl ResultRow {
             counts,
             flags: Vec::new(),
             samples,
+            rounds: Vec::new(),
         })
     }
 

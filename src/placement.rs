@@ -50,7 +50,7 @@ impl Policy {
 }
 
 /// The user's placement and priority request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Placement {
     pub cpu: Option<usize>,
     pub nice: Option<i32>,

@@ -30,10 +30,23 @@ pub fn live_children() -> Vec<libc::pid_t> {
     out
 }
 
-/// This process's resident memory in KiB (VmRSS), if readable.
-pub fn resident_kib() -> Option<u64> {
+/// This process's resident memory, KiB, by kind (from /proc/self/status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resident {
+    /// VmRSS: everything resident.
+    pub total: u64,
+    /// RssAnon: private anonymous memory, which fork must copy (as page tables and
+    /// copy-on-write pages).
+    pub anon: u64,
+    /// RssFile: file-backed memory (the binary, libraries), shared, not copied.
+    pub file: u64,
+}
+
+/// This process's resident memory, if readable.
+pub fn resident() -> Option<Resident> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    s.lines().find_map(|l| l.strip_prefix("VmRSS:").and_then(|v| v.split_whitespace().next()?.parse().ok()))
+    let kib = |name: &str| status_field(&s, name)?.parse().ok();
+    Some(Resident { total: kib("VmRSS:")?, anon: kib("RssAnon:")?, file: kib("RssFile:")? })
 }
 
 /// The first value of a `Name:` line of a /proc status file.

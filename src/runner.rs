@@ -117,7 +117,7 @@ impl<F: Fn() -> i64> Probe for NoArg<F> {
 }
 
 /// Why a benchmark produced no figure.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum BenchError {
     #[error("the primitive failed: {0}")]
     Failed(String),
@@ -138,7 +138,7 @@ impl BenchError {
 }
 
 /// How long each phase of a measurement may take.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct MeasureConfig {
     pub warmup: Duration,
     pub batch_budget: Duration,
@@ -157,12 +157,12 @@ pub struct MeasureConfig {
 }
 
 impl MeasureConfig {
-    /// Default budgets: about 0.5 s per probe in all.
+    /// Default budgets: about 0.4 s per probe in all, spread over the rounds.
     pub fn standard() -> Self {
         Self {
-            warmup: Duration::from_millis(50),
-            batch_budget: Duration::from_millis(250),
-            per_call_budget: Duration::from_millis(150),
+            warmup: Duration::from_millis(30),
+            batch_budget: Duration::from_millis(200),
+            per_call_budget: Duration::from_millis(120),
             min_batches: 10,
             max_batches: 2_000,
             max_per_call: 200_000,
@@ -184,6 +184,24 @@ impl MeasureConfig {
             hard_limit: Duration::from_secs(15),
             perf_software_counters: false,
             startup: Duration::from_millis(100),
+        }
+    }
+
+    /// The budgets of one of `rounds` rounds: each phase's budget and sample caps
+    /// divided among the rounds (so a run of R rounds measures about as long as one of
+    /// a single round), with floors that keep every round a measurement of its own: a
+    /// few milliseconds of warm-up and at least three batches.
+    pub fn per_round(&self, rounds: usize) -> Self {
+        let r = rounds.max(1) as u32;
+        let at_least = |d: Duration, ms: u64| (d / r).max(Duration::from_millis(ms));
+        Self {
+            warmup: at_least(self.warmup, 2),
+            batch_budget: at_least(self.batch_budget, 10),
+            per_call_budget: at_least(self.per_call_budget, 5),
+            min_batches: (self.min_batches / r as usize).max(3),
+            max_batches: (self.max_batches / r as usize).max(10),
+            max_per_call: (self.max_per_call / r as usize).max(1_000),
+            ..self.clone()
         }
     }
 

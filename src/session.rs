@@ -1,32 +1,50 @@
 //! Executes a run: checks everything that can be checked before measuring (database,
-//! placement, privileges), calibrates, runs each selected benchmark, and stores each
-//! one's rows the moment it finishes. A stop signal (Ctrl-C, SIGTERM, SIGHUP,
-//! SIGXCPU) stops between samples; what finished stays.
+//! placement, privileges), calibrates, then measures in rounds: R passes over the
+//! selected benchmarks, each benchmark's round in a fresh worker process
+//! (`worker`), so every benchmark is seen at R moments spread over the whole run,
+//! interleaved with the others. A benchmark's rows are merged over its rounds
+//! (`rounds`) and stored the moment its last round finishes. A stop signal (Ctrl-C,
+//! SIGTERM, SIGHUP, SIGXCPU) is passed on to the worker, which stops between samples;
+//! every round that finished stays, merged and stored.
 //!
 //! Measured figures are never lost: a run is marked `interrupted` or `failed` on
 //! every path that can run code (a guard marks it `failed` if the run ends any other
 //! way, panics included), and when storing fails the benchmark's figures are printed
 //! and written, importable, to a JSON file beside the database before the run stops.
 
-use std::cell::Cell;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench::{BenchDef, BenchOptions, Ctx, Output, Scope};
+use crate::bench::{BenchDef, BenchOptions, Output, RoundPlan, Scope};
 use crate::clock::Calibration;
-use crate::model::{RunDocument, RunInfo, Skipped};
-use crate::placement::{Placement, PolicyGuard};
+use crate::model::{ResultRow, RunDocument, RunInfo, Skipped};
+use crate::placement::Placement;
 use crate::runner::{BenchError, MeasureConfig};
 use crate::store::Store;
-use crate::{machine, report, sys};
+use crate::worker::{Executor, RoundJob, run_round};
+use crate::{machine, report, rounds, sys};
+
+/// Rounds per run unless `--rounds` says otherwise: enough for an interval from the
+/// rounds' spread (Student's t with 9 degrees of freedom is within 15% of the normal),
+/// few enough that the default suite stays under 15 s on 2 cores.
+pub const DEFAULT_ROUNDS: usize = 10;
+/// Rounds of a `--quick` run.
+pub const QUICK_ROUNDS: usize = 5;
+/// What starting a worker and passing its request and reply costs (measured: 2 ms to
+/// exec, the rest reading and encoding), for the estimate.
+pub const WORKER_START: Duration = Duration::from_millis(8);
 
 /// What the user asked a run to do.
 pub struct RunRequest {
     pub selected: Vec<(&'static BenchDef, Scope)>,
     pub quick: bool,
+    /// Rounds per benchmark (None: the default for the budgets).
+    pub rounds: Option<usize>,
+    /// Where the rounds run: fresh worker processes, except in pipeline tests.
+    pub executor: Executor,
     /// Also count switches with per-task perf software counters.
     pub perf_counters: bool,
     pub options: BenchOptions,
@@ -83,15 +101,28 @@ impl Drop for OpenRun {
     }
 }
 
-/// The estimated duration of the selected benchmarks.
-pub fn estimate(selected: &[(&BenchDef, Scope)], opts: &BenchOptions, cfg: &MeasureConfig) -> Duration {
-    let work = selected.iter().map(|(b, s)| (b.cost)(*s, opts, cfg).time(cfg)).sum::<Duration>();
+/// The estimated duration of the selected benchmarks measured in `rounds` rounds
+/// under the run's budgets `cfg`.
+pub fn estimate(selected: &[(&BenchDef, Scope)], opts: &BenchOptions, cfg: &MeasureConfig, rounds: usize) -> Duration {
+    let per_round = cfg.per_round(rounds);
+    let work = selected
+        .iter()
+        .map(|(b, s)| match b.rounds {
+            RoundPlan::Spread => ((b.cost)(*s, opts, &per_round).time(&per_round) + WORKER_START) * rounds as u32,
+            RoundPlan::Once => (b.cost)(*s, opts, cfg).time(cfg) + WORKER_START,
+        })
+        .sum::<Duration>();
     cfg.startup + work
+}
+
+/// The rounds a run uses.
+pub fn rounds_of(req: &RunRequest) -> usize {
+    req.rounds.unwrap_or(if req.quick { QUICK_ROUNDS } else { DEFAULT_ROUNDS }).max(1)
 }
 
 /// The run's estimate, from its benchmarks and options.
 fn estimate_of(req: &RunRequest, cfg: &MeasureConfig) -> Duration {
-    estimate(&req.selected, &req.options, cfg)
+    estimate(&req.selected, &req.options, cfg, rounds_of(req))
 }
 
 /// A duration as users read an estimate: whole seconds, or minutes and seconds.
@@ -105,12 +136,42 @@ pub fn calibrate(quick: bool) -> Calibration {
     crate::clock::calibrate(if quick { 10_000_000 } else { 40_000_000 })
 }
 
+/// Checks the placement before anything is measured: the workers apply it, the
+/// coordinator only tries it (pinning and nice on a scratch thread, the policy set and
+/// set back), so it never competes for the measured CPU at a changed priority.
 fn check_placement(p: &Placement) -> Result<()> {
     let allowed = sys::allowed_cpus().context("reading this process's CPU affinity")?;
     p.validate(&allowed)?;
-    p.apply_static()?;
-    p.probe_policy()?;
+    std::thread::scope(|s| s.spawn(|| p.apply_static()).join())
+        .map_err(|_| anyhow::anyhow!("checking the placement failed"))??;
+    std::thread::scope(|s| s.spawn(|| p.probe_policy()).join())
+        .map_err(|_| anyhow::anyhow!("checking the policy failed"))??;
     Ok(())
+}
+
+/// A benchmark's progress through the run's rounds.
+#[derive(Default)]
+struct Progress {
+    /// Each finished round's rows.
+    rounds: Vec<Vec<ResultRow>>,
+    skipped: Vec<Skipped>,
+    /// No more rounds: it failed, was skipped, or (once-only) ran.
+    finished: bool,
+    stored: bool,
+}
+
+impl Progress {
+    fn skip_once(&mut self, s: Skipped) {
+        if !self.skipped.iter().any(|k| k.benchmark == s.benchmark && k.params == s.params) {
+            self.skipped.push(s);
+        }
+    }
+}
+
+/// The real-time watchdog's and the round's bound for a benchmark under `cfg`.
+fn bound_of(def: &BenchDef, scope: Scope, opts: &BenchOptions, cfg: &MeasureConfig) -> Duration {
+    let cost = (def.cost)(scope, opts, cfg);
+    cfg.hard_limit * cost.probes.max(1) as u32 + cost.fixed * 4 + Duration::from_secs(10)
 }
 
 /// Runs the request. Errors before the first measurement are returned as errors;
@@ -132,40 +193,87 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let mut run = OpenRun { store: Some(store), id };
 
     let started = Instant::now();
-    let floor = Cell::new(None);
+    let rounds = rounds_of(&req);
+    let per_round = cfg.per_round(rounds);
     let mut failures = Vec::new();
     let mut storage_error = None;
-    let bar = req.progress.then(|| progress_bar(req.selected.len() as u64, estimate_of(&req, &cfg)));
+    let mut progress: Vec<Progress> = req.selected.iter().map(|_| Progress::default()).collect();
+    let jobs: usize = req.selected.iter().map(|(d, _)| if d.rounds == RoundPlan::Once { 1 } else { rounds }).sum();
+    let bar = req.progress.then(|| progress_bar(jobs as u64, estimate_of(&req, &cfg)));
     let say = |msg: &str| match &bar {
         Some(b) => b.suspend(|| eprintln!("{msg}")),
         None => eprintln!("{msg}"),
     };
-    for (def, scope) in &req.selected {
-        if sys::interrupted() {
-            break;
-        }
-        if let Some(b) = &bar {
-            b.set_message(def.id);
-        }
-        let ctx = Ctx { cfg: &cfg, calib: &calib, opts: &req.options, scope: *scope, syscall_floor: &floor };
-        let mut out = Output::default();
-        let result = run_one(def, &ctx, &mut out);
-        match classify(def, result, &out) {
-            Ended::Done | Ended::Interrupted => {}
-            Ended::Skipped(why) => out.skip(def.id, "", why),
-            Ended::Failed(f) => {
-                say(&format!("error: {}: {}", def.id, f.reason.trim_start_matches("failed: ")));
-                out.skipped.push(f.clone());
-                failures.push(f);
+    'rounds: for round in 0..rounds {
+        for (i, (def, scope)) in req.selected.iter().enumerate() {
+            if sys::interrupted() {
+                break 'rounds;
+            }
+            let p = &mut progress[i];
+            if p.finished {
+                continue;
+            }
+            if let Some(b) = &bar {
+                b.set_message(format!("{} (round {}/{})", def.id, round + 1, rounds));
+            }
+            let job_cfg = if def.rounds == RoundPlan::Once { &cfg } else { &per_round };
+            let job = RoundJob {
+                def,
+                scope: *scope,
+                cfg: job_cfg,
+                calib: &calib,
+                opts: &req.options,
+                bound: bound_of(def, *scope, &req.options, job_cfg),
+            };
+            let reply = run_round(&job, req.executor);
+            let out = Output { rows: reply.rows, skipped: reply.skipped };
+            let ended = classify(def, reply.outcome, &out);
+            for s in out.skipped {
+                p.skip_once(s);
+            }
+            if !out.rows.is_empty() {
+                p.rounds.push(out.rows);
+            }
+            match ended {
+                Ended::Done => {}
+                Ended::Interrupted => break 'rounds,
+                Ended::Skipped(why) => {
+                    p.skip_once(Skipped { benchmark: def.id.into(), params: String::new(), reason: why });
+                    p.finished = true;
+                }
+                Ended::Failed(f) => {
+                    say(&format!("error: {}: {}", def.id, f.reason.trim_start_matches("failed: ")));
+                    p.skip_once(f.clone());
+                    failures.push(f);
+                    p.finished = true;
+                }
+            }
+            if def.rounds == RoundPlan::Once || round + 1 == rounds {
+                p.finished = true;
+            }
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+            if p.finished
+                && let Err(e) = store_benchmark(&mut run, p)
+            {
+                let doc = unsaved_document(&req, &machine, id, &started_at, &e.rows);
+                storage_error = Some(rescue(&req.db, def.id, &e.error, &doc, &e.skipped));
+                break 'rounds;
             }
         }
-        if let Err(e) = run.store().add_benchmark(id, &out.rows, &out.skipped) {
-            let doc = unsaved_document(&req, &machine, id, &started_at, &out);
-            storage_error = Some(rescue(&req.db, def.id, &e.to_string(), &doc, &out));
-            break;
-        }
-        if let Some(b) = &bar {
-            b.inc(1);
+    }
+    // A stop leaves benchmarks with some of their rounds: those are kept, merged.
+    if storage_error.is_none() {
+        for (i, p) in progress.iter_mut().enumerate() {
+            if !p.stored
+                && (!p.rounds.is_empty() || !p.skipped.is_empty())
+                && let Err(e) = store_benchmark(&mut run, p)
+            {
+                let doc = unsaved_document(&req, &machine, id, &started_at, &e.rows);
+                storage_error = Some(rescue(&req.db, req.selected[i].0.id, &e.error, &doc, &e.skipped));
+                break;
+            }
         }
     }
     if let Some(b) = bar {
@@ -183,13 +291,32 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     Ok(RunOutcome { run_id: id, stopped_by, failures, storage_error, store, elapsed: started.elapsed() })
 }
 
+/// A benchmark's merged rows that the store refused, and why.
+struct Unstored {
+    rows: Vec<ResultRow>,
+    skipped: Vec<Skipped>,
+    error: String,
+}
+
+/// Merges a benchmark's rounds and stores the rows with its skips.
+fn store_benchmark(run: &mut OpenRun, p: &mut Progress) -> Result<(), Unstored> {
+    p.stored = true;
+    let rows = rounds::merge(&p.rounds);
+    let id = run.id;
+    run.store().add_benchmark(id, &rows, &p.skipped).map_err(|e| Unstored {
+        rows,
+        skipped: p.skipped.clone(),
+        error: e.to_string(),
+    })
+}
+
 /// The figures a benchmark measured but could not store, as a run document.
 fn unsaved_document(
     req: &RunRequest,
     machine: &machine::Machine,
     id: i64,
     started_at: &str,
-    out: &Output,
+    rows: &[ResultRow],
 ) -> RunDocument {
     RunDocument {
         schema_version: crate::model::SCHEMA_VERSION,
@@ -201,16 +328,16 @@ fn unsaved_document(
             status: "failed".into(),
         },
         machine: machine.clone(),
-        results: out.rows.clone(),
+        results: rows.to_vec(),
     }
 }
 
 /// When a benchmark's figures cannot be stored: prints them, writes them as an
 /// importable export beside the database (else in the temp directory), and returns
 /// what happened, in words.
-fn rescue(db: &Path, id: &str, error: &str, doc: &RunDocument, out: &Output) -> String {
-    print!("{}", report::table::render_results(&doc.results, &out.skipped));
-    let json = report::export::to_json(&[(doc.clone(), out.skipped.clone())]);
+fn rescue(db: &Path, id: &str, error: &str, doc: &RunDocument, skipped: &[Skipped]) -> String {
+    print!("{}", report::table::render_results(&doc.results, skipped));
+    let json = report::export::to_json(&[(doc.clone(), skipped.to_vec())]);
     let name = format!(
         "{}.unsaved-run{}-{}.json",
         db.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "oscost".into()),
@@ -242,7 +369,13 @@ fn announce(req: &RunRequest, cfg: &MeasureConfig, calib: &Calibration) -> machi
     // stored machine); it is not repeated on every run.
     let machine = machine::fingerprint(&req.command_line, Some(calib.clone()));
     let n = req.selected.len();
-    eprintln!("running {n} benchmark{}, about {}", if n == 1 { "" } else { "s" }, seconds(estimate_of(req, cfg)));
+    let r = rounds_of(req);
+    eprintln!(
+        "running {n} benchmark{} in {r} round{}, about {}",
+        if n == 1 { "" } else { "s" },
+        if r == 1 { "" } else { "s" },
+        seconds(estimate_of(req, cfg))
+    );
     machine
 }
 
@@ -280,34 +413,6 @@ fn interrupt_arriving() -> bool {
         std::thread::sleep(Duration::from_millis(5));
     }
     false
-}
-
-/// Runs one benchmark under the requested policy (bounded by the watchdog when it is
-/// real-time), and checks afterwards that it left no child process behind.
-fn run_one(def: &BenchDef, ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    let policy = ctx.opts.placement.policy;
-    let guard = if policy != crate::placement::Policy::Other {
-        let cost = (def.cost)(ctx.scope, ctx.opts, ctx.cfg);
-        let bound = ctx.cfg.hard_limit * cost.probes.max(1) as u32 + cost.fixed * 4;
-        Some(PolicyGuard::enter(policy, bound).map_err(|e| BenchError::Setup(e.to_string()))?)
-    } else {
-        None
-    };
-    let r = (def.run)(ctx, out);
-    if let Some(g) = guard {
-        let fired = g.fired();
-        drop(g);
-        if fired {
-            return Err(BenchError::Timeout(format!("the real-time watchdog demoted {} after its bound", def.id)));
-        }
-        crate::bench::tag(&mut out.rows, "policy", policy.as_str());
-    }
-    if let Some(label) = ctx.opts.placement.label() {
-        for r in &mut out.rows {
-            r.params.entry("runner".into()).or_insert(label.clone().into());
-        }
-    }
-    r
 }
 
 /// The bar shows time spent against the announced estimate: the benchmarks differ

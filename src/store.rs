@@ -113,6 +113,8 @@ const MIGRATIONS: &[&str] = &[
         start_ticks INTEGER NOT NULL,
         boot_id TEXT NOT NULL
     );",
+    // v3: the rounds behind each row (sample counts and counts per round), as JSON.
+    "ALTER TABLE results ADD COLUMN rounds_json TEXT;",
 ];
 
 /// How long a writer waits for another one before giving up.
@@ -290,6 +292,9 @@ impl Store {
     fn prepare(conn: Connection, path: &Path) -> Result<Self, StoreError> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // A bounded page cache (1 MiB): the process that holds the store also starts
+        // the measuring workers, and nothing it keeps should grow with the results.
+        conn.pragma_update(None, "cache_size", -1024)?;
         Ok(Self { conn, path: path.to_path_buf() })
     }
 
@@ -316,6 +321,15 @@ impl Store {
         let n: i64 = self.conn.query_row(
             "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
             params![name],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
+    fn has_column(&self, table: &str, column: &str) -> Result<bool, StoreError> {
+        let n: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2",
+            params![table, column],
             |r| r.get(0),
         )?;
         Ok(n > 0)
@@ -500,13 +514,27 @@ impl Store {
     }
 
     fn load_results(&self, run_id: i64) -> Result<Vec<ResultRow>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        // A database of an older schema opened read-only has no rounds: one round each.
+        let rounds = if self.has_column("results", "rounds_json")? { "rounds_json" } else { "NULL" };
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT benchmark, params_json, method, unit, n, iterations, min, median, mean, stddev, ci_low, ci_high,
-                    percentiles_json, counts_json, flags_json, samples
-             FROM results WHERE run_id = ?1 ORDER BY seq",
-        )?;
-        type Raw =
-            (String, String, String, String, i64, i64, [Option<f64>; 6], Option<String>, String, String, Vec<u8>);
+                    percentiles_json, counts_json, flags_json, samples, {rounds}
+             FROM results WHERE run_id = ?1 ORDER BY seq"
+        ))?;
+        type Raw = (
+            String,
+            String,
+            String,
+            String,
+            i64,
+            i64,
+            [Option<f64>; 6],
+            Option<String>,
+            String,
+            String,
+            Vec<u8>,
+            Option<String>,
+        );
         let raws: Vec<Raw> = stmt
             .query_map(params![run_id], |r| {
                 Ok((
@@ -521,11 +549,12 @@ impl Store {
                     r.get(13)?,
                     r.get(14)?,
                     r.get(15)?,
+                    r.get(16)?,
                 ))
             })?
             .collect::<Result<_, _>>()?;
         let mut results = Vec::with_capacity(raws.len());
-        for (benchmark, params_json, method, unit, n, iterations, v, pct, counts, flags, blob) in raws {
+        for (benchmark, params_json, method, unit, n, iterations, v, pct, counts, flags, blob, rounds) in raws {
             let num = |x: Option<f64>| x.unwrap_or(f64::NAN);
             results.push(ResultRow {
                 params: parse_json("params", &params_json)?,
@@ -544,6 +573,10 @@ impl Store {
                     .map_err(|e| StoreError::Malformed(format!("counts: {e}")))?,
                 flags: parse_json("flags", &flags)?,
                 samples: decode_samples(&blob)?,
+                rounds: match rounds {
+                    Some(text) => parse_json("rounds", &text)?,
+                    None => Vec::new(),
+                },
                 benchmark,
             });
         }
@@ -620,8 +653,9 @@ fn insert_rows(
     for (seq, r) in (first_seq..).zip(rows) {
         tx.execute(
             "INSERT INTO results (run_id, seq, benchmark, params_json, method, unit, n, iterations,
-                min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples,
+                rounds_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
             params![
                 run_id,
                 seq,
@@ -641,6 +675,7 @@ fn insert_rows(
                 counts_json(&r.counts),
                 json(&r.flags),
                 encode_samples(&r.samples),
+                (!r.rounds.is_empty()).then(|| json(&r.rounds)),
             ],
         )?;
     }

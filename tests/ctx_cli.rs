@@ -60,7 +60,21 @@ fn yield_sleep0_and_footprint_run() {
     for r in rows(&doc, "ctx.yield").iter().filter(|r| r["method"] == "batch") {
         assert!(r["counts"]["switches"].as_f64().unwrap() > 0.0, "yielding to a peer switches: {r}");
     }
-    assert_eq!(rows(&doc, "ctx.sleep0").iter().filter(|r| r["method"] == "batch").count(), 2);
+    let sleeps: Vec<_> = rows(&doc, "ctx.sleep0").into_iter().filter(|r| r["method"] == "batch").collect();
+    // Every sleep row records the slack it ran with; the 1 ns row says 1.
+    assert!(sleeps.iter().all(|r| r["counts"]["timer_slack_ns"].as_f64().is_some()), "{sleeps:?}");
+    let fine = sleeps.iter().find(|r| r["params"]["slack"] == "1ns" && r["params"]["competition"] == "alone");
+    assert_eq!(fine.expect("a 1 ns slack row")["counts"]["timer_slack_ns"], 1.0);
+    assert!(sleeps.iter().any(|r| r["params"]["slack"] == "default" && r["params"]["competition"] == "alone"));
+    let scenarios: Vec<&str> = sleeps.iter().filter_map(|r| r["params"]["scenario"].as_str()).collect();
+    assert!(scenarios.contains(&"regular") && scenarios.contains(&"affinity"), "{scenarios:?}");
+    if oscost::sys::is_root() {
+        assert!(scenarios.contains(&"priority") && scenarios.contains(&"both"), "{scenarios:?}");
+    } else {
+        eprintln!("skipped: the real-time sleep(0) scenarios (priority, both) need root; checking they say so");
+        let skipped = doc["skipped"].as_array().unwrap();
+        assert!(skipped.iter().any(|s| s["params"] == "scenario=priority"), "{skipped:?}");
+    }
 }
 
 /// Process ids whose process group is `pgid`.
@@ -92,10 +106,12 @@ fn ctrl_c_during_the_load_family_leaves_no_process_behind() {
 fn interrupt_leaves_nothing(args: &[&str]) {
     use std::os::unix::process::CommandExt;
     let db = temp_db();
+    let mark = new_mark();
     let mut child = oscost()
         .args(args)
         .arg("--db")
         .arg(&db.path)
+        .env(MARK, &mark)
         .process_group(0)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -112,6 +128,8 @@ fn interrupt_leaves_nothing(args: &[&str]) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert!(group_members(pgid).is_empty(), "left behind: {:?}", group_members(pgid));
+    // Workers run in groups of their own: none of them, nor anything they started, remains.
+    assert_eq!(wait_unmarked(&mark), Vec::<u32>::new(), "processes of the run left behind");
 }
 
 #[test]

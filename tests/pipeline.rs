@@ -11,13 +11,14 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use oscost::bench::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, Scope, no_check, rows_from};
+use oscost::bench::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from};
 use oscost::model::{Count, Flag, FlagCode, Method, ResultRow, RunDocument, Skipped};
 use oscost::placement::Placement;
 use oscost::report;
 use oscost::runner::{BenchError, MeasureConfig, Probe, Watch, measure};
 use oscost::session::{self, RunRequest};
 use oscost::store::Store;
+use oscost::worker::Executor;
 
 /// The fixed family's figures are scaled by this (per mille) in the next run.
 static SCALE_PERMILLE: AtomicU64 = AtomicU64::new(1000);
@@ -56,7 +57,6 @@ impl Probe for Counting {
 }
 
 fn counting(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    CALLS.store(0, Ordering::SeqCst);
     let m = measure(&mut Counting, ctx.cfg, ctx.calib, &Watch::default())?;
     out.rows.extend(rows_from("test.counting", &m, "ns/call", 1.0, ctx.calib));
     Ok(())
@@ -72,6 +72,7 @@ static FIXED: BenchDef = BenchDef {
     summary: "known rows (test only)",
     timing_model: "none: the rows are given",
     in_default_suite: false,
+    rounds: RoundPlan::Spread,
     cost: one,
     check: no_check,
     run: fixed_rows,
@@ -83,6 +84,7 @@ static COUNTING: BenchDef = BenchDef {
     summary: "a probe that counts its calls (test only)",
     timing_model: "one call of a counter",
     in_default_suite: false,
+    rounds: RoundPlan::Spread,
     cost: one,
     check: no_check,
     run: counting,
@@ -106,6 +108,8 @@ fn run(db: &Path, def: &'static BenchDef, save: Option<&str>) -> i64 {
     let req = RunRequest {
         selected: vec![(def, Scope::Full)],
         quick: true,
+        rounds: Some(3),
+        executor: Executor::InProcess,
         perf_counters: false,
         options: options(),
         db: db.to_path_buf(),
@@ -218,6 +222,7 @@ fn known_rows_read_back_identically_through_every_output() {
 fn a_counted_row_claims_no_more_iterations_than_were_made() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("counting.db");
+    CALLS.store(0, Ordering::SeqCst);
     let id = run(&db, &COUNTING, None);
     let calls = CALLS.load(Ordering::SeqCst);
     let store = Store::open(&db).unwrap();
@@ -231,5 +236,8 @@ fn a_counted_row_claims_no_more_iterations_than_were_made() {
     assert!(counted as u64 <= calls && counted > 0.0, "{counted} counted of {calls} calls");
     assert_eq!(counted as u64, batch.iterations + per_call.iterations);
     assert_eq!(per_call.n as u64, per_call.iterations);
-    assert_eq!(batch.iterations % batch.params["batch_size"].as_u64().unwrap(), 0);
+    // Three rounds, each a whole number of batches: the samples are the rounds' own.
+    assert_eq!(batch.rounds.len(), 3);
+    assert_eq!(batch.rounds.iter().map(|r| r.samples).sum::<usize>(), batch.samples.len());
+    assert!(batch.rounds.iter().all(|r| r.counts[&Count::CountedOps] > 0.0));
 }

@@ -95,11 +95,20 @@ fn kill_9_at_random_moments_leaves_a_whole_database_and_no_run_that_looks_alive(
         x ^= x >> 7;
         x ^= x << 17;
         let delay = Duration::from_millis(x % 1200);
-        let mut child = spawn_run(&["run", "syscall.getppid", "ctx.pipe", "--quick"], &db.path);
+        let mark = new_mark();
+        let mut child = oscost()
+            .args(["run", "syscall.getppid", "ctx.pipe", "--quick", "--db"])
+            .arg(&db.path)
+            .env(MARK, &mark)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start oscost");
         std::thread::sleep(delay);
         let _ = child.kill();
         let _ = child.wait();
-        assert!(oscost::procfs::live_children().is_empty(), "trial {trial}: a child is left");
+        // The run's workers and their children die with it (PDEATHSIG).
+        assert_eq!(wait_unmarked(&mark), Vec::<u32>::new(), "trial {trial}: a process of the run is left");
     }
     integrity_ok(&db.path);
     // Peers of killed runs die with them (PDEATHSIG); give them a moment.

@@ -157,7 +157,7 @@ fn messages_are_for_people_not_debug_dumps() {
     let db = temp_db();
     let out = run_ok(&["run", "syscall.getppid", "--quick"], &db.path);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("running 1 benchmark, about "), "{err}");
+    assert!(err.contains("running 1 benchmark in 5 rounds, about "), "{err}");
     assert!(!err.contains("hardware counters"), "not repeated on every run: {err}");
     let info = String::from_utf8_lossy(&run_ok(&["info"], &db.path).stdout).into_owned();
     let html_path = db.dir.path().join("r.html");

@@ -2,7 +2,6 @@
 //! starts failing mid-run, and (where the limit applies) after fork hits RLIMIT_NPROC.
 //! One test function, so nothing else in this process forks meanwhile.
 
-use std::cell::Cell;
 use std::os::unix::fs::PermissionsExt;
 
 use oscost::bench::{self, BenchOptions, Ctx, Output, Scope};
@@ -27,8 +26,7 @@ fn options(noop: &std::path::Path) -> BenchOptions {
 
 fn run(id: &str, opts: &BenchOptions, cfg: &MeasureConfig) -> (Result<(), BenchError>, Output) {
     let calib = oscost::clock::calibrate(2_000_000);
-    let floor = Cell::new(None);
-    let ctx = Ctx { cfg, calib: &calib, opts, scope: Scope::Full, syscall_floor: &floor };
+    let ctx = Ctx { cfg, calib: &calib, opts, scope: Scope::Full };
     let def = bench::registry().into_iter().find(|b| b.id == id).expect("known id");
     let mut out = Output::default();
     let r = (def.run)(&ctx, &mut out);

@@ -1,7 +1,6 @@
 //! The benchmark registry: every benchmark's id, family, description and timing model,
 //! and the shared step that turns a measurement into result rows.
 
-use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,17 +16,19 @@ pub mod syscall;
 
 /// How much of a benchmark to run: everything, or the headline variants the default
 /// suite shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Scope {
     Full,
     Headline,
 }
 
-/// Options that individual families read.
-#[derive(Debug, Clone)]
+/// Options that individual families read. They cross into worker processes as JSON;
+/// the no-op program, an open descriptor, crosses separately (see `worker`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BenchOptions {
     pub placement: Placement,
     /// The no-op program the creation family execs, opened and verified (or why not).
+    #[serde(skip, default = "noop_not_passed")]
     pub noop: Result<Arc<crate::helper::Executable>, String>,
     /// Parent sizes for the fork memory sweep, in bytes.
     pub parent_mem: Vec<u64>,
@@ -44,14 +45,16 @@ pub struct BenchOptions {
     pub messages: usize,
 }
 
+fn noop_not_passed() -> Result<Arc<crate::helper::Executable>, String> {
+    Err("the no-op helper was not passed on".into())
+}
+
 /// Everything a benchmark needs to run.
 pub struct Ctx<'a> {
     pub cfg: &'a MeasureConfig,
     pub calib: &'a Calibration,
     pub opts: &'a BenchOptions,
     pub scope: Scope,
-    /// The enosys floor (batch median, ns) once measured in this run.
-    pub syscall_floor: &'a Cell<Option<f64>>,
 }
 
 /// What one benchmark produced.
@@ -119,6 +122,19 @@ impl Cost {
     }
 }
 
+/// How a benchmark is spread over a run's rounds (see `session`: each round is a fresh
+/// worker process at its own moment of the run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum RoundPlan {
+    /// Measured in every round, each with its share of the budgets.
+    Spread,
+    /// Measured in one round with the whole budgets: a fixed-size workload (a storm
+    /// window, a number of messages, a memory fill, a task-count sweep) whose
+    /// repetition would multiply its time. Its interval covers that one window and
+    /// the row says so; `compare` pools runs for it.
+    Once,
+}
+
 /// One benchmark in the registry.
 #[derive(Debug)]
 pub struct BenchDef {
@@ -128,6 +144,7 @@ pub struct BenchDef {
     /// What one timed iteration contains.
     pub timing_model: &'static str,
     pub in_default_suite: bool,
+    pub rounds: RoundPlan,
     /// What the benchmark's time is made of at a scope with these options and
     /// budgets; sets the run's time estimate and the real-time watchdog's bound.
     pub cost: fn(Scope, &BenchOptions, &MeasureConfig) -> Cost,
@@ -191,12 +208,11 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
         m.per_call_ns.iter().map(|x| x / ops).collect(),
         per_call_iters,
     ) {
+        // Whether the two methods disagree is judged over the rounds
+        // (`rounds::methods_disagree`), never in one window.
         if let Some(b) = rows.first() {
             p.params = b.params.clone();
             p.params.remove("batch_size");
-            if let Some(f) = methods_disagree(b.median, p.mean, calib.bracket_ns / ops) {
-                p.flag(f);
-            }
         }
         if p.median < calib.bracket_ns / ops {
             p.flag(Flag::new(FlagCode::BelowBracket,
@@ -210,23 +226,6 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
         rows.push(p);
     }
     rows
-}
-
-/// Flags batch and per-call figures that differ by more than the bracket explains: the
-/// subtracted bracket cost itself plus a 10% allowance for the serialisation the bracket
-/// adds (a batch lets consecutive calls overlap; a bracket does not). A batch sample is
-/// a mean over many calls, so it is compared with the mean of the single calls (their
-/// median would leave out the tail every batch contains).
-pub fn methods_disagree(batch_median: f64, per_call_mean: f64, bracket_ns: f64) -> Option<Flag> {
-    let allowed = bracket_ns.abs() + 0.10 * batch_median.abs();
-    let diff = (per_call_mean - batch_median).abs();
-    (diff > allowed).then(|| {
-        Flag::new(FlagCode::MethodsDisagree,
-            format!(
-                "per-call mean {per_call_mean:.1} ns and batch median {batch_median:.1} ns differ by {diff:.1} ns, more than the bracket explains ({allowed:.1} ns)"
-            ),
-        )
-    })
 }
 
 /// Adds a parameter to every row.
@@ -260,14 +259,5 @@ mod tests {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), reg.len());
-    }
-
-    #[test]
-    fn disagreement_flag_logic() {
-        assert!(methods_disagree(100.0, 105.0, 2.0).is_none());
-        assert!(methods_disagree(100.0, 111.0, 2.0).is_none());
-        let f = methods_disagree(100.0, 150.0, 2.0).unwrap();
-        assert_eq!(f.flag, FlagCode::MethodsDisagree);
-        assert!(methods_disagree(100.0, 50.0, 2.0).is_some());
     }
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, Scope, no_check, rows_from, tag};
+use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
 use crate::clock::PerCallSource;
 use crate::helper::Inherited;
 use crate::model::{Count, Method, ResultRow};
@@ -111,7 +111,7 @@ impl SplitProbe for Thread {
 fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<ResultRow>, BenchError> {
     // fork copies the parent's page tables: start from a lean parent, and record it.
     sys::release_free_memory();
-    let rss = crate::procfs::resident_kib();
+    let rss = crate::procfs::resident();
     let mut whole = WholeCycle(probe);
     let m = measure(&mut whole, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
     let (created, full) = measure_split(&mut whole.0, ctx.cfg, ctx.calib)?;
@@ -120,8 +120,10 @@ fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<Res
     if let Some(b) = rows.first_mut() {
         // Every cycle's child was reaped and its status checked (a bad one is an error).
         b.counts.insert(Count::ChildrenVerified, (m.batch_iterations + full.len() as u64) as f64);
-        if let Some(kib) = rss {
-            b.counts.insert(Count::ParentRssKib, kib as f64);
+        if let Some(r) = rss {
+            b.counts.insert(Count::ParentRssKib, r.total as f64);
+            b.counts.insert(Count::ParentAnonKib, r.anon as f64);
+            b.counts.insert(Count::ParentFileKib, r.file as f64);
         }
     }
     let n = full.len() as u64;
@@ -310,6 +312,8 @@ fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
                 mem[i] = 1; // touch: private, resident, anonymous
             }
             std::hint::black_box(&mem);
+            // What the parent holds, by kind: the sweep is over touched anonymous memory.
+            let resident = crate::procfs::resident();
             let mut probe = WholeCycle(Child { how: How::ForkExit, exec: None, pid: 0 });
             let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
             let mib = size as f64 / (1u64 << 20) as f64;
@@ -318,6 +322,10 @@ fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             tag(&mut rows, "thp", label);
             for r in &mut rows {
                 r.params.insert("parent_mem_bytes".into(), size.into());
+                if let Some(res) = resident {
+                    r.counts.insert(Count::ParentAnonKib, res.anon as f64);
+                    r.counts.insert(Count::ParentFileKib, res.file as f64);
+                }
             }
             out.rows.extend(rows);
             drop(mem);
@@ -356,6 +364,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "fork, the child _exits at once, the parent waits (clone current process)",
         timing_model: CYCLE,
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: budget,
         check: no_check,
         run: run_fork_exit,
@@ -366,6 +375,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "vfork, the child exits at once (x86_64)",
         timing_model: CYCLE,
         in_default_suite: false,
+        rounds: RoundPlan::Spread,
         cost: budget,
         check: no_check,
         run: run_vfork_exit,
@@ -376,6 +386,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "clone(CLONE_VM): a child sharing the address space, the kernel half of a thread (x86_64)",
         timing_model: CYCLE,
         in_default_suite: false,
+        rounds: RoundPlan::Spread,
         cost: budget,
         check: no_check,
         run: run_clone_vm,
@@ -386,6 +397,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "fork + exec of oscost's static no-op helper (spawn new process)",
         timing_model: CYCLE,
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: budget,
         check: no_check,
         run: run_fork_exec,
@@ -396,6 +408,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "fork + exec of /bin/true, dynamically linked, as a real program",
         timing_model: CYCLE,
         in_default_suite: false,
+        rounds: RoundPlan::Spread,
         cost: budget,
         check: no_check,
         run: run_fork_exec_true,
@@ -406,6 +419,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "posix_spawn of the static no-op helper",
         timing_model: CYCLE,
         in_default_suite: false,
+        rounds: RoundPlan::Spread,
         cost: budget,
         check: no_check,
         run: run_posix_spawn,
@@ -416,6 +430,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "fork + exec of /bin/sh -c running the no-op helper (lmbench's fork+/bin/sh -c)",
         timing_model: CYCLE,
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: budget,
         check: no_check,
         run: run_shell,
@@ -426,6 +441,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "pthread_create + pthread_join of a thread that returns at once (spawn new thread)",
         timing_model: CYCLE,
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: budget,
         check: no_check,
         run: run_thread,
@@ -436,6 +452,7 @@ pub static BENCHES: [BenchDef; 10] = [
         summary: "latency from pthread_create until the new thread first runs",
         timing_model: "cycle counter before pthread_create, and read by the new thread as its first action",
         in_default_suite: false,
+        rounds: RoundPlan::Spread,
         cost: budget,
         check: no_check,
         run: run_thread_start,
@@ -443,9 +460,10 @@ pub static BENCHES: [BenchDef; 10] = [
     BenchDef {
         id: "spawn.fork_mem",
         family: Family::Spawn,
-        summary: "fork+exit with a parent of --parent-mem touched private memory, THP off and on; fitted ns per MiB",
+        summary: "fork+exit with a parent of --parent-mem touched private anonymous memory (its RssAnon recorded per row), THP off and on; fitted ns per MiB",
         timing_model: "one fork+exit+wait cycle per iteration at each parent size; the fit is least squares over every batch mean",
         in_default_suite: false,
+        rounds: RoundPlan::Once,
         cost: sweep,
         check: check_fork_mem,
         run: run_fork_mem,

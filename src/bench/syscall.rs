@@ -14,7 +14,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 
-use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, Scope, no_check, rows_from, tag};
+use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
 use crate::model::{Count, Flag, FlagCode, ResultRow};
 use crate::runner::{BenchError, Failure, MeasureConfig, NoArg, Probe, Watch, measure};
 use crate::sys;
@@ -36,9 +36,12 @@ pub enum EntryKind {
     Vdso,
 }
 
-/// The validity flags a row earns against the floor. Both figures are the lower decile
-/// of batch means (ns): noise on a shared machine only adds time, so the lower decile
-/// is what a disturbance cannot pull below the truth.
+/// The flags a row earns against the floor in its own round, where an order of
+/// magnitude decides: a vDSO row is marked as such (and says so if it costs as much as
+/// a kernel entry), a C library wrapper far below the floor did not enter the kernel.
+/// Both figures are the lower decile of batch means (ns). Whether a real system call
+/// sits *below* the floor is a finer question, judged over the rounds
+/// (`rounds::below_floor`), never in one window.
 pub fn floor_flags(kind: EntryKind, batch_low: f64, floor: Option<f64>) -> Vec<Flag> {
     let mut flags = Vec::new();
     match (kind, floor) {
@@ -51,11 +54,11 @@ pub fn floor_flags(kind: EntryKind, batch_low: f64, floor: Option<f64>) -> Vec<F
             }
             flags.push(Flag::new(FlagCode::Vdso, reason));
         }
-        (EntryKind::Kernel, Some(f)) if batch_low < f => flags.push(Flag::new(FlagCode::BelowFloor,
-            format!("{batch_low:.1} ns is below the enosys floor {f:.1} ns (lower deciles of batch means): a real system call cannot cost less than an empty kernel entry"),
-        )),
-        (EntryKind::LibcWrapper, Some(f)) if batch_low < 0.5 * f => flags.push(Flag::new(FlagCode::NoKernelEntry,
-            format!("did not enter the kernel (cached by the C library): {batch_low:.1} ns is far below the {f:.1} ns floor"),
+        (EntryKind::LibcWrapper, Some(f)) if batch_low < 0.5 * f => flags.push(Flag::new(
+            FlagCode::NoKernelEntry,
+            format!(
+                "did not enter the kernel (cached by the C library): {batch_low:.1} ns is far below the {f:.1} ns floor"
+            ),
         )),
         _ => {}
     }
@@ -133,15 +136,18 @@ impl Probe for OneByte {
 
 // --- running ------------------------------------------------------------------------
 
-/// Measures the floor with a short batch-only pass when enosys itself was not selected.
-fn floor(ctx: &Ctx) -> Result<f64, BenchError> {
-    if let Some(f) = ctx.syscall_floor.get() {
-        return Ok(f);
-    }
-    let m = measure(&mut Enosys, &MeasureConfig::quick(), ctx.calib, &Watch { per_call: false, ..Default::default() })?;
-    let f = crate::stats::quantile(&m.batch_ns, 0.1);
-    ctx.syscall_floor.set(Some(f));
-    Ok(f)
+/// Measures the floor (batch median and lower decile of enosys, ns) in this round,
+/// just before the row it judges: a batch-only pass of a third of the row's batch
+/// budget, so floor and row see the same moment of the machine.
+fn floor(ctx: &Ctx) -> Result<(f64, f64), BenchError> {
+    let cfg = MeasureConfig {
+        warmup: ctx.cfg.warmup / 2,
+        batch_budget: ctx.cfg.batch_budget / 3,
+        min_batches: 3,
+        ..ctx.cfg.clone()
+    };
+    let m = measure(&mut Enosys, &cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
+    Ok((crate::stats::median(&m.batch_ns), crate::stats::quantile(&m.batch_ns, 0.1)))
 }
 
 fn run_probe<P: Probe>(
@@ -151,6 +157,10 @@ fn run_probe<P: Probe>(
     kind: EntryKind,
     mut probe: P,
 ) -> Result<Vec<ResultRow>, BenchError> {
+    let floor = match kind {
+        EntryKind::Floor => None,
+        _ => Some(floor(ctx)?),
+    };
     let watch = Watch { hardware: true, ..Default::default() };
     let m = measure(&mut probe, ctx.cfg, ctx.calib, &watch)?;
     let mut rows = rows_from(id, &m, "ns/call", 1.0, ctx.calib);
@@ -158,19 +168,14 @@ fn run_probe<P: Probe>(
         tag(&mut rows, "via", v);
     }
     let low = crate::stats::quantile(&m.batch_ns, 0.1);
-    let floor = match kind {
-        EntryKind::Floor => {
-            ctx.syscall_floor.set(Some(low));
-            None
+    let flags = floor_flags(kind, low, floor.map(|(_, low)| low));
+    for r in rows.iter_mut() {
+        for f in &flags {
+            r.flag(f.clone());
         }
-        _ => Some(floor(ctx)?),
-    };
-    if !rows.is_empty() {
-        let flags = floor_flags(kind, low, floor);
-        for r in rows.iter_mut() {
-            for f in &flags {
-                r.flag(f.clone());
-            }
+        // A real call's floor, for the judgement over rounds.
+        if let (EntryKind::Kernel, Some((median, _))) = (kind, floor) {
+            r.counts.insert(Count::FloorNs, median);
         }
     }
     Ok(rows)
@@ -345,11 +350,18 @@ fn run_sched_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn one(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
+/// The floor pass that precedes each judged row (see `floor`).
+fn floor_time(cfg: &MeasureConfig) -> std::time::Duration {
+    cfg.warmup / 2 + cfg.batch_budget / 3
+}
+fn bare(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
     Cost::probes(1)
 }
-fn two(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
-    Cost::probes(2)
+fn one(_: Scope, _: &BenchOptions, cfg: &MeasureConfig) -> Cost {
+    Cost::probes(1).plus(floor_time(cfg))
+}
+fn two(_: Scope, _: &BenchOptions, cfg: &MeasureConfig) -> Cost {
+    Cost::probes(2).plus(floor_time(cfg) * 2)
 }
 
 const RAW: &str = "one raw `syscall` instruction and a check of its result";
@@ -361,7 +373,8 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "unimplemented call number: bare kernel entry and exit, the floor",
         timing_model: RAW,
         in_default_suite: true,
-        cost: one,
+        rounds: RoundPlan::Spread,
+        cost: bare,
         check: no_check,
         run: run_enosys,
     },
@@ -371,6 +384,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "getppid: a trivial real system call",
         timing_model: RAW,
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: one,
         check: no_check,
         run: run_getppid,
@@ -381,6 +395,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "getuid: a trivial real system call",
         timing_model: RAW,
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: one,
         check: no_check,
         run: run_getuid,
@@ -391,6 +406,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "gettid: a trivial real system call",
         timing_model: RAW,
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: one,
         check: no_check,
         run: run_gettid,
@@ -401,6 +417,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "getpid raw and through the C library (caught if cached)",
         timing_model: "raw: one `syscall`; libc: one call of the C library's getpid(), compared with our pid",
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: two,
         check: no_check,
         run: run_getpid,
@@ -411,6 +428,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "clock_gettime(MONOTONIC) through the vDSO and as a raw system call",
         timing_model: "vdso: one libc clock_gettime() (user space); raw: one `syscall`",
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: two,
         check: no_check,
         run: run_clock_gettime,
@@ -421,6 +439,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "gettimeofday through the vDSO and as a raw system call",
         timing_model: "vdso: one libc gettimeofday() (user space); raw: one `syscall`",
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: two,
         check: no_check,
         run: run_gettimeofday,
@@ -431,6 +450,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "openat + close of an existing file in the temp directory",
         timing_model: "two raw system calls: openat(O_RDONLY) and close of the returned fd",
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: one,
         check: no_check,
         run: run_open_close,
@@ -441,6 +461,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "newfstatat of an existing file in the temp directory",
         timing_model: RAW,
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: one,
         check: no_check,
         run: run_stat,
@@ -451,6 +472,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "read 1 byte from /dev/zero",
         timing_model: "one raw read(fd, buf, 1), result must be 1",
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: one,
         check: no_check,
         run: run_read,
@@ -461,6 +483,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "write 1 byte to /dev/null",
         timing_model: "one raw write(fd, buf, 1), result must be 1",
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: one,
         check: no_check,
         run: run_write,
@@ -471,6 +494,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "sched_yield with no other runnable task on the CPU (checked by switch counts)",
         timing_model: RAW,
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: one,
         check: no_check,
         run: run_sched_yield,
@@ -481,6 +505,7 @@ pub static BENCHES: [BenchDef; 13] = [
         summary: "getrandom of 16 bytes from the kernel's generator (raw, not the vDSO)",
         timing_model: "one raw getrandom(buf, 16, 0), result must be 16",
         in_default_suite: false,
+        rounds: RoundPlan::Spread,
         cost: one,
         check: no_check,
         run: run_getrandom,
@@ -494,9 +519,8 @@ mod tests {
     #[test]
     fn floor_flags_on_synthetic_numbers() {
         assert!(floor_flags(EntryKind::Kernel, 80.0, Some(70.0)).is_empty());
-        let f = floor_flags(EntryKind::Kernel, 50.0, Some(70.0));
-        assert_eq!(f[0].flag, FlagCode::BelowFloor);
-        assert!(floor_flags(EntryKind::Kernel, 50.0, None).is_empty());
+        // Below the floor in one window is no verdict: the rounds judge it.
+        assert!(floor_flags(EntryKind::Kernel, 50.0, Some(70.0)).is_empty());
         assert!(floor_flags(EntryKind::LibcWrapper, 60.0, Some(70.0)).is_empty());
         let f = floor_flags(EntryKind::LibcWrapper, 2.0, Some(70.0));
         assert_eq!(f[0].flag, FlagCode::NoKernelEntry);

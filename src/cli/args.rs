@@ -140,9 +140,13 @@ pub struct RunArgs {
     /// Run a named suite and print it in the classic table's layout (see `list --suites`).
     #[arg(long, value_name = "NAME", conflicts_with = "benchmarks")]
     pub suite: Option<String>,
-    /// About a fifth of the time, at some cost in precision.
+    /// About a fifth of the time, at some cost in precision (and 5 rounds, not 10).
     #[arg(long)]
     pub quick: bool,
+    /// Measure each benchmark in N rounds, each in a fresh worker process, spread over
+    /// the run (default 10, 5 with --quick); intervals come from the rounds' spread.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub rounds: Option<u16>,
     /// Write the run as JSON to stdout instead of the table.
     #[arg(long)]
     pub json: bool,

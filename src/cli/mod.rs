@@ -60,6 +60,11 @@ fn outln(text: &str) -> Result<()> {
 
 /// Entry point: parses arguments, runs, returns the process exit code.
 pub fn main() -> i32 {
+    // A worker (a round in a fresh process) takes no other argument and prints only
+    // its reply; see `worker`.
+    if std::env::args_os().nth(1).is_some_and(|a| a == crate::worker::WORKER_COMMAND) {
+        return crate::worker::serve();
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -301,6 +306,8 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let req = RunRequest {
         selected,
         quick: args.quick,
+        rounds: args.rounds.map(usize::from),
+        executor: crate::worker::Executor::Workers,
         perf_counters: args.perf_counters,
         options,
         db,

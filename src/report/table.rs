@@ -53,8 +53,18 @@ pub fn proof(r: &ResultRow) -> String {
     if let Some(c) = r.counts.get(&Count::CyclesPerOp) {
         parts.push(format!("{c:.0} cyc/op"));
     }
-    if let Some(kib) = r.counts.get(&Count::ParentRssKib) {
-        parts.push(format!("parent {:.1} MiB", kib / 1024.0));
+    match (r.counts.get(&Count::ParentAnonKib), r.counts.get(&Count::ParentFileKib)) {
+        (Some(anon), Some(file)) => {
+            parts.push(format!("parent {:.1} MiB anon + {:.1} MiB file", anon / 1024.0, file / 1024.0))
+        }
+        _ => {
+            if let Some(kib) = r.counts.get(&Count::ParentRssKib) {
+                parts.push(format!("parent {:.1} MiB", kib / 1024.0));
+            }
+        }
+    }
+    if let Some(slack) = r.counts.get(&Count::TimerSlackNs) {
+        parts.push(format!("timer slack {}", fmt_value(*slack, "ns")));
     }
     for key in [Count::Delivered] {
         if let Some(v) = r.counts.get(&key) {

@@ -44,12 +44,14 @@ pub fn wait_readable_any<Fd: AsFd>(fds: &[Fd]) -> io::Result<usize> {
     }
 }
 
-/// FUTEX_WAIT on `word` while it holds `expected`, for at most `timeout`.
-/// Returns the raw result: 0 woken, -EAGAIN value changed, -ETIMEDOUT, -EINTR.
+/// FUTEX_WAIT on `word` while it holds `expected`, for at most `timeout` (None: no
+/// timeout, so the kernel arms no timer). Returns the raw result: 0 woken, -EAGAIN
+/// value changed, -ETIMEDOUT, -EINTR.
 #[inline(always)]
-pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: &libc::timespec, shared: bool) -> i64 {
+pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<&libc::timespec>, shared: bool) -> i64 {
     let op = if shared { libc::FUTEX_WAIT } else { libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG };
-    // SAFETY: `word` is a live aligned u32 and `timeout` a valid relative timespec.
+    let timeout = timeout.map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a live aligned u32 and `timeout` null or a valid relative timespec.
     unsafe {
         arch::syscall4(
             libc::SYS_futex,

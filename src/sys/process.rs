@@ -270,3 +270,27 @@ pub fn vfork_exit() -> io::Result<libc::pid_t> {
 pub fn clone_vm_exit() -> io::Result<libc::pid_t> {
     Err(io::Error::new(io::ErrorKind::Unsupported, "clone probe is x86_64-only for now"))
 }
+
+/// Sends `sig` to every process of the group `pgid` (errors such as "already gone"
+/// are ignored): how a worker and every child it started are stopped together.
+pub fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
+    if let (Some(p), Some(s)) = (rustix::process::Pid::from_raw(pgid), rustix::process::Signal::from_named_raw(sig)) {
+        let _ = rustix::process::kill_process_group(p, s);
+    }
+}
+
+/// Takes ownership of descriptor `raw`, inherited from the parent process across
+/// exec, after checking that it is open; it is made close-on-exec again.
+pub fn adopt_inherited_fd(raw: std::os::fd::RawFd) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    if raw < 0 {
+        return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    // SAFETY: F_GETFD only reads the descriptor table entry of `raw`.
+    super::check(unsafe { libc::fcntl(raw, libc::F_GETFD) })?;
+    // SAFETY: `raw` is open (checked above) and was passed to this process for it to
+    // own: the parent names it in the worker's request and nothing else here uses it.
+    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
+    rustix::io::fcntl_setfd(&fd, rustix::io::FdFlags::CLOEXEC)?;
+    Ok(fd)
+}

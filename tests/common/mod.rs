@@ -74,3 +74,36 @@ pub fn wait_for_stored_result(db: &Path) {
         }
     }
 }
+
+/// The environment variable that marks the processes of one test: everything a run
+/// starts (workers, their children) inherits it, whatever its process group.
+pub const MARK: &str = "OSCOST_TEST_MARK";
+
+/// A marker no other test uses.
+pub fn new_mark() -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    format!("{}-{}", std::process::id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst))
+}
+
+/// Live processes whose environment holds `MARK=mark` (zombies have none).
+pub fn marked(mark: &str) -> Vec<u32> {
+    let needle = format!("{MARK}={mark}");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
+        if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Waits up to 5 s for the marked processes to end; returns any still there.
+pub fn wait_unmarked(mark: &str) -> Vec<u32> {
+    let start = std::time::Instant::now();
+    while !marked(mark).is_empty() && start.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    marked(mark)
+}

@@ -243,12 +243,16 @@ const WAIT_SLICES: u32 = 10;
 
 /// A shared turn word with FUTEX_WAIT/FUTEX_WAKE (private for threads, shared for
 /// processes, whose word lives in a MAP_SHARED mapping).
+///
+/// The wait carries no timeout: a timed FUTEX_WAIT arms and cancels a kernel timer on
+/// every hand-off, which measured 13% dearer than the plain hand-off. A peer that dies
+/// or fails is still seen: its exit watch writes the poison value and wakes the
+/// waiter. A peer that stalls alive is the worker's watchdog's to end.
 pub struct FutexEnd {
     words: Arc<SharedWords>,
     me: u32,
     other: u32,
     shared: bool,
-    timeout: libc::timespec,
 }
 
 impl Endpoint for FutexEnd {
@@ -265,7 +269,6 @@ impl Endpoint for FutexEnd {
     #[inline(always)]
     fn recv(&mut self) -> i64 {
         let w = self.words.futex_word(TURN);
-        let mut slices = 0;
         loop {
             let v = w.load(Ordering::Acquire);
             if v == self.me {
@@ -274,15 +277,8 @@ impl Endpoint for FutexEnd {
             if v == TURN_POISON {
                 return POISONED;
             }
-            let r = sys::futex_wait(w, v, &self.timeout, self.shared);
+            let r = sys::futex_wait(w, v, None, self.shared);
             if r == 0 || r == -(libc::EAGAIN as i64) {
-                continue;
-            }
-            if r == -(libc::ETIMEDOUT as i64) {
-                slices += 1;
-                if slices >= WAIT_SLICES {
-                    return WAIT_TIMEOUT;
-                }
                 continue;
             }
             return -r;
@@ -299,10 +295,9 @@ impl Mechanism for Futex {
     type Peer = FutexEnd;
     fn pair(shared: bool) -> std::io::Result<Pair<FutexEnd, FutexEnd>> {
         let words = Arc::new(SharedWords::new(1)?);
-        let t = sys::timespec(WAIT_SLICE);
         Ok(Pair {
-            main: FutexEnd { words: words.clone(), me: TURN_MAIN, other: TURN_PEER, shared, timeout: t },
-            peer: FutexEnd { words: words.clone(), me: TURN_PEER, other: TURN_MAIN, shared, timeout: t },
+            main: FutexEnd { words: words.clone(), me: TURN_MAIN, other: TURN_PEER, shared },
+            peer: FutexEnd { words: words.clone(), me: TURN_PEER, other: TURN_MAIN, shared },
             poison_main: Poisoner::Futex(words.clone(), shared),
             poison_peer: Poisoner::Futex(words, shared),
         })
@@ -405,12 +400,11 @@ impl SendRecv<EventFdEnd> {
 /// and a FUTEX_WAIT whose word no longer holds the expected value (returns EAGAIN).
 pub struct FutexLoopback {
     words: SharedWords,
-    timeout: libc::timespec,
 }
 
 impl FutexLoopback {
     pub fn new() -> std::io::Result<Self> {
-        Ok(Self { words: SharedWords::new(1)?, timeout: sys::timespec(WAIT_SLICE) })
+        Ok(Self { words: SharedWords::new(1)? })
     }
 }
 
@@ -423,7 +417,7 @@ impl crate::runner::Probe for FutexLoopback {
         if r != 0 {
             return if r < 0 { -r } else { UNEXPECTED };
         }
-        let r = sys::futex_wait(w, TURN_PEER, &self.timeout, false);
+        let r = sys::futex_wait(w, TURN_PEER, None, false);
         if r == -(libc::EAGAIN as i64) {
             0
         } else if r < 0 {

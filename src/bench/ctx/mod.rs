@@ -9,7 +9,7 @@
 //! task on the other CPU. `mode=self` rows time the mechanism alone (one send and one
 //! receive in one task, nobody waiting), so the switch's share can be read off.
 
-use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, Scope, no_check, rows_from, tag};
+use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
 use crate::model::{Count, Flag, FlagCode, ResultRow};
 use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch, measure};
 use crate::sys;
@@ -246,29 +246,124 @@ impl Probe for SleepZero {
     }
 }
 
-/// Timing model: one nanosleep({0, 0}) call. Rows: alone on a CPU, and with a
-/// yielding peer runnable on the same CPU (so a switch is possible).
+/// Timing model: one nanosleep({0, 0}) call. A zero sleep still sleeps until the
+/// end of the thread's timer slack (50 µs by default), so the rows say which slack
+/// they ran with (`timer_slack_ns`) and a row with the slack set to 1 ns shows the call
+/// itself. Rows:
+/// - on one CPU, alone, with the default slack and with 1 ns; and with a yielding
+///   peer runnable on the same CPU (so a switch is possible);
+/// - the four classic scenarios with a yielding peer: `regular` (no pinning, normal
+///   policy), `affinity` (both pinned to one CPU), `priority` (the sleeper SCHED_FIFO,
+///   unpinned) and `both`; the real-time ones need the privilege to set a real-time
+///   policy (skipped with the reason otherwise) and run under the watchdog's bound.
 fn run_sleep0(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = allowed()?;
     let (cpus, _) = Placement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
-    let _pin = AffinityGuard::pin(&cpus)?;
-    for with_peer in [false, true] {
-        let peer = if with_peer {
-            Some(Peer::start(Mode::Thread, &cpus, channel::Poisoner::Eof, channel::Poisoner::Eof, yield_loop)?)
+    {
+        let _pin = AffinityGuard::pin(&cpus)?;
+        let default_slack = sys::timer_slack_ns().map_err(|e| BenchError::setup("reading the timer slack", e))?;
+        let default = sleep0_rows(ctx, &cpus, false, "same_cpu", "alone")?;
+        let fine = {
+            let _slack = sys::TimerSlack::set(1).map_err(|e| BenchError::setup("setting the timer slack", e))?;
+            sleep0_rows(ctx, &cpus, false, "same_cpu", "alone")?
+        };
+        let flag = slack_flag(default.first().map(|r| r.median), fine.first().map(|r| r.median), default_slack);
+        out.rows.extend(with_slack(default, default_slack, flag));
+        out.rows.extend(with_slack(fine, 1, None));
+        out.rows.extend(with_slack(sleep0_rows(ctx, &cpus, true, "same_cpu", "yielding_peer")?, default_slack, None));
+    }
+    let p = &ctx.opts.placement;
+    if p.cpu.is_some() || p.policy != crate::placement::Policy::Other {
+        out.skip(
+            "ctx.sleep0",
+            "scenario=*",
+            "--cpu or --policy was given: the scenarios set their own placement and policy",
+        );
+        return Ok(());
+    }
+    let slack = sys::timer_slack_ns().map_err(|e| BenchError::setup("reading the timer slack", e))?;
+    for (scenario, pinned, realtime) in
+        [("regular", false, false), ("affinity", true, false), ("priority", false, true), ("both", true, true)]
+    {
+        let on = if pinned { cpus.clone() } else { allowed.clone() };
+        let _pin = AffinityGuard::pin(&on)?;
+        let _policy = if realtime {
+            let bound = ctx.cfg.hard_limit + ctx.cfg.estimate_per_probe();
+            match crate::placement::PolicyGuard::enter(crate::placement::Policy::Fifo, bound) {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    out.skip("ctx.sleep0", &format!("scenario={scenario}"), format!("needs a real-time policy: {e}"));
+                    continue;
+                }
+            }
         } else {
             None
         };
-        let watch = Watch { peers: peer.iter().map(|p| p.task).collect(), hardware: false, per_call: true };
-        let measured = measure(&mut SleepZero, ctx.cfg, ctx.calib, &watch);
-        if let Some(p) = peer {
-            p.finish(|| {})?;
-        }
-        let mut rows = rows_from("ctx.sleep0", &measured?, "ns/call", 1.0, ctx.calib);
-        tag(&mut rows, "placement", "same_cpu");
-        tag(&mut rows, "competition", if with_peer { "yielding_peer" } else { "alone" });
-        out.rows.extend(rows);
+        let placement = if pinned { "same_cpu" } else { "unpinned" };
+        let mut rows = sleep0_rows(ctx, &on, true, placement, "yielding_peer")?;
+        tag(&mut rows, "scenario", scenario);
+        tag(&mut rows, "policy", if realtime { "fifo" } else { "other" });
+        out.rows.extend(with_slack(rows, slack, None));
     }
     Ok(())
+}
+
+/// One sleep(0) measurement, with a yielding peer on `cpus` when asked.
+fn sleep0_rows(
+    ctx: &Ctx,
+    cpus: &[usize],
+    with_peer: bool,
+    placement: &str,
+    competition: &str,
+) -> Result<Vec<ResultRow>, BenchError> {
+    let peer = if with_peer {
+        Some(Peer::start(Mode::Thread, cpus, channel::Poisoner::Eof, channel::Poisoner::Eof, yield_loop)?)
+    } else {
+        None
+    };
+    let watch = Watch { peers: peer.iter().map(|p| p.task).collect(), hardware: false, per_call: true };
+    let measured = measure(&mut SleepZero, ctx.cfg, ctx.calib, &watch);
+    if let Some(p) = peer {
+        p.finish(|| {})?;
+    }
+    let mut rows = rows_from("ctx.sleep0", &measured?, "ns/call", 1.0, ctx.calib);
+    tag(&mut rows, "placement", placement);
+    tag(&mut rows, "competition", competition);
+    Ok(rows)
+}
+
+/// Records the slack a sleep ran with (as a parameter that tells the rows apart, and
+/// as a count) and raises `flag` on its rows.
+fn with_slack(mut rows: Vec<ResultRow>, slack_ns: u64, flag: Option<Flag>) -> Vec<ResultRow> {
+    let label = if slack_ns == 1 { "1ns".to_string() } else { "default".to_string() };
+    tag(&mut rows, "slack", &label);
+    for r in &mut rows {
+        r.counts.insert(Count::TimerSlackNs, slack_ns as f64);
+        if let Some(f) = &flag {
+            r.flag(f.clone());
+        }
+    }
+    rows
+}
+
+/// `timer_slack` when the slack explains most of a zero sleep: the default-slack
+/// median exceeds the 1 ns-slack median by more than half its own value, and the
+/// slack is at least that gap's order (pure; the two figures differ tenfold here).
+pub fn slack_flag(default_ns: Option<f64>, fine_ns: Option<f64>, slack_ns: u64) -> Option<Flag> {
+    let (d, f) = (default_ns?, fine_ns?);
+    let gap = d - f;
+    (gap > 0.5 * d && slack_ns as f64 >= 0.5 * gap).then(|| {
+        Flag::new(
+            FlagCode::TimerSlack,
+            format!(
+                "{:.1} µs of this {:.1} µs zero sleep is the thread's {:.0} µs timer slack: with the slack at 1 ns it costs {:.1} µs",
+                gap / 1e3,
+                d / 1e3,
+                slack_ns as f64 / 1e3,
+                f / 1e3
+            ),
+        )
+    })
 }
 
 fn headline_probes(s: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
@@ -283,6 +378,9 @@ fn condvar_probes(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
 fn two(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
     Cost::probes(2)
 }
+fn sleep0_probes(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
+    Cost::probes(7)
+}
 
 const HANDOFF_MODEL: &str = "a round trip from the measuring task (send the token, block until it returns) = 2 hand-offs; figures per hand-off; mode=self: one send + one receive in one task";
 
@@ -293,6 +391,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "one byte each way over two pipes (lmbench lat_ctx, perf bench sched pipe)",
         timing_model: HANDOFF_MODEL,
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: headline_probes,
         check: no_check,
         run: run_pipe,
@@ -303,6 +402,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "a shared word with FUTEX_WAIT/FUTEX_WAKE (private for threads, shared mapping for processes)",
         timing_model: HANDOFF_MODEL,
         in_default_suite: true,
+        rounds: RoundPlan::Spread,
         cost: headline_probes,
         check: no_check,
         run: run_futex,
@@ -313,6 +413,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "two eventfd counters, one per direction",
         timing_model: HANDOFF_MODEL,
         in_default_suite: false,
+        rounds: RoundPlan::Spread,
         cost: headline_probes,
         check: no_check,
         run: run_eventfd,
@@ -323,6 +424,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "one byte each way over an AF_UNIX stream socket pair",
         timing_model: HANDOFF_MODEL,
         in_default_suite: false,
+        rounds: RoundPlan::Spread,
         cost: headline_probes,
         check: no_check,
         run: run_unix,
@@ -333,6 +435,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "mutex + condition variable turn-taking (threads only)",
         timing_model: HANDOFF_MODEL,
         in_default_suite: false,
+        rounds: RoundPlan::Spread,
         cost: condvar_probes,
         check: no_check,
         run: run_condvar,
@@ -343,6 +446,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "two tasks alternating by sched_yield on one CPU",
         timing_model: "one sched_yield of the measuring task, which runs the peer until it yields back = 2 hand-offs",
         in_default_suite: false,
+        rounds: RoundPlan::Spread,
         cost: two,
         check: no_check,
         run: run_yield,
@@ -350,10 +454,11 @@ pub static BENCHES: [BenchDef; 8] = [
     BenchDef {
         id: "ctx.sleep0",
         family: Family::Ctx,
-        summary: "nanosleep with a zero interval (sleep(0)), alone and with a runnable peer",
-        timing_model: "one nanosleep({0,0}) call, with the switches it caused counted",
+        summary: "nanosleep with a zero interval (sleep(0)): default and 1 ns timer slack, with a runnable peer, and the regular/affinity/priority/both scenarios",
+        timing_model: "one nanosleep({0,0}) call, with the switches it caused counted and the timer slack recorded",
         in_default_suite: false,
-        cost: two,
+        rounds: RoundPlan::Spread,
+        cost: sleep0_probes,
         check: no_check,
         run: run_sleep0,
     },
@@ -363,6 +468,7 @@ pub static BENCHES: [BenchDef; 8] = [
         summary: "pipe hand-off between processes on one CPU with a working set walked before each hand-off, minus the same walk without switching",
         timing_model: footprint::TIMING_MODEL,
         in_default_suite: false,
+        rounds: RoundPlan::Once,
         cost: footprint::cost,
         check: footprint::check,
         run: footprint::run,
@@ -372,6 +478,20 @@ pub static BENCHES: [BenchDef; 8] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_slack_flag_fires_when_slack_explains_the_sleep() {
+        // 55 µs with the 50 µs default, 4.3 µs with 1 ns: the slack explains it.
+        let f = slack_flag(Some(55_000.0), Some(4_300.0), 50_000).unwrap();
+        assert_eq!(f.flag, FlagCode::TimerSlack);
+        assert!(f.reason.contains("50 µs timer slack"), "{}", f.reason);
+        // Round noise between two similar figures: quiet.
+        assert!(slack_flag(Some(4_500.0), Some(4_300.0), 50_000).is_none());
+        assert!(slack_flag(Some(4_300.0), Some(4_500.0), 50_000).is_none());
+        // A large gap the slack cannot explain (slack already tiny): quiet.
+        assert!(slack_flag(Some(55_000.0), Some(4_300.0), 1_000).is_none());
+        assert!(slack_flag(None, Some(4_300.0), 50_000).is_none());
+    }
 
     #[test]
     fn placements_on_one_and_two_cpus() {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{BenchDef, BenchOptions, Cost, Family, Scope, no_check};
+use super::{BenchDef, BenchOptions, Cost, Family, RoundPlan, Scope, no_check};
 use crate::runner::MeasureConfig;
 use crate::tasks::Mode;
 
@@ -78,6 +78,7 @@ pub static BENCHES: [BenchDef; 5] = [
         summary: "switch time against the number of runnable tasks on one CPU: sched_yield loops and a pipe token ring, threads and processes",
         timing_model: "yield: one sched_yield of the measuring task; ring: one lap of the token through N tasks; both divided by the switches the kernel counted per iteration",
         in_default_suite: false,
+        rounds: RoundPlan::Once,
         cost: sweep,
         check: check_tasks,
         run: runqueue::run,
@@ -88,6 +89,7 @@ pub static BENCHES: [BenchDef; 5] = [
         summary: "N sched_yield loops on all CPUs: system context switches per second, per-task progress and its evenness",
         timing_model: storm_model(),
         in_default_suite: false,
+        rounds: RoundPlan::Once,
         cost: storm_cost,
         check: check_storm,
         run: storm::run,
@@ -98,6 +100,7 @@ pub static BENCHES: [BenchDef; 5] = [
         summary: "chat rooms of 20 users over loopback TCP (80 threads per room), every delivery counted, at nice 0 and 19",
         timing_model: "from releasing the client senders to the last receiver's last message; messages delivered per second",
         in_default_suite: false,
+        rounds: RoundPlan::Once,
         cost: chat_cost,
         check: check_chat,
         run: chat::run,
@@ -108,6 +111,7 @@ pub static BENCHES: [BenchDef; 5] = [
         summary: "how late a 1 ms sleeper wakes while K hogs share its CPU at nice 0 and 19",
         timing_model: "one clock_nanosleep(1 ms); the sample is the time past 1 ms",
         in_default_suite: false,
+        rounds: RoundPlan::Once,
         cost: wakeup_cost,
         check: no_check,
         run: wakeup::run_wakeup,
@@ -118,6 +122,7 @@ pub static BENCHES: [BenchDef; 5] = [
         summary: "CPU shares of hogs at nice 0,0,5,10 on one CPU against the shares the kernel's weights promise",
         timing_model: "CPU time per task from schedstat over five intervals; share = task / all",
         in_default_suite: false,
+        rounds: RoundPlan::Once,
         cost: fairness_cost,
         check: no_check,
         run: wakeup::run_fairness,

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod nested;
+
 /// The summary of one set of samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
