@@ -190,7 +190,7 @@ fn known_rows_read_back_identically_through_every_output() {
     snapshot("skipped.json", &serde_json::to_string_pretty(&json["skipped"]).unwrap());
 
     // B is A scaled by 1.2: every time figure slower, the rate lower (slower too).
-    let rows = report::compare::compare(&da, &db_doc, 0.02, 2000);
+    let rows = report::compare::compare(std::slice::from_ref(&da), std::slice::from_ref(&db_doc), 0.02, 2000);
     let verdicts: Vec<String> =
         rows.iter().map(|c| format!("{} {} {:.3} {}", c.benchmark, c.method, c.ratio, c.verdict)).collect();
     snapshot("compare.txt", &(verdicts.join("\n") + "\n"));
@@ -208,7 +208,7 @@ fn known_rows_read_back_identically_through_every_output() {
     assert_eq!(isa, sa);
     assert_eq!(report::export::to_csv(std::slice::from_ref(&ia)), report::export::to_csv(std::slice::from_ref(&da)));
     let html = |x: &RunDocument, sx: &[Skipped], y: &RunDocument| {
-        let cmp = report::compare::compare(x, y, 0.02, 2000);
+        let cmp = report::compare::compare(std::slice::from_ref(x), std::slice::from_ref(y), 0.02, 2000);
         report::html::render(&[(x.clone(), sx.to_vec()), (y.clone(), vec![])], Some(&cmp))
     };
     let original = html(&da, &sa, &db_doc);

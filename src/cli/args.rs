@@ -52,11 +52,13 @@ pub enum Command {
         #[arg(long)]
         samples: bool,
     },
-    /// Compare two runs: ratio of medians with bootstrap intervals, and a verdict.
+    /// Compare two runs (or two sets of runs): ratio of medians with an interval from
+    /// resampling runs, rounds and samples, and a verdict where it clears the noise.
     Compare {
-        /// Run A (id, saved name or `latest`); with --baseline, this is run B.
+        /// Run A (id, saved name or `latest`), or runs pooled as one side (`1,2,3`);
+        /// with --baseline, this is side B.
         a: Option<String>,
-        /// Run B.
+        /// Run B, or runs pooled as one side (`4,5,6`).
         b: Option<String>,
         /// Use the run saved under this name as A.
         #[arg(long, value_name = "NAME")]

@@ -171,8 +171,8 @@ fn compare(db: &Path, db_b: Option<&Path>, refs: CompareRefs, threshold: f64, js
     };
     let store_a = Store::open_existing(db)?;
     let store_b = Store::open_existing(db_b.unwrap_or(db))?;
-    let (da, _) = load(&store_a, &ref_a)?;
-    let (db, _) = load(&store_b, &ref_b)?;
+    let da = load_side(&store_a, &ref_a)?;
+    let db = load_side(&store_b, &ref_b)?;
     let rows = report::compare::compare(&da, &db, threshold / 100.0, 2000);
     if json {
         outln(&report::compare::to_json(&da, &db, &rows, threshold / 100.0))?;
@@ -180,6 +180,15 @@ fn compare(db: &Path, db_b: Option<&Path>, refs: CompareRefs, threshold: f64, js
         out(&report::compare::render(&da, &db, &rows, threshold / 100.0))?;
     }
     Ok(0)
+}
+
+/// One side of a comparison: a run, or runs separated by commas (`1,2,3`), pooled.
+fn load_side(store: &Store, refs: &str) -> Result<Vec<RunDocument>> {
+    let parts: Vec<&str> = refs.split(',').map(str::trim).collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(UsageError(format!("{refs:?}: a side is runs separated by commas, as in 1,2,3")).into());
+    }
+    parts.into_iter().map(|r| Ok(load(store, r)?.0)).collect()
 }
 
 fn export(db: &Path, refs: Vec<String>, format: ExportFormat, output: Option<&Path>) -> Result<i32> {
@@ -211,7 +220,9 @@ fn import(db: &Path, file: &Path) -> Result<i32> {
 fn html_report(db: &Path, refs: Vec<String>, output: &Path) -> Result<i32> {
     let store = Store::open_existing(db)?;
     let docs = load_all(&store, refs)?;
-    let cmp = (docs.len() >= 2).then(|| report::compare::compare(&docs[0].0, &docs[1].0, 0.02, 2000));
+    let cmp = (docs.len() >= 2).then(|| {
+        report::compare::compare(std::slice::from_ref(&docs[0].0), std::slice::from_ref(&docs[1].0), 0.02, 2000)
+    });
     let html = report::html::render(&docs, cmp.as_deref());
     std::fs::write(output, html).with_context(|| format!("writing {}", output.display()))?;
     outln(&format!("wrote {}", output.display()))?;

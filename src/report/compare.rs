@@ -1,12 +1,15 @@
-//! Comparing two runs: for every figure both runs have, the ratio B/A of medians with a
-//! bootstrap confidence interval from the stored raw samples, and a verdict given only
-//! when the interval clears the noise threshold. Machines are shown side by side.
+//! Comparing two sides, each one run or a set of runs: for every figure both sides
+//! have, the ratio B/A of medians with a 95% interval from the hierarchical bootstrap
+//! of both sides (runs, then rounds, then samples: `stats::nested`), and a verdict
+//! given only when the interval clears the noise threshold. A side must stand on at
+//! least two units that vary (rounds of one run, or runs) for a verdict: one window
+//! says nothing about the next. Machines are shown side by side.
 
 use serde::Serialize;
 
 use crate::machine::Machine;
-use crate::model::RunDocument;
-use crate::stats;
+use crate::model::{ResultRow, RunDocument};
+use crate::stats::nested::{Nested, ratio_interval};
 
 /// Whether a bigger number is better, worse, or neither for a unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +46,22 @@ pub struct Comparison {
     pub ci_high: f64,
     /// `faster`, `slower`, `no change`, `higher`, `lower` or `uncertain`.
     pub verdict: String,
+    /// What stands behind each side: runs and rounds in all.
+    pub a_runs: usize,
+    pub a_rounds: usize,
+    pub b_runs: usize,
+    pub b_rounds: usize,
+}
+
+impl Comparison {
+    /// What stands behind the verdict, in words: "10+10 rounds", "3+3 runs".
+    pub fn basis(&self) -> String {
+        if self.a_runs > 1 || self.b_runs > 1 {
+            format!("{}+{} runs", self.a_runs, self.b_runs)
+        } else {
+            format!("{}+{} rounds", self.a_rounds, self.b_rounds)
+        }
+    }
 }
 
 /// The verdict for a ratio interval B/A against a ±threshold (e.g. 0.02).
@@ -67,61 +86,85 @@ pub fn verdict(ci_low: f64, ci_high: f64, threshold: f64, dir: Direction) -> &'s
     }
 }
 
-/// Compares every figure present in both runs (matched by benchmark, parameters and
-/// method), in A's order.
-pub fn compare(a: &RunDocument, b: &RunDocument, threshold: f64, resamples: usize) -> Vec<Comparison> {
+/// Every run's row matching `r` (benchmark, parameters, method).
+fn matching<'a>(side: &'a [RunDocument], r: &ResultRow) -> Vec<&'a ResultRow> {
+    let k = r.variant_label();
+    side.iter()
+        .filter_map(|d| {
+            d.results.iter().find(|x| x.benchmark == r.benchmark && x.method == r.method && x.variant_label() == k)
+        })
+        .collect()
+}
+
+/// A side's rows as runs of rounds.
+fn nested(rows: &[&ResultRow]) -> Option<Nested> {
+    let runs: Vec<Vec<&[f64]>> =
+        rows.iter().map(|r| r.round_slices()).filter(|s| s.iter().any(|x| !x.is_empty())).collect();
+    Nested::new(&runs)
+}
+
+/// The median of a side's medians (the figure of a side without samples).
+fn side_median(rows: &[&ResultRow]) -> f64 {
+    crate::stats::median(&rows.iter().map(|r| r.median).collect::<Vec<_>>())
+}
+
+/// Compares every figure present on both sides (matched by benchmark, parameters and
+/// method), in the order of A's first run. Each side is one run or a set of runs.
+pub fn compare(a: &[RunDocument], b: &[RunDocument], threshold: f64, resamples: usize) -> Vec<Comparison> {
+    let Some(first) = a.first() else { return Vec::new() };
     let mut out = Vec::new();
-    for ra in &a.results {
-        let k = ra.variant_label();
-        let Some(rb) = b
-            .results
-            .iter()
-            .find(|rb| rb.benchmark == ra.benchmark && rb.method == ra.method && rb.variant_label() == k)
-        else {
+    for ra in &first.results {
+        let (sa, sb) = (matching(a, ra), matching(b, ra));
+        if sb.is_empty() {
             continue;
+        }
+        let (na, nb) = (nested(&sa), nested(&sb));
+        let est = match (&na, &nb) {
+            (Some(x), Some(y)) => ratio_interval(x, y, resamples, BOOTSTRAP_SEED),
+            _ => None,
         };
-        let est = if ra.samples.len() >= 2 && rb.samples.len() >= 2 {
-            stats::bootstrap_median_ratio(&ra.samples, &rb.samples, resamples, BOOTSTRAP_SEED)
-        } else {
-            None
+        let units = |n: &Option<Nested>| n.as_ref().map_or(0, Nested::units);
+        let (a_median, b_median) = match (&na, &nb) {
+            (Some(x), Some(y)) => (x.estimate, y.estimate),
+            _ => (side_median(&sa), side_median(&sb)),
         };
         let (ratio, lo, hi) = match est {
             Some(e) => (e.ratio, e.ci_low, e.ci_high),
             // Without samples (fits), the ratio stands alone and earns no verdict.
-            None => {
-                let r = rb.median / ra.median;
-                (r, f64::NAN, f64::NAN)
-            }
+            None => (b_median / a_median, f64::NAN, f64::NAN),
         };
         let v = if !(lo.is_finite() && hi.is_finite()) {
             "uncertain"
-        } else if quantised(&ra.samples) || quantised(&rb.samples) {
-            // A median sitting on a heavily tied value moves in whole steps of the
-            // timer; a bootstrap then reports a falsely narrow interval.
-            "uncertain (quantised)"
+        } else if units(&na).min(units(&nb)) < 2 {
+            // One window per side: its samples say nothing about the next window.
+            "uncertain (one round)"
         } else {
             verdict(lo, hi, threshold, direction(&ra.unit))
         };
         out.push(Comparison {
             benchmark: ra.benchmark.clone(),
-            variant: k,
+            variant: ra.variant_label(),
             method: ra.method.as_str().to_string(),
             unit: ra.unit.clone(),
-            a_median: ra.median,
-            b_median: rb.median,
+            a_median,
+            b_median,
             ratio,
             ci_low: lo,
             ci_high: hi,
             verdict: v.to_string(),
+            a_runs: sa.len(),
+            a_rounds: sa.iter().map(|r| r.round_count()).sum(),
+            b_runs: sb.len(),
+            b_rounds: sb.iter().map(|r| r.round_count()).sum(),
         });
     }
     out
 }
 
-/// True when more than a fifth of the samples equal the median exactly.
-pub fn quantised(samples: &[f64]) -> bool {
-    let m = stats::median(samples);
-    samples.iter().filter(|&&x| x == m).count() * 5 > samples.len()
+/// A side's name: "run #4" or "runs #1, #2, #3".
+pub fn side_name(side: &[RunDocument]) -> String {
+    let ids: Vec<String> = side.iter().map(|d| format!("#{}", d.run.id)).collect();
+    format!("{} {}", if ids.len() == 1 { "run" } else { "runs" }, ids.join(", "))
 }
 
 /// The fingerprint fields worth comparing: (name, A, B).
@@ -158,35 +201,41 @@ pub fn machine_diff(a: &Machine, b: &Machine) -> Vec<(String, String, String)> {
     rows
 }
 
-/// Renders a comparison as text: machines (differences marked), then figures.
-/// The comparison as JSON: both run ids, the threshold, the machines' differences and
-/// every figure's comparison.
-pub fn to_json(a: &RunDocument, b: &RunDocument, rows: &[Comparison], threshold: f64) -> String {
+/// The comparison as JSON: both sides' run ids, the threshold, the machines'
+/// differences (first run of each side) and every figure's comparison.
+pub fn to_json(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], threshold: f64) -> String {
     #[derive(serde::Serialize)]
     struct Out<'a> {
-        a: i64,
-        b: i64,
+        a: Vec<i64>,
+        b: Vec<i64>,
         threshold: f64,
         machines: Vec<(String, String, String)>,
         results: &'a [Comparison],
     }
-    let out =
-        Out { a: a.run.id, b: b.run.id, threshold, machines: machine_diff(&a.machine, &b.machine), results: rows };
+    let machines = match (a.first(), b.first()) {
+        (Some(x), Some(y)) => machine_diff(&x.machine, &y.machine),
+        _ => Vec::new(),
+    };
+    let ids = |s: &[RunDocument]| s.iter().map(|d| d.run.id).collect();
+    let out = Out { a: ids(a), b: ids(b), threshold, machines, results: rows };
     serde_json::to_string_pretty(&out).unwrap_or_default()
 }
 
-pub fn render(a: &RunDocument, b: &RunDocument, rows: &[Comparison], threshold: f64) -> String {
+/// Renders a comparison as text: machines (differences marked), then figures.
+pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], threshold: f64) -> String {
     use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
     let mut m = Table::new();
     m.load_preset(UTF8_FULL_CONDENSED);
-    m.set_header(vec!["", &format!("A: run #{}", a.run.id), &format!("B: run #{}", b.run.id), ""]);
-    for (name, x, y) in machine_diff(&a.machine, &b.machine) {
-        let mark = if x != y { "≠" } else { "" };
-        m.add_row(vec![name, x, y, mark.to_string()]);
+    m.set_header(vec!["", &format!("A: {}", side_name(a)), &format!("B: {}", side_name(b)), ""]);
+    if let (Some(x), Some(y)) = (a.first(), b.first()) {
+        for (name, x, y) in machine_diff(&x.machine, &y.machine) {
+            let mark = if x != y { "≠" } else { "" };
+            m.add_row(vec![name, x, y, mark.to_string()]);
+        }
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["benchmark", "variant", "method", "A median", "B median", "B/A [95% CI]", "verdict"]);
+    t.set_header(vec!["benchmark", "variant", "method", "A median", "B median", "B/A [95% CI]", "verdict", "from"]);
     for c in rows {
         t.add_row(vec![
             super::plain(&c.benchmark).into_owned(),
@@ -200,10 +249,11 @@ pub fn render(a: &RunDocument, b: &RunDocument, rows: &[Comparison], threshold: 
                 format!("{:.3}", c.ratio)
             },
             c.verdict.clone(),
+            c.basis(),
         ]);
     }
     format!(
-        "{m}\n{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}%; otherwise \"uncertain\" (bootstrap of medians over stored samples)\n",
+        "{m}\n{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\" (hierarchical bootstrap: runs, then rounds, then samples)\n",
         threshold * 100.0
     )
 }
@@ -228,50 +278,76 @@ mod tests {
         }
     }
 
-    fn samples(scale: f64) -> Vec<f64> {
-        (0..200).map(|i| scale * (100.0 + (i % 13) as f64)).collect()
+    /// A row of `rounds` rounds around `centre` (3% round noise, 1% within).
+    fn row(id: &str, method: Method, unit: &str, centre: f64, rounds: usize, seed: u64) -> ResultRow {
+        let mut rng = crate::stats::SplitMix64::new(seed);
+        let parts = crate::stats::nested::synthetic(&mut rng, centre, rounds, 100, 0.03, 0.01);
+        let all: Vec<f64> = parts.iter().flatten().copied().collect();
+        let mut r = ResultRow::from_samples(id, method, unit, all, (rounds * 100) as u64).unwrap();
+        r.rounds = parts.iter().map(|p| crate::model::Round { samples: p.len(), counts: Default::default() }).collect();
+        r
+    }
+
+    fn getppid(centre: f64, rounds: usize, seed: u64) -> ResultRow {
+        row("syscall.getppid", Method::Batch, "ns/call", centre, rounds, seed)
     }
 
     #[test]
-    fn identical_runs_show_no_change() {
-        let r = ResultRow::from_samples("syscall.getppid", Method::Batch, "ns/call", samples(1.0), 200).unwrap();
-        let c = compare(&doc(1, vec![r.clone()]), &doc(2, vec![r]), 0.02, 500);
-        assert_eq!(c.len(), 1);
-        assert_eq!(c[0].verdict, "no change");
-        assert_eq!(c[0].ratio, 1.0);
+    fn equal_runs_get_no_direction() {
+        let mut verdicts = 0;
+        for seed in 0..40 {
+            let c = compare(
+                &[doc(1, vec![getppid(100.0, 10, seed)])],
+                &[doc(2, vec![getppid(100.0, 10, seed + 100)])],
+                0.02,
+                500,
+            );
+            assert_eq!(c.len(), 1);
+            assert_eq!(c[0].basis(), "10+10 rounds");
+            verdicts += matches!(c[0].verdict.as_str(), "faster" | "slower") as usize;
+        }
+        assert!(verdicts <= 2, "{verdicts} of 40 equal pairs got a direction");
     }
 
     #[test]
-    fn a_shifted_copy_gets_the_right_direction_and_size() {
-        let a = ResultRow::from_samples("syscall.getppid", Method::Batch, "ns/call", samples(1.0), 200).unwrap();
-        let b = ResultRow::from_samples("syscall.getppid", Method::Batch, "ns/call", samples(1.25), 200).unwrap();
-        let c = compare(&doc(1, vec![a.clone()]), &doc(2, vec![b.clone()]), 0.02, 500);
+    fn a_shift_gets_the_right_direction_and_size() {
+        let a = getppid(100.0, 10, 1);
+        let b = getppid(125.0, 10, 2);
+        let c = compare(&[doc(1, vec![a.clone()])], &[doc(2, vec![b.clone()])], 0.02, 500);
         assert_eq!(c[0].verdict, "slower");
-        assert!((c[0].ratio - 1.25).abs() < 1e-9);
-        assert!(c[0].ci_low > 1.2 && c[0].ci_high < 1.3);
-        let c = compare(&doc(2, vec![b]), &doc(1, vec![a]), 0.02, 500);
+        assert!(c[0].ci_low > 1.1 && c[0].ci_high < 1.4 && c[0].ci_low < c[0].ratio, "{:?}", c[0]);
+        let c = compare(&[doc(2, vec![b])], &[doc(1, vec![a])], 0.02, 500);
         assert_eq!(c[0].verdict, "faster");
         // For a rate, higher is better.
-        let ra = ResultRow::from_samples("load.chat", Method::Workload, "msg/s", samples(1.0), 200).unwrap();
-        let rb = ResultRow::from_samples("load.chat", Method::Workload, "msg/s", samples(1.5), 200).unwrap();
-        assert_eq!(compare(&doc(1, vec![ra]), &doc(2, vec![rb]), 0.02, 500)[0].verdict, "faster");
+        let ra = row("load.chat", Method::Workload, "msg/s", 1000.0, 10, 3);
+        let rb = row("load.chat", Method::Workload, "msg/s", 1500.0, 10, 4);
+        assert_eq!(compare(&[doc(1, vec![ra])], &[doc(2, vec![rb])], 0.02, 500)[0].verdict, "faster");
     }
 
     #[test]
-    fn quantised_samples_earn_no_verdict() {
-        let a: Vec<f64> = (0..100).map(|i| if i % 5 < 3 { 130.0 } else { 140.0 + i as f64 }).collect();
-        assert!(quantised(&[1.0, 1.0, 1.0, 2.0, 3.0]));
-        assert!(!quantised(&samples(1.0)));
-        let ra = ResultRow::from_samples("syscall.getppid", Method::PerCall, "ns/call", a.clone(), 100).unwrap();
-        let rb = ResultRow::from_samples(
-            "syscall.getppid",
-            Method::PerCall,
-            "ns/call",
-            a.iter().map(|x| x + 30.0).collect(),
-            100,
-        )
-        .unwrap();
-        assert_eq!(compare(&doc(1, vec![ra]), &doc(2, vec![rb]), 0.02, 200)[0].verdict, "uncertain (quantised)");
+    fn one_round_a_side_earns_no_verdict() {
+        let c = compare(&[doc(1, vec![getppid(100.0, 1, 1)])], &[doc(2, vec![getppid(150.0, 1, 2)])], 0.02, 300);
+        assert_eq!(c[0].verdict, "uncertain (one round)");
+        assert!(c[0].ci_low.is_finite() && c[0].ci_high > c[0].ci_low);
+    }
+
+    #[test]
+    fn sets_of_runs_pool_as_the_higher_level() {
+        // Three runs a side; each run sits at its own level (runs vary by 5%), which
+        // rounds within a run cannot see. The interval must follow the runs.
+        let side = |centre: f64, seed: u64| -> Vec<RunDocument> {
+            [0.95, 1.0, 1.05]
+                .iter()
+                .enumerate()
+                .map(|(i, k)| doc(i as i64, vec![getppid(centre * k, 10, seed + i as u64)]))
+                .collect()
+        };
+        let same = compare(&side(100.0, 10), &side(100.0, 20), 0.02, 500);
+        assert_eq!(same[0].basis(), "3+3 runs");
+        assert!(!matches!(same[0].verdict.as_str(), "faster" | "slower"), "{:?}", same[0]);
+        assert!(same[0].ci_high - same[0].ci_low > 0.05, "runs' spread shows: {:?}", same[0]);
+        let shifted = compare(&side(100.0, 10), &side(160.0, 20), 0.02, 500);
+        assert_eq!(shifted[0].verdict, "slower", "{:?}", shifted[0]);
     }
 
     #[test]
@@ -284,9 +360,9 @@ mod tests {
 
     #[test]
     fn unmatched_rows_are_left_out_and_machines_are_diffed() {
-        let a = ResultRow::from_samples("syscall.getppid", Method::Batch, "ns/call", samples(1.0), 200).unwrap();
-        let b = ResultRow::from_samples("syscall.getuid", Method::Batch, "ns/call", samples(1.0), 200).unwrap();
-        assert!(compare(&doc(1, vec![a]), &doc(2, vec![b]), 0.02, 100).is_empty());
+        let a = getppid(100.0, 3, 1);
+        let b = row("syscall.getuid", Method::Batch, "ns/call", 100.0, 3, 2);
+        assert!(compare(&[doc(1, vec![a])], &[doc(2, vec![b])], 0.02, 100).is_empty());
         let m1 = crate::machine::Machine::example();
         let mut m2 = m1.clone();
         m2.kernel_release = "9.9.9".into();
