@@ -38,7 +38,8 @@ use crate::sys;
 pub const WORKER_COMMAND: &str = "__worker";
 
 /// For tests of the coordinator's failure paths: `crash:ID` makes the worker measuring
-/// benchmark ID abort, `hang:ID` makes it sleep past any bound.
+/// benchmark ID abort, `hang:ID:SECONDS` makes it sleep past any bound and sets that
+/// benchmark's bound to SECONDS (so a test need not wait the real bound out).
 pub const FAULT_ENV: &str = "OSCOST_WORKER_FAULT";
 
 /// How long a stopped worker may take to report before it is killed.
@@ -127,10 +128,20 @@ fn inject_fault(id: &str) {
     let Ok(fault) = std::env::var(FAULT_ENV) else { return };
     match fault.split_once(':') {
         Some(("crash", target)) if target == id => std::process::abort(),
-        Some(("hang", target)) if target == id => loop {
+        Some(("hang", rest)) if rest.split(':').next() == Some(id) => loop {
             std::thread::sleep(Duration::from_secs(3600));
         },
         _ => {}
+    }
+}
+
+/// The bound a `hang:ID:SECONDS` fault sets for benchmark `id`.
+fn fault_bound(id: &str) -> Option<Duration> {
+    let fault = std::env::var(FAULT_ENV).ok()?;
+    let mut parts = fault.split(':');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some("hang"), Some(target), Some(secs)) if target == id => secs.parse().ok().map(Duration::from_secs_f64),
+        _ => None,
     }
 }
 
@@ -238,6 +249,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
         let r = stdout.read_to_end(&mut buf).map(|_| buf);
         let _ = tx.send(r);
     });
+    let bound = fault_bound(id).unwrap_or(plan.bound);
     let started = Instant::now();
     let mut stop_sent: Option<Instant> = None;
     let mut killed_for = None;
@@ -253,7 +265,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
             sys::signal_group(pgid, sig);
             stop_sent = Some(Instant::now());
         }
-        let overdue = started.elapsed() > plan.bound;
+        let overdue = started.elapsed() > bound;
         let stuck = stop_sent.is_some_and(|t| t.elapsed() > STOP_GRACE);
         if (overdue || stuck) && killed_for.is_none() {
             killed_for = Some(if stuck { "it did not stop when asked" } else { "it ran past its bound" });
@@ -270,7 +282,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
         }
         return Err(BenchError::Timeout(format!(
             "the worker measuring {id} was killed after {:.0} s: {why}",
-            plan.bound.as_secs_f64()
+            bound.as_secs_f64()
         )));
     }
     match received.as_deref().map(serde_json::from_slice::<RoundReply>) {

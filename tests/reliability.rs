@@ -173,3 +173,32 @@ fn a_reader_that_closes_the_pipe_is_no_panic() {
         assert!(matches!(code, Some(0) | Some(141)), "{args:?}: {code:?} {err}");
     }
 }
+
+#[test]
+fn a_worker_that_crashes_or_hangs_fails_its_benchmark_and_the_run_goes_on() {
+    for (fault, words) in [
+        ("crash:syscall.getppid", "killed by signal 6"),
+        ("hang:syscall.getppid:2", "was killed after 2 s: it ran past its bound"),
+    ] {
+        let db = temp_db();
+        let mark = new_mark();
+        let out = oscost()
+            .args(["run", "syscall.getppid", "syscall.getuid", "--quick", "--rounds", "2", "--db"])
+            .arg(&db.path)
+            .env("OSCOST_WORKER_FAULT", fault)
+            .env(MARK, &mark)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{fault}: {err}");
+        assert!(err.contains("error: syscall.getppid") && err.contains(words), "{fault}: {err}");
+        let runs = runs_json(&db.path);
+        assert_eq!(runs[0]["status"], "failed", "{fault}");
+        let doc = json_of(&run_ok(&["show", "--format", "json"], &db.path));
+        let getuid = rows(&doc, "syscall.getuid");
+        assert_eq!(getuid.len(), 2, "{fault}: the other benchmark ran all its rounds and is stored");
+        assert!(getuid.iter().all(|r| r["rounds"].as_array().unwrap().len() == 2), "{fault}");
+        assert!(rows(&doc, "syscall.getppid").is_empty(), "{fault}");
+        assert_eq!(wait_unmarked(&mark), Vec::<u32>::new(), "{fault}: a process of the run is left");
+    }
+}

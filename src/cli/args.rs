@@ -67,7 +67,7 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         db_b: Option<PathBuf>,
         /// Noise threshold in percent: verdicts need the interval to clear it.
-        #[arg(long, value_name = "PCT", default_value_t = 2.0)]
+        #[arg(long, value_name = "PCT", default_value_t = crate::report::compare::DEFAULT_THRESHOLD * 100.0)]
         threshold: f64,
         #[arg(long)]
         json: bool,

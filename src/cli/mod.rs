@@ -221,7 +221,8 @@ fn html_report(db: &Path, refs: Vec<String>, output: &Path) -> Result<i32> {
     let store = Store::open_existing(db)?;
     let docs = load_all(&store, refs)?;
     let cmp = (docs.len() >= 2).then(|| {
-        report::compare::compare(std::slice::from_ref(&docs[0].0), std::slice::from_ref(&docs[1].0), 0.02, 2000)
+        let (a, b) = (std::slice::from_ref(&docs[0].0), std::slice::from_ref(&docs[1].0));
+        report::compare::compare(a, b, report::compare::DEFAULT_THRESHOLD, 2000)
     });
     let html = report::html::render(&docs, cmp.as_deref());
     std::fs::write(output, html).with_context(|| format!("writing {}", output.display()))?;

@@ -50,6 +50,15 @@ pub fn t975(df: usize) -> f64 {
     }
 }
 
+/// The step between one round's sample values: its smallest gap between distinct
+/// values. Taken per round, because one round shares one calibration (runs converted
+/// with slightly different rates put their grids a hair apart, and that hair is no
+/// step); gaps below a billionth of the values are rounding, not steps.
+fn step_of(sorted: &[f64]) -> Option<f64> {
+    let scale = sorted.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    sorted.windows(2).map(|w| w[1] - w[0]).filter(|d| *d > 1e-9 * scale).reduce(f64::min)
+}
+
 /// How much a bootstrap interval over `k` top-level units is widened (1 for k ≤ 1).
 pub fn small_sample_factor(k: usize) -> f64 {
     if k <= 1 {
@@ -83,7 +92,8 @@ pub struct Nested {
     /// The smallest and largest sample: no median of a resample lies outside them.
     pub min: f64,
     pub max: f64,
-    /// The smallest step between two distinct sample values (0 if all are equal).
+    /// The step between sample values: the median over rounds of each round's
+    /// smallest gap between distinct values (0 if no round has two).
     pub step: f64,
 }
 
@@ -92,6 +102,7 @@ impl Nested {
     pub fn new(runs: &[Vec<&[f64]>]) -> Option<Self> {
         let mut pooled = Vec::new();
         let mut grouped = Vec::new();
+        let mut steps = Vec::new();
         for run in runs {
             let mut rounds = Vec::new();
             for round in run {
@@ -99,6 +110,7 @@ impl Nested {
                 if s.is_empty() {
                     continue;
                 }
+                steps.extend(step_of(&s));
                 pooled.extend_from_slice(&s);
                 rounds.push(super::thin(&s, THIN));
             }
@@ -110,13 +122,13 @@ impl Nested {
             return None;
         }
         pooled.sort_by(f64::total_cmp);
-        let step = pooled.windows(2).map(|w| w[1] - w[0]).filter(|d| *d > 0.0).fold(f64::INFINITY, f64::min);
         Some(Self {
             runs: grouped,
             estimate: quantile_sorted(&pooled, 0.5),
             min: pooled[0],
             max: pooled[pooled.len() - 1],
-            step: if step.is_finite() { step } else { 0.0 },
+            // No round with two values: the gaps between rounds are all there is.
+            step: if steps.is_empty() { step_of(&pooled).unwrap_or(0.0) } else { super::median(&steps) },
         })
     }
 
@@ -298,6 +310,15 @@ mod tests {
         }
         assert!(detected >= 95, "detected {detected} of {trials}");
         assert!(false_verdicts <= 5, "false verdicts {false_verdicts} of {trials}");
+    }
+
+    #[test]
+    fn the_step_is_a_rounds_own_not_the_hair_between_two_runs_grids() {
+        // Two runs on a 10 ns grid, converted with rates a hair apart.
+        let a: Vec<f64> = [60.0, 70.0, 70.0, 80.0].iter().map(|x| x * 1.000_000_01).collect();
+        let b = [60.0, 70.0, 80.0, 80.0];
+        let n = Nested::new(&[vec![&a[..]], vec![&b[..]]]).unwrap();
+        assert!((n.step - 10.0).abs() < 1e-6, "{}", n.step);
     }
 
     #[test]
