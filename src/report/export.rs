@@ -65,6 +65,13 @@ fn check_figures(r: &ResultRow) -> Result<(), String> {
     if r.ci_low > r.ci_high {
         return Err("the interval's low end exceeds its high end".into());
     }
+    let in_rounds: usize = r.rounds.iter().map(|x| x.samples).sum();
+    if !r.rounds.is_empty() && !r.samples.is_empty() && in_rounds != r.samples.len() {
+        return Err(format!("its rounds hold {in_rounds} samples but {} are given", r.samples.len()));
+    }
+    if r.rounds.len() > MAX_SAMPLES {
+        return Err(format!("{} rounds (at most {MAX_SAMPLES})", r.rounds.len()));
+    }
     Ok(())
 }
 
@@ -302,9 +309,13 @@ mod tests {
     #[test]
     fn every_inconsistent_run_is_refused_with_its_reason() {
         type Mutation = fn(&mut RunDocument);
-        let cases: [(Mutation, &str); 9] = [
+        let cases: [(Mutation, &str); 10] = [
             (|d| d.results[0].n = 7, "n is 7 but 3 samples"),
             (|d| d.results[0].n = 0, "n is 0"),
+            (
+                |d| d.results[0].rounds = vec![crate::model::Round { samples: 2, counts: Default::default() }],
+                "rounds hold 2",
+            ),
             (|d| d.results[0].stddev = -1.0, "standard deviation"),
             (|d| (d.results[0].ci_low, d.results[0].ci_high) = (5.0, 1.0), "low end"),
             (|d| d.results[0].min = 99.0, "min exceeds"),

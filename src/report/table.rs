@@ -100,8 +100,30 @@ pub fn render_run(doc: &RunDocument, skipped: &[Skipped]) -> String {
             fmt_ns(c.clock_read_ns)
         ));
     }
+    if let Some(line) = rounds_line(&doc.results) {
+        out.push_str(&line);
+    }
     out.push_str(&render_results(&doc.results, skipped));
     out
+}
+
+/// What the intervals stand on: how many rounds the rows were measured in (nothing
+/// for runs stored before rounds existed).
+fn rounds_line(rows: &[ResultRow]) -> Option<String> {
+    let most = rows.iter().map(|r| r.rounds.len()).max().filter(|m| *m > 0)?;
+    let once = rows.iter().filter(|r| r.rounds.len() == 1).count();
+    let mut line = format!(
+        "intervals: 95%, from {most} round{} in fresh worker processes (rounds resampled, then samples)",
+        if most == 1 { "" } else { "s" }
+    );
+    if once > 0 && most > 1 {
+        line.push_str(&format!(
+            "; {once} row{} measured in one round cover that window only",
+            if once == 1 { "" } else { "s" }
+        ));
+    }
+    line.push('\n');
+    Some(line)
 }
 
 /// Renders result rows (any run, any families) as the table and its notes.
