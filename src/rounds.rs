@@ -13,7 +13,8 @@
 //!   reaped) are added up over the rounds and the per-operation ratios recomputed;
 //!   other counts (settings, ratios, fits) keep the median over the rounds.
 //! - A flag a family raised from one round's window stands only if it was raised in
-//!   most rounds: one disturbed round is noise, not a property of the figure.
+//!   most rounds: one disturbed round is noise, not a property of the figure. Its
+//!   reason keeps the first raising round's figures and says so.
 //! - `below_floor` and `methods_disagree` compare two figures round by round (the
 //!   pair measured at the same moment) and fire only where the gap is larger than the
 //!   rounds' spread explains (Student's t over the rounds' paired differences).
@@ -145,8 +146,9 @@ fn majority_flags(parts: &[&ResultRow]) -> Vec<Flag> {
     seen.into_iter()
         .filter(|(_, n)| 2 * n > total)
         .map(|(mut f, n)| {
-            if n < total {
-                f.reason.push_str(&format!(" (in {n} of {total} rounds)"));
+            // The reason's figures are one round's: say so, and how many rounds agree.
+            if total > 1 {
+                f.reason.push_str(&format!(" (raised in {n} of {total} rounds; figures of the first)"));
             }
             f
         })
@@ -365,7 +367,7 @@ mod tests {
         let r = &merge(&parts)[0];
         assert!(!r.has_flag(FlagCode::Preempted));
         let e = r.flags.iter().find(|f| f.flag == FlagCode::ExtraSwitches).unwrap();
-        assert_eq!(e.reason, "e (in 3 of 4 rounds)");
+        assert_eq!(e.reason, "e (raised in 3 of 4 rounds; figures of the first)");
     }
 
     #[test]
