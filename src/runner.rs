@@ -129,6 +129,9 @@ pub enum BenchError {
     Timeout(String),
     #[error("interrupted")]
     Interrupted,
+    /// The worker process measuring the benchmark died or wrote no result.
+    #[error("{0}")]
+    Worker(String),
 }
 
 impl BenchError {

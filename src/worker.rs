@@ -288,7 +288,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
     match received.as_deref().map(serde_json::from_slice::<RoundReply>) {
         Some(Ok(reply)) => Ok(reply),
         _ if stop_sent.is_some() => Err(BenchError::Interrupted),
-        _ => Err(BenchError::Failed(match (status.code(), status.signal()) {
+        _ => Err(BenchError::Worker(match (status.code(), status.signal()) {
             (_, Some(sig)) => {
                 format!("the worker process measuring {id} was killed by signal {sig} before it reported")
             }
