@@ -72,7 +72,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Export runs (default: the latest) as JSON (everything, for import) or CSV.
+    /// Export runs (default: the latest) as JSON (everything, for import), CSV, or one
+    /// run as a Prometheus textfile; a file given with -o is replaced atomically.
     Export {
         runs: Vec<String>,
         #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
@@ -117,6 +118,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), generated from these definitions.
+    Man,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -131,6 +139,8 @@ pub enum Format {
 pub enum ExportFormat {
     Json,
     Csv,
+    /// A node_exporter textfile of one run (medians in seconds).
+    Prometheus,
 }
 
 #[derive(Args, Debug)]

@@ -124,11 +124,30 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Import { file } => import(&db()?, &file),
         Command::Report { runs, output } => html_report(&db()?, runs, &output),
         Command::Observe { duration, interval, json } => observe(duration.0, interval.0, json, db()?),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => manual(),
         Command::Runs { host, benchmark, since, until, json } => {
             let filter = RunFilter { host, benchmark, since: since.map(|d| d.0), until: until.map(|d| d.0) };
             runs(&db()?, &filter, json)
         }
     }
+}
+
+/// A completion script for `shell`, from the clap definition (so it never drifts from
+/// the flags).
+fn completions(shell: clap_complete::Shell) -> Result<i32> {
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "oscost", &mut buf);
+    out(&String::from_utf8_lossy(&buf))?;
+    Ok(0)
+}
+
+/// The manual page, as roff, from the clap definition.
+fn manual() -> Result<i32> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut buf)?;
+    out(&String::from_utf8_lossy(&buf))?;
+    Ok(0)
 }
 
 fn info(json: bool) -> Result<i32> {
@@ -197,12 +216,39 @@ fn export(db: &Path, refs: Vec<String>, format: ExportFormat, output: Option<&Pa
     let text = match format {
         ExportFormat::Json => report::export::to_json(&docs),
         ExportFormat::Csv => report::export::to_csv(&docs.iter().map(|d| d.0.clone()).collect::<Vec<_>>()),
+        ExportFormat::Prometheus => match &docs[..] {
+            [(doc, _)] => report::prometheus::to_textfile(doc),
+            _ => {
+                return Err(
+                    UsageError("--format prometheus writes one run: name one (or none: the latest)".into()).into()
+                );
+            }
+        },
     };
     match output {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        Some(p) => write_atomic(p, &text)?,
         None => out(&text)?,
     }
     Ok(0)
+}
+
+/// Writes `text` to `path` so that a reader sees the old file or the new one, never a
+/// part (a collector may read at any moment): a temporary file beside it, then rename.
+fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "export".into());
+    let tmp = path.with_file_name(format!(".{name}.tmp.{}", std::process::id()));
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow::Error::new(e).context(format!("writing {}", path.display())));
+    }
+    Ok(())
 }
 
 fn import(db: &Path, file: &Path) -> Result<i32> {

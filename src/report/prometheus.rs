@@ -1,0 +1,101 @@
+//! A run as a node_exporter textfile (the Prometheus text exposition format), so a
+//! fleet's figures land next to its other metrics: write it into the textfile
+//! collector's directory (`--collector.textfile.directory`) and node_exporter serves it.
+//!
+//! Metrics, in base units (seconds), all gauges, all named `oscost_…` so none collides
+//! with node_exporter's own (its switch counter is `node_context_switches_total`):
+//! - `oscost_benchmark_seconds{benchmark, variant, method, quantile="0.5"}`: the median
+//!   of every figure measured in time (ns/call, ns/hand-off, ns/switch, ns late);
+//! - `oscost_benchmark_per_second{benchmark, variant, method, unit, quantile="0.5"}`:
+//!   the median of every rate (msg/s, switches/s);
+//! - `oscost_run_timestamp_seconds`: when the run started (Unix time);
+//! - `oscost_info{version, commit, host, kernel, cpu, virtualization, run} 1`.
+//!
+//! Figures of other units (shares, fitted slopes) are left out: they have no base unit
+//! a dashboard could sum or compare. Label values are escaped as the format requires.
+
+use std::fmt::Write;
+
+use crate::model::RunDocument;
+
+/// Escapes a label value: backslash, double quote and line feed.
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// A run start (RFC 3339, UTC) as Unix seconds.
+fn unix_seconds(rfc3339: &str) -> Option<f64> {
+    humantime::parse_rfc3339(rfc3339)
+        .or_else(|_| humantime::parse_rfc3339_weak(rfc3339))
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs_f64())
+}
+
+/// The textfile for one run.
+pub fn to_textfile(doc: &RunDocument) -> String {
+    let mut o = String::new();
+    let m = &doc.machine;
+    let _ = writeln!(o, "# HELP oscost_info The oscost run these metrics come from, and its machine.");
+    let _ = writeln!(o, "# TYPE oscost_info gauge");
+    let _ = writeln!(
+        o,
+        "oscost_info{{version=\"{}\",commit=\"{}\",host=\"{}\",kernel=\"{}\",cpu=\"{}\",virtualization=\"{}\",run=\"{}\"}} 1",
+        label(&m.tool_version),
+        label(&m.git_commit),
+        label(&m.hostname),
+        label(&m.kernel_release),
+        label(&m.cpu_model),
+        label(&m.virtualization),
+        doc.run.id
+    );
+    if let Some(t) = unix_seconds(&doc.run.started_at) {
+        let _ = writeln!(o, "# HELP oscost_run_timestamp_seconds When the run started, as Unix time.");
+        let _ = writeln!(o, "# TYPE oscost_run_timestamp_seconds gauge");
+        let _ = writeln!(o, "oscost_run_timestamp_seconds {t}");
+    }
+    let time_rows: Vec<_> = doc.results.iter().filter(|r| r.unit.starts_with("ns")).collect();
+    if !time_rows.is_empty() {
+        let _ = writeln!(o, "# HELP oscost_benchmark_seconds Median time of an oscost figure, in seconds.");
+        let _ = writeln!(o, "# TYPE oscost_benchmark_seconds gauge");
+        for r in time_rows {
+            let _ = writeln!(
+                o,
+                "oscost_benchmark_seconds{{benchmark=\"{}\",variant=\"{}\",method=\"{}\",quantile=\"0.5\"}} {:e}",
+                label(&r.benchmark),
+                label(&r.variant_label()),
+                r.method.as_str(),
+                r.median * 1e-9
+            );
+        }
+    }
+    let rate_rows: Vec<_> = doc.results.iter().filter(|r| r.unit.ends_with("/s")).collect();
+    if !rate_rows.is_empty() {
+        let _ = writeln!(o, "# HELP oscost_benchmark_per_second Median rate of an oscost figure, per second.");
+        let _ = writeln!(o, "# TYPE oscost_benchmark_per_second gauge");
+        for r in rate_rows {
+            let _ = writeln!(
+                o,
+                "oscost_benchmark_per_second{{benchmark=\"{}\",variant=\"{}\",method=\"{}\",unit=\"{}\",quantile=\"0.5\"}} {:e}",
+                label(&r.benchmark),
+                label(&r.variant_label()),
+                r.method.as_str(),
+                label(&r.unit),
+                r.median
+            );
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_escaped_and_times_are_unix_seconds() {
+        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        assert_eq!(unix_seconds("1970-01-01T00:01:40Z"), Some(100.0));
+        assert_eq!(unix_seconds("not a date"), None);
+    }
+}

@@ -1,0 +1,79 @@
+//! The habits of the ecosystem: a Prometheus textfile a scraper parses, completion
+//! scripts and the man page generated from the argument definitions.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::*;
+
+#[test]
+fn the_prometheus_textfile_parses_and_holds_the_stored_medians_in_seconds() {
+    let db = temp_db();
+    run_ok(&["run", "syscall.getppid", "syscall.getpid", "--quick", "--rounds", "2"], &db.path);
+    let file = db.dir.path().join("oscost.prom");
+    run_ok(&["export", "--format", "prometheus", "-o", file.to_str().unwrap()], &db.path);
+    let text = std::fs::read_to_string(&file).unwrap();
+    // Written by rename: no temporary file is left beside it.
+    let left: Vec<_> = std::fs::read_dir(db.dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let scrape = prom_text_format_parser::Scrape::parse(&text).expect("a scraper parses the textfile");
+    assert!(scrape.metrics.iter().all(|m| m.name.starts_with("oscost_")), "no name of node_exporter's");
+    let doc = json_of(&run_ok(&["show", "--format", "json"], &db.path));
+    let medians: HashMap<(String, String, String), f64> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let variant = r["params"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(k, _)| *k != "batch_size")
+                .map(|(k, v)| format!("{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let key =
+                (r["benchmark"].as_str().unwrap().to_string(), variant, r["method"].as_str().unwrap().to_string());
+            (key, r["median"].as_f64().unwrap())
+        })
+        .collect();
+    let metric = |name: &str| scrape.metrics.iter().find(|m| m.name == name).unwrap_or_else(|| panic!("{name}"));
+    let seconds = metric("oscost_benchmark_seconds");
+    assert_eq!(seconds.kind, prom_text_format_parser::Type::Gauge);
+    assert_eq!(seconds.samples.len(), medians.len(), "one per stored figure: {text}");
+    for s in &seconds.samples {
+        let get = |k: &str| s.labels.iter().find(|l| l.key == k).map(|l| l.value.clone()).unwrap_or_default();
+        let key = (get("benchmark"), get("variant"), get("method"));
+        let stored = medians.get(&key).unwrap_or_else(|| panic!("{key:?} is a stored figure"));
+        let v = s.value.value.as_f64();
+        assert!((v - stored * 1e-9).abs() <= 1e-12 * v.abs(), "{key:?}: {v} s against {stored} ns");
+        assert_eq!(get("quantile"), "0.5");
+    }
+    assert_eq!(metric("oscost_info").samples[0].value.value.as_f64(), 1.0);
+    assert!(metric("oscost_run_timestamp_seconds").samples[0].value.value.as_f64() > 1.7e9);
+    // More than one run is refused with a reason.
+    run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "1"], &db.path);
+    let out = oscost().args(["export", "1", "2", "--format", "prometheus", "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one run"));
+}
+
+#[test]
+fn completions_and_the_man_page_come_from_the_definitions() {
+    let db = temp_db();
+    for (shell, needle) in [("bash", "_oscost()"), ("zsh", "#compdef oscost"), ("fish", "complete -c oscost")] {
+        let text = String::from_utf8(run_ok(&["completions", shell], &db.path).stdout).unwrap();
+        assert!(text.contains(needle), "{shell}: {needle}");
+        assert!(text.contains("rounds"), "{shell}: every flag is there");
+    }
+    let man = String::from_utf8(run_ok(&["man"], &db.path).stdout).unwrap();
+    assert!(man.starts_with(".ie") || man.contains(".TH oscost"), "{}", &man[..200.min(man.len())]);
+    assert!(man.contains("compare"));
+    let out = oscost().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
