@@ -16,7 +16,7 @@
 
 use std::fmt::Write;
 
-use crate::model::RunDocument;
+use crate::model::{ResultRow, RunDocument};
 
 /// Escapes a label value: backslash, double quote and line feed.
 fn label(v: &str) -> String {
@@ -30,6 +30,27 @@ fn unix_seconds(rfc3339: &str) -> Option<f64> {
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_secs_f64())
+}
+
+/// One metric family of figures: their medians times `scale`, labelled by benchmark,
+/// variant and method (and unit when `with_unit`).
+fn family(o: &mut String, name: &str, help: &str, rows: &[&ResultRow], scale: f64, with_unit: bool) {
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "# HELP {name} {help}");
+    let _ = writeln!(o, "# TYPE {name} gauge");
+    for r in rows {
+        let unit = if with_unit { format!(",unit=\"{}\"", label(&r.unit)) } else { String::new() };
+        let _ = writeln!(
+            o,
+            "{name}{{benchmark=\"{}\",variant=\"{}\",method=\"{}\"{unit},quantile=\"0.5\"}} {:e}",
+            label(&r.benchmark),
+            label(&r.variant_label()),
+            r.method.as_str(),
+            r.median * scale
+        );
+    }
 }
 
 /// The textfile for one run.
@@ -54,37 +75,10 @@ pub fn to_textfile(doc: &RunDocument) -> String {
         let _ = writeln!(o, "# TYPE oscost_run_timestamp_seconds gauge");
         let _ = writeln!(o, "oscost_run_timestamp_seconds {t}");
     }
-    let time_rows: Vec<_> = doc.results.iter().filter(|r| r.unit.starts_with("ns")).collect();
-    if !time_rows.is_empty() {
-        let _ = writeln!(o, "# HELP oscost_benchmark_seconds Median time of an oscost figure, in seconds.");
-        let _ = writeln!(o, "# TYPE oscost_benchmark_seconds gauge");
-        for r in time_rows {
-            let _ = writeln!(
-                o,
-                "oscost_benchmark_seconds{{benchmark=\"{}\",variant=\"{}\",method=\"{}\",quantile=\"0.5\"}} {:e}",
-                label(&r.benchmark),
-                label(&r.variant_label()),
-                r.method.as_str(),
-                r.median * 1e-9
-            );
-        }
-    }
-    let rate_rows: Vec<_> = doc.results.iter().filter(|r| r.unit.ends_with("/s")).collect();
-    if !rate_rows.is_empty() {
-        let _ = writeln!(o, "# HELP oscost_benchmark_per_second Median rate of an oscost figure, per second.");
-        let _ = writeln!(o, "# TYPE oscost_benchmark_per_second gauge");
-        for r in rate_rows {
-            let _ = writeln!(
-                o,
-                "oscost_benchmark_per_second{{benchmark=\"{}\",variant=\"{}\",method=\"{}\",unit=\"{}\",quantile=\"0.5\"}} {:e}",
-                label(&r.benchmark),
-                label(&r.variant_label()),
-                r.method.as_str(),
-                label(&r.unit),
-                r.median
-            );
-        }
-    }
+    let time: Vec<_> = doc.results.iter().filter(|r| r.unit.starts_with("ns")).collect();
+    family(&mut o, "oscost_benchmark_seconds", "Median time of an oscost figure, in seconds.", &time, 1e-9, false);
+    let rates: Vec<_> = doc.results.iter().filter(|r| r.unit.ends_with("/s")).collect();
+    family(&mut o, "oscost_benchmark_per_second", "Median rate of an oscost figure, per second.", &rates, 1.0, true);
     o
 }
 
