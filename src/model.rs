@@ -584,6 +584,24 @@ pub struct RunDocument {
     pub results: Vec<ResultRow>,
 }
 
+impl RunDocument {
+    /// A complete run of `rows` on `machine`, for tests of what reads runs.
+    pub fn for_tests(id: i64, machine: Machine, results: Vec<ResultRow>) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            run: RunInfo {
+                id,
+                started_at: "t".into(),
+                command_line: "c".into(),
+                save_name: None,
+                status: "complete".into(),
+            },
+            machine,
+            results,
+        }
+    }
+}
+
 /// Counts as JSON: a count that is not a finite number (0/0 of an empty window) is
 /// no count at all, so it is neither written nor fatal to read.
 pub mod finite_counts {

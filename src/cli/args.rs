@@ -55,17 +55,20 @@ pub enum Command {
     /// Compare two runs (or two sets of runs): ratio of medians with an interval from
     /// resampling runs, rounds and samples, and a verdict where it clears the noise.
     Compare {
-        /// Run A (id, saved name or `latest`), or runs pooled as one side (`1,2,3`);
-        /// with --baseline, this is side B.
-        a: Option<String>,
-        /// Run B, or runs pooled as one side (`4,5,6`).
-        b: Option<String>,
-        /// Use the run saved under this name as A.
+        /// The sides, the first the baseline: each a run (id, saved name or `latest`),
+        /// runs pooled as one side (`1,2,3`), and `@PATH` to read it from another
+        /// database (`latest@b.db`). Two sides: A and B; more: one column per side.
+        sides: Vec<String>,
+        /// Use the run saved under this name as the baseline (A).
         #[arg(long, value_name = "NAME")]
         baseline: Option<String>,
-        /// Read run B from another database (results from another machine).
+        /// Read the sides after the first from another database (results from another machine).
         #[arg(long, value_name = "PATH")]
         db_b: Option<PathBuf>,
+        /// Make each machine (host) a side, pooling its runs: the runs given, or every
+        /// complete run of the databases read.
+        #[arg(long, value_enum, value_name = "KEY")]
+        by: Option<GroupBy>,
         /// Noise threshold in percent: verdicts need the interval to clear it.
         #[arg(long, value_name = "PCT", default_value_t = crate::report::compare::DEFAULT_THRESHOLD * 100.0)]
         threshold: f64,
@@ -125,6 +128,12 @@ pub enum Command {
     },
     /// Print the manual page (roff), generated from these definitions.
     Man,
+}
+
+/// How `compare --by` groups runs into sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GroupBy {
+    Host,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -117,8 +117,8 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Show { run, json, format, samples } => {
             show(&db()?, run.as_deref().unwrap_or("latest"), if json { Format::Json } else { format }, samples)
         }
-        Command::Compare { a, b, baseline, db_b, threshold, json } => {
-            compare(&db()?, db_b.as_deref(), (baseline, a, b), threshold, json)
+        Command::Compare { sides, baseline, db_b, by, threshold, json } => {
+            compare(&db()?, db_b.as_deref(), CompareRequest { sides, baseline, by }, threshold, json)
         }
         Command::Export { runs, format, output } => export(&db()?, runs, format, output.as_deref()),
         Command::Import { file } => import(&db()?, &file),
@@ -173,32 +173,105 @@ fn show(db: &Path, reference: &str, format: Format, samples: bool) -> Result<i32
     Ok(0)
 }
 
-type CompareRefs = (Option<String>, Option<String>, Option<String>);
+/// What `compare` was asked to put side by side.
+struct CompareRequest {
+    sides: Vec<String>,
+    baseline: Option<String>,
+    by: Option<args::GroupBy>,
+}
 
-fn compare(db: &Path, db_b: Option<&Path>, refs: CompareRefs, threshold: f64, json: bool) -> Result<i32> {
+fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, threshold: f64, json: bool) -> Result<i32> {
     if !(threshold.is_finite() && (0.0..100.0).contains(&threshold)) {
         return Err(UsageError("--threshold is a percentage from 0 to 100".into()).into());
     }
-    let (ref_a, ref_b) = match refs {
-        (Some(name), b, None) => (name, b.unwrap_or_else(|| "latest".into())),
-        (None, Some(a), Some(b)) => (a, b),
-        _ => {
-            return Err(
-                UsageError("compare needs two runs (A B), or --baseline NAME and at most one run".into()).into()
-            );
+    let mut refs = req.sides;
+    if let Some(name) = req.baseline {
+        if refs.is_empty() {
+            refs.push("latest".into());
+        }
+        refs.insert(0, name);
+    }
+    let (sides, names) = match req.by {
+        Some(args::GroupBy::Host) => by_host(db, db_b, &refs)?,
+        None => {
+            if refs.len() < 2 {
+                return Err(UsageError(
+                    "compare needs two sides or more (A B …), or --baseline NAME and at most one more, or --by host"
+                        .into(),
+                )
+                .into());
+            }
+            let sides = refs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| load_side_at(if i == 0 { db } else { db_b.unwrap_or(db) }, r))
+                .collect::<Result<Vec<_>>>()?;
+            (sides, None)
         }
     };
-    let store_a = Store::open_existing(db)?;
-    let store_b = Store::open_existing(db_b.unwrap_or(db))?;
-    let da = load_side(&store_a, &ref_a)?;
-    let db = load_side(&store_b, &ref_b)?;
-    let rows = report::compare::compare(&da, &db, threshold / 100.0, 2000);
+    let threshold = threshold / 100.0;
+    if let ([a, b], None) = (&sides[..], &names) {
+        let rows = report::compare::compare(a, b, threshold, 2000);
+        if json {
+            outln(&report::compare::to_json(a, b, &rows, threshold))?;
+        } else {
+            out(&report::compare::render(a, b, &rows, threshold))?;
+        }
+        return Ok(0);
+    }
+    let m = report::matrix::matrix(&sides, names, threshold, 2000);
     if json {
-        outln(&report::compare::to_json(&da, &db, &rows, threshold / 100.0))?;
+        outln(&serde_json::to_string_pretty(&m)?)?;
     } else {
-        out(&report::compare::render(&da, &db, &rows, threshold / 100.0))?;
+        out(&report::matrix::render(&m))?;
     }
     Ok(0)
+}
+
+/// A side given as `REFS` or `REFS@PATH` (another database), read.
+fn load_side_at(default_db: &Path, side: &str) -> Result<Vec<RunDocument>> {
+    let (refs, path) = match side.rsplit_once('@') {
+        Some((refs, path)) if !path.is_empty() => (refs, Path::new(path)),
+        _ => (side, default_db),
+    };
+    load_side(&Store::open_existing(path)?, refs)
+}
+
+/// Every run given (or every complete run of the databases), one side per host, in
+/// the order the hosts first appear; each side's name is its host.
+/// Sides of runs, with their names when they are not the runs' own.
+type Sides = (Vec<Vec<RunDocument>>, Option<Vec<String>>);
+
+fn by_host(db: &Path, db_b: Option<&Path>, refs: &[String]) -> Result<Sides> {
+    let mut runs: Vec<RunDocument> = Vec::new();
+    if refs.is_empty() {
+        for path in std::iter::once(db).chain(db_b) {
+            let store = Store::open_existing(path)?;
+            for l in store.list_runs(&RunFilter::default())?.into_iter().rev().filter(|l| l.status == "complete") {
+                runs.push(store.load_run(l.id)?.0);
+            }
+        }
+    } else {
+        for (i, r) in refs.iter().enumerate() {
+            runs.extend(load_side_at(if i == 0 { db } else { db_b.unwrap_or(db) }, r)?);
+        }
+    }
+    let mut hosts: Vec<String> = Vec::new();
+    let mut sides: Vec<Vec<RunDocument>> = Vec::new();
+    for d in runs {
+        match hosts.iter().position(|h| *h == d.machine.hostname) {
+            Some(i) => sides[i].push(d),
+            None => {
+                hosts.push(d.machine.hostname.clone());
+                sides.push(vec![d]);
+            }
+        }
+    }
+    if sides.len() < 2 {
+        return Err(UsageError(format!("--by host needs runs of two hosts or more; found {}", hosts.len())).into());
+    }
+    let names = hosts.iter().map(|h| report::plain(h).into_owned()).collect();
+    Ok((sides, Some(names)))
 }
 
 /// One side of a comparison: a run, or runs separated by commas (`1,2,3`), pooled.
@@ -266,11 +339,18 @@ fn import(db: &Path, file: &Path) -> Result<i32> {
 fn html_report(db: &Path, refs: Vec<String>, output: &Path) -> Result<i32> {
     let store = Store::open_existing(db)?;
     let docs = load_all(&store, refs)?;
-    let cmp = (docs.len() >= 2).then(|| {
-        let (a, b) = (std::slice::from_ref(&docs[0].0), std::slice::from_ref(&docs[1].0));
-        report::compare::compare(a, b, report::compare::DEFAULT_THRESHOLD, 2000)
-    });
-    let html = report::html::render(&docs, cmp.as_deref());
+    let threshold = report::compare::DEFAULT_THRESHOLD;
+    let html = if docs.len() >= 3 {
+        // Three runs or more: every run a column, the first the baseline.
+        let sides: Vec<Vec<RunDocument>> = docs.iter().map(|d| vec![d.0.clone()]).collect();
+        report::html::render_matrix(&docs, &report::matrix::matrix(&sides, None, threshold, 2000))
+    } else {
+        let cmp = (docs.len() == 2).then(|| {
+            let (a, b) = (std::slice::from_ref(&docs[0].0), std::slice::from_ref(&docs[1].0));
+            report::compare::compare(a, b, threshold, 2000)
+        });
+        report::html::render(&docs, cmp.as_deref())
+    };
     std::fs::write(output, html).with_context(|| format!("writing {}", output.display()))?;
     outln(&format!("wrote {}", output.display()))?;
     Ok(0)

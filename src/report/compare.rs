@@ -174,38 +174,50 @@ pub fn side_name(side: &[RunDocument]) -> String {
     format!("{} {}", if ids.len() == 1 { "run" } else { "runs" }, ids.join(", "))
 }
 
+/// A machine's fingerprint fields worth comparing, as (name, value), mitigations last.
+fn fingerprint_fields(m: &Machine) -> Vec<(String, String)> {
+    let mut rows = vec![
+        ("host".to_string(), super::plain(&m.hostname).into_owned()),
+        ("cpu".into(), super::plain(&m.cpu_model).into_owned()),
+        ("logical cpus".into(), m.logical_cpus.to_string()),
+        ("smt".into(), m.smt_text().into()),
+        ("governor".into(), m.governor.clone().unwrap_or_default()),
+        ("kernel".into(), m.kernel_release.clone()),
+        ("virtualization".into(), m.virtualization.clone()),
+        ("clocksource".into(), m.clocksource.clone().unwrap_or_default()),
+        ("transparent hugepages".into(), m.transparent_hugepages.clone().unwrap_or_default()),
+        ("libc".into(), m.libc.clone()),
+        ("oscost".into(), format!("{} ({})", m.tool_version, m.git_commit)),
+    ];
+    rows.extend(m.mitigations.iter().map(|(k, v)| (format!("mitigation {k}"), v.clone())));
+    rows
+}
+
+/// Several machines' fingerprints field by field: every field any of them has, in
+/// first-seen order, with each machine's value (`-` where it has none).
+pub fn fingerprints(machines: &[&Machine]) -> Vec<(String, Vec<String>)> {
+    let each: Vec<Vec<(String, String)>> = machines.iter().map(|m| fingerprint_fields(m)).collect();
+    let mut fields: Vec<String> = Vec::new();
+    for f in each.iter().flatten().map(|(k, _)| k) {
+        if !fields.contains(f) {
+            fields.push(f.clone());
+        }
+    }
+    fields
+        .into_iter()
+        .map(|f| {
+            let values = each
+                .iter()
+                .map(|m| m.iter().find(|(k, _)| *k == f).map_or_else(|| "-".into(), |(_, v)| v.clone()))
+                .collect();
+            (f, values)
+        })
+        .collect()
+}
+
 /// The fingerprint fields worth comparing: (name, A, B).
 pub fn machine_diff(a: &Machine, b: &Machine) -> Vec<(String, String, String)> {
-    let mut rows = vec![
-        ("host".to_string(), super::plain(&a.hostname).into_owned(), super::plain(&b.hostname).into_owned()),
-        ("cpu".into(), super::plain(&a.cpu_model).into_owned(), super::plain(&b.cpu_model).into_owned()),
-        ("logical cpus".into(), a.logical_cpus.to_string(), b.logical_cpus.to_string()),
-        ("smt".into(), a.smt_text().into(), b.smt_text().into()),
-        ("governor".into(), a.governor.clone().unwrap_or_default(), b.governor.clone().unwrap_or_default()),
-        ("kernel".into(), a.kernel_release.clone(), b.kernel_release.clone()),
-        ("virtualization".into(), a.virtualization.clone(), b.virtualization.clone()),
-        ("clocksource".into(), a.clocksource.clone().unwrap_or_default(), b.clocksource.clone().unwrap_or_default()),
-        (
-            "transparent hugepages".into(),
-            a.transparent_hugepages.clone().unwrap_or_default(),
-            b.transparent_hugepages.clone().unwrap_or_default(),
-        ),
-        ("libc".into(), a.libc.clone(), b.libc.clone()),
-        (
-            "oscost".into(),
-            format!("{} ({})", a.tool_version, a.git_commit),
-            format!("{} ({})", b.tool_version, b.git_commit),
-        ),
-    ];
-    let keys: std::collections::BTreeSet<&String> = a.mitigations.keys().chain(b.mitigations.keys()).collect();
-    for k in keys {
-        rows.push((
-            format!("mitigation {k}"),
-            a.mitigations.get(k).cloned().unwrap_or_else(|| "-".into()),
-            b.mitigations.get(k).cloned().unwrap_or_else(|| "-".into()),
-        ));
-    }
-    rows
+    fingerprints(&[a, b]).into_iter().map(|(k, mut v)| (k, v.remove(0), v.remove(0))).collect()
 }
 
 /// The comparison as JSON: both sides' run ids, the threshold, the machines'
@@ -274,21 +286,10 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Method, ResultRow, RunInfo};
+    use crate::model::{Method, ResultRow};
 
     fn doc(id: i64, rows: Vec<ResultRow>) -> RunDocument {
-        RunDocument {
-            schema_version: 1,
-            run: RunInfo {
-                id,
-                started_at: "t".into(),
-                command_line: "c".into(),
-                save_name: None,
-                status: "complete".into(),
-            },
-            machine: crate::machine::Machine::example(),
-            results: rows,
-        }
+        RunDocument::for_tests(id, crate::machine::Machine::example(), rows)
     }
 
     /// A row of `rounds` rounds around `centre` (3% round noise, 1% within).

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use super::compare::Comparison;
 use super::fmt_value;
+use super::matrix::Matrix;
 use crate::model::Skipped;
 use crate::model::{Method, ResultRow, RunDocument};
 use crate::stats;
@@ -127,21 +128,35 @@ pub fn histogram(title: &str, samples: &[f64], unit: &str) -> String {
 }
 
 /// Horizontal bars of B/A ratios with their 95% intervals, around 1.
+/// A ratio chart's scale (x of a ratio, labels in the left 320 px, 1 always in view)
+/// and its opening SVG with the dashed line at 1 from `top` down.
+fn ratio_canvas<'a>(
+    intervals: impl Iterator<Item = &'a Comparison>,
+    w: f64,
+    h: f64,
+    title: &str,
+    top: f64,
+) -> (impl Fn(f64) -> f64, String) {
+    let (lo, hi) = intervals.fold((1.0f64, 1.0f64), |(a, b), c| (a.min(c.ci_low), b.max(c.ci_high)));
+    let (lo, hi) = (lo.min(0.9), hi.max(1.1));
+    let left = 320.0;
+    let sx = move |x: f64| left + (x - lo) / (hi - lo) * (w - left - 20.0);
+    let svg = format!(
+        r##"<figure><svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>{title}</title><rect width="100%" height="100%" fill="#fff"/><line x1="{o:.1}" y1="{top}" x2="{o:.1}" y2="{b}" stroke="#999" stroke-dasharray="3"/>"##,
+        o = sx(1.0),
+        b = h - 6.0
+    );
+    (sx, svg)
+}
+
 pub fn ratio_bars(rows: &[Comparison]) -> String {
     let rows: Vec<&Comparison> = rows.iter().filter(|c| c.ci_low.is_finite()).take(60).collect();
     if rows.is_empty() {
         return String::new();
     }
-    let (lo, hi) = rows.iter().fold((1.0f64, 1.0f64), |(a, b), c| (a.min(c.ci_low), b.max(c.ci_high)));
-    let (lo, hi) = (lo.min(0.9), hi.max(1.1));
-    let (w, row_h, left) = (720.0, 16.0, 320.0);
+    let (w, row_h) = (720.0, 16.0);
     let h = 30.0 + row_h * rows.len() as f64;
-    let sx = |x: f64| left + (x - lo) / (hi - lo) * (w - left - 20.0);
-    let mut svg = format!(
-        r##"<figure><svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img"><title>B/A ratios</title><rect width="100%" height="100%" fill="#fff"/><line x1="{o:.1}" y1="10" x2="{o:.1}" y2="{b}" stroke="#999" stroke-dasharray="3"/>"##,
-        o = sx(1.0),
-        b = h - 10.0
-    );
+    let (sx, mut svg) = ratio_canvas(rows.iter().copied(), w, h, "B/A ratios", 10.0);
     for (i, c) in rows.iter().enumerate() {
         let y = 20.0 + row_h * i as f64;
         let color = match c.verdict.as_str() {
@@ -331,17 +346,29 @@ fn plots(results: &[ResultRow]) -> String {
     h
 }
 
-/// Renders runs (and, with two or more, a comparison of the first with the second).
-pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Comparison]>) -> String {
-    let mut h = String::from(
-        "<!doctype html><html lang=en><head><meta charset=utf-8><title>oscost report</title><style>\
+/// The page's head: title and styles.
+const HEAD: &str = "<!doctype html><html lang=en><head><meta charset=utf-8><title>oscost report</title><style>\
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;background:#fff}\
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;font-size:12px}\
 table.res td:nth-child(n+4){text-align:right;font-variant-numeric:tabular-nums}\
 figure{display:inline-block;margin:8px}figcaption{font-size:11px;color:#555}.hists figure{width:330px}\
 code{background:#f4f4f4;padding:2px 4px}h2{border-bottom:2px solid #1f77b4}\
-</style></head><body><h1>oscost report</h1>",
-    );
+</style></head><body><h1>oscost report</h1>";
+
+/// A page: an optional comparison section, then every run.
+fn page(runs: &[(RunDocument, Vec<Skipped>)], comparison: &str) -> String {
+    let mut h = String::from(HEAD);
+    h.push_str(comparison);
+    for (d, s) in runs {
+        h.push_str(&run_section(d, s));
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// Renders runs (and, with two or more, a comparison of the first with the second).
+pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Comparison]>) -> String {
+    let mut h = String::new();
     if let (Some(c), [a, b, ..]) = (comparison, runs) {
         let _ = write!(h, "<section><h2>Comparison: run #{} (A) → run #{} (B)</h2>", a.0.run.id, b.0.run.id);
         h.push_str(&ratio_bars(c));
@@ -363,11 +390,112 @@ code{background:#f4f4f4;padding:2px 4px}h2{border-bottom:2px solid #1f77b4}\
         }
         h.push_str("</table></section>");
     }
-    for (d, s) in runs {
-        h.push_str(&run_section(d, s));
+    page(runs, &h)
+}
+
+/// Colours of the compared sides, in order (the baseline is the dashed line at 1).
+const SIDE_COLORS: [&str; 8] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+
+/// Renders runs with the machines side by side: the fingerprint differences, grouped
+/// bars (per figure, one bar per side: its ratio to the baseline with the interval)
+/// and the matrix as a table.
+pub fn render_matrix(runs: &[(RunDocument, Vec<Skipped>)], m: &Matrix) -> String {
+    let mut h = String::from("<section><h2>Machines side by side</h2><table><tr><th></th>");
+    for c in &m.columns {
+        let _ = write!(h, "<th>{}</th>", esc(&c.name));
     }
-    h.push_str("</body></html>\n");
-    h
+    h.push_str("</tr>");
+    for (field, values) in &m.differences {
+        let _ = write!(h, "<tr><td>{}</td>", esc(field));
+        for v in values {
+            let _ = write!(h, "<td>{}</td>", esc(v));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+    h.push_str(&grouped_bars(m));
+    h.push_str("<table><tr><th>benchmark</th><th>variant</th><th>method</th>");
+    for (i, c) in m.columns.iter().enumerate() {
+        let what = if i == 0 { "baseline" } else { "ratio [95% CI] verdict" };
+        let _ = write!(h, "<th>{} ({what})</th>", esc(&c.name));
+    }
+    h.push_str("</tr>");
+    for r in &m.rows {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            esc(&r.benchmark),
+            esc(&r.variant),
+            esc(&r.method),
+            esc(&fmt_value(r.baseline_median, &r.unit))
+        );
+        for c in &r.cells {
+            let cell = match c {
+                Some(c) if c.ci_low.is_finite() => {
+                    format!("{:.3} [{:.3}, {:.3}] {}", c.ratio, c.ci_low, c.ci_high, c.verdict)
+                }
+                Some(c) => format!("{:.3} {}", c.ratio, c.verdict),
+                None => "-".into(),
+            };
+            let _ = write!(h, "<td>{}</td>", esc(&cell));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table></section>");
+    page(runs, &h)
+}
+
+/// Grouped bars: a group per figure, in it a bar per compared side from 1 to its ratio,
+/// with the interval as a whisker; the baseline is the dashed line at 1.
+pub fn grouped_bars(m: &Matrix) -> String {
+    let rows: Vec<_> =
+        m.rows.iter().filter(|r| r.cells.iter().flatten().any(|c| c.ci_low.is_finite())).take(40).collect();
+    let sides = m.columns.len().saturating_sub(1);
+    if rows.is_empty() || sides == 0 {
+        return String::new();
+    }
+    let cells = rows.iter().flat_map(|r| r.cells.iter().flatten()).filter(|c| c.ci_low.is_finite());
+    let (w, bar_h) = (760.0, 7.0);
+    let group_h = bar_h * sides as f64 + 6.0;
+    let h = 40.0 + group_h * rows.len() as f64;
+    let (sx, mut svg) = ratio_canvas(cells, w, h, "ratios to the baseline", 24.0);
+    for (i, c) in m.columns.iter().skip(1).enumerate() {
+        let color = SIDE_COLORS[i % SIDE_COLORS.len()];
+        let _ = write!(
+            svg,
+            r#"<rect x="{:.1}" y="6" width="10" height="10" fill="{color}"/><text x="{:.1}" y="15" font-size="10">{}</text>"#,
+            4.0 + 150.0 * i as f64,
+            18.0 + 150.0 * i as f64,
+            esc(&c.name.chars().take(22).collect::<String>())
+        );
+    }
+    for (g, r) in rows.iter().enumerate() {
+        let top = 28.0 + group_h * g as f64;
+        let _ = write!(
+            svg,
+            r#"<text x="4" y="{:.1}" font-size="10">{}</text>"#,
+            top + group_h / 2.0,
+            esc(&format!("{} {} ({})", r.benchmark, r.variant, r.method).chars().take(60).collect::<String>())
+        );
+        for (i, c) in r.cells.iter().enumerate() {
+            let Some(c) = c.as_ref().filter(|c| c.ci_low.is_finite()) else { continue };
+            let color = SIDE_COLORS[i % SIDE_COLORS.len()];
+            let y = top + bar_h * i as f64;
+            let (x0, x1) = (sx(1.0).min(sx(c.ratio)), sx(1.0).max(sx(c.ratio)));
+            let _ = write!(
+                svg,
+                r##"<rect x="{x0:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{color}"/><line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#222"/>"##,
+                (x1 - x0).max(1.0),
+                bar_h - 1.0,
+                sx(c.ci_low),
+                y + bar_h / 2.0,
+                sx(c.ci_high),
+                y + bar_h / 2.0
+            );
+        }
+    }
+    svg.push_str("</svg><figcaption>each side's median over the baseline's (the dashed line), with 95% intervals</figcaption></figure>");
+    svg
 }
 
 #[cfg(test)]

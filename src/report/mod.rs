@@ -5,6 +5,7 @@ pub mod compare;
 pub mod export;
 pub mod html;
 pub mod json;
+pub mod matrix;
 pub mod prometheus;
 pub mod suites;
 pub mod table;

@@ -1,0 +1,165 @@
+//! Many machines side by side: each side (a run, a set of runs, or every run of one
+//! host) in a column, the first one the baseline, and for every figure the other
+//! sides' ratio to it with its interval and verdict (`compare`'s, side by side). The
+//! fingerprint fields in which the machines differ come first, as a header.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::compare::{Comparison, compare, side_name};
+use super::{fmt_value, plain};
+use crate::model::RunDocument;
+
+/// One side's column.
+#[derive(Debug, Clone, Serialize)]
+pub struct Column {
+    /// `run #3`, `runs #1, #2`, or the host's name.
+    pub name: String,
+    pub runs: Vec<i64>,
+}
+
+/// One figure across the sides: the baseline's median and, per other side, its
+/// comparison with the baseline (None where that side lacks the figure).
+#[derive(Debug, Clone, Serialize)]
+pub struct MatrixRow {
+    pub benchmark: String,
+    pub variant: String,
+    pub method: String,
+    pub unit: String,
+    pub baseline_median: f64,
+    pub cells: Vec<Option<Comparison>>,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Matrix {
+    pub columns: Vec<Column>,
+    pub threshold: f64,
+    /// Fingerprint fields that differ between the sides: (field, value per side).
+    pub differences: Vec<(String, Vec<String>)>,
+    pub rows: Vec<MatrixRow>,
+}
+
+/// Compares every side with the first. `names` labels the sides (None: their runs).
+pub fn matrix(sides: &[Vec<RunDocument>], names: Option<Vec<String>>, threshold: f64, resamples: usize) -> Matrix {
+    let columns: Vec<Column> = sides
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Column {
+            name: names.as_ref().and_then(|n| n.get(i).cloned()).unwrap_or_else(|| side_name(s)),
+            runs: s.iter().map(|d| d.run.id).collect(),
+        })
+        .collect();
+    // Each side's machine is its first run's.
+    let machines: Vec<&crate::machine::Machine> = sides.iter().filter_map(|s| s.first()).map(|d| &d.machine).collect();
+    let differences = super::compare::fingerprints(&machines)
+        .into_iter()
+        .filter(|(field, values)| field == "host" || values.iter().any(|v| v != &values[0]))
+        .collect();
+    let Some(base) = sides.first() else {
+        return Matrix { columns, threshold, differences, rows: Vec::new() };
+    };
+    let per_side: Vec<Vec<Comparison>> = sides[1..].iter().map(|s| compare(base, s, threshold, resamples)).collect();
+    let mut rows = Vec::new();
+    for r in base.first().map(|d| d.results.as_slice()).unwrap_or_default() {
+        let variant = r.variant_label();
+        let method = r.method.as_str();
+        let cells: Vec<Option<Comparison>> = per_side
+            .iter()
+            .map(|cs| {
+                cs.iter().find(|c| c.benchmark == r.benchmark && c.variant == variant && c.method == method).cloned()
+            })
+            .collect();
+        let baseline_median = cells.iter().flatten().next().map_or(r.median, |c| c.a_median);
+        rows.push(MatrixRow {
+            benchmark: r.benchmark.clone(),
+            variant,
+            method: method.to_string(),
+            unit: r.unit.clone(),
+            baseline_median,
+            cells,
+        });
+    }
+    Matrix { columns, threshold, differences, rows }
+}
+
+/// The matrix as text: the differing fingerprint fields, then one column per side.
+pub fn render(m: &Matrix) -> String {
+    use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+    let mut head = Table::new();
+    head.load_preset(UTF8_FULL_CONDENSED);
+    let mut names = vec![String::new()];
+    names.extend(m.columns.iter().map(|c| plain(&c.name).into_owned()));
+    head.set_header(names.clone());
+    for (field, values) in &m.differences {
+        let mut row = vec![field.clone()];
+        row.extend(values.iter().map(|v| plain(v).into_owned()));
+        head.add_row(row);
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut header = vec!["benchmark".to_string(), "variant".into(), "method".into()];
+    header.push(format!("{} (baseline)", names[1]));
+    header.extend(names[2..].iter().map(|n| format!("{n}: ratio [95% CI] verdict")));
+    t.set_header(header);
+    for r in &m.rows {
+        let mut row = vec![
+            plain(&r.benchmark).into_owned(),
+            plain(&r.variant).into_owned(),
+            r.method.clone(),
+            fmt_value(r.baseline_median, &r.unit),
+        ];
+        for c in &r.cells {
+            row.push(match c {
+                Some(c) if c.ci_low.is_finite() => {
+                    format!("{:.3} [{:.3}, {:.3}] {}", c.ratio, c.ci_low, c.ci_high, c.verdict)
+                }
+                Some(c) => format!("{:.3} {}", c.ratio, c.verdict),
+                None => "-".into(),
+            });
+        }
+        t.add_row(row);
+    }
+    let mut o = format!("{head}\n{t}\n");
+    let _ = writeln!(
+        o,
+        "ratios are each side's median over the baseline's; verdicts need the 95% interval to clear ±{:.1}% and two rounds or runs a side",
+        m.threshold * 100.0
+    );
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Method, ResultRow, Round};
+
+    fn doc(id: i64, host: &str, centre: f64) -> RunDocument {
+        let mut rng = crate::stats::SplitMix64::new(id as u64);
+        let parts = crate::stats::nested::synthetic(&mut rng, centre, 5, 50, 0.02, 0.01);
+        let all: Vec<f64> = parts.iter().flatten().copied().collect();
+        let mut r = ResultRow::from_samples("syscall.getppid", Method::Batch, "ns/call", all, 250).unwrap();
+        r.rounds = parts.iter().map(|p| Round { samples: p.len(), counts: Default::default() }).collect();
+        let mut machine = crate::machine::Machine::example();
+        machine.hostname = host.into();
+        RunDocument::for_tests(id, machine, vec![r])
+    }
+
+    #[test]
+    fn three_machines_in_three_columns_with_ratios_to_the_first() {
+        let sides = vec![vec![doc(1, "a", 100.0)], vec![doc(2, "b", 200.0)], vec![doc(3, "c", 100.0)]];
+        let m = matrix(&sides, None, 0.03, 300);
+        assert_eq!(m.columns.len(), 3);
+        assert_eq!(m.differences[0].0, "host");
+        assert_eq!(m.differences[0].1, vec!["a", "b", "c"]);
+        assert_eq!(m.rows.len(), 1);
+        let cells = &m.rows[0].cells;
+        assert_eq!(cells.len(), 2);
+        assert_eq!(cells[0].as_ref().unwrap().verdict, "slower");
+        assert!((cells[0].as_ref().unwrap().ratio - 2.0).abs() < 0.1);
+        assert!(!matches!(cells[1].as_ref().unwrap().verdict.as_str(), "faster" | "slower"));
+        let text = render(&m);
+        assert!(text.contains("run #1 (baseline)") && text.contains("run #3: ratio"), "{text}");
+    }
+}
