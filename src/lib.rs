@@ -7,7 +7,8 @@
 //!   cycle counter) and `procfs` (readers of /proc);
 //! - `clock` (calibration), `stats`, `model` (the row, flag, count and run types every
 //!   layer agrees on), `machine` (the fingerprint), `kcounts` (what the kernel
-//!   observed), `placement` (the user's CPU, nice and policy request), `helper` (the
+//!   observed), `placement` (the user's CPU, nice and policy request), `histo` (per-call
+//!   samples as HDR histograms), `helper` (the
 //!   program the exec probes run, held as a verified descriptor);
 //! - `runner` (timed loops, probes and their failure codes), `tasks` (the one
 //!   lifecycle of peer threads and processes) and `rounds` (a benchmark's rounds
@@ -25,6 +26,7 @@ pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod helper;
+pub mod histo;
 pub mod kcounts;
 pub mod machine;
 pub mod model;

@@ -287,7 +287,16 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
         (None, None) if !failures.is_empty() => "failed",
         (None, None) => "complete",
     };
-    let store = run.finish(status)?;
+    let store = match run.finish(status) {
+        Ok(store) => store,
+        Err(e) => {
+            // The store failed again: whatever was rescued must still be said.
+            if let Some(m) = &storage_error {
+                eprintln!("error: {m}");
+            }
+            return Err(e);
+        }
+    };
     Ok(RunOutcome { run_id: id, stopped_by, failures, storage_error, store, elapsed: started.elapsed() })
 }
 

@@ -67,10 +67,17 @@ impl StoreError {
     }
 }
 
+/// One step of the schema: SQL, or code for what SQL cannot do (re-encoding blobs).
+enum Step {
+    Sql(&'static str),
+    Code(fn(&rusqlite::Transaction) -> Result<(), StoreError>),
+}
+
 /// The schema, one migration per version. Never edit a released step; add one.
-const MIGRATIONS: &[&str] = &[
+const MIGRATIONS: &[Step] = &[
     // v1
-    "CREATE TABLE runs (
+    Step::Sql(
+        "CREATE TABLE runs (
         id INTEGER PRIMARY KEY,
         started_at TEXT NOT NULL,
         finished_at TEXT,
@@ -106,16 +113,49 @@ const MIGRATIONS: &[&str] = &[
         reason TEXT NOT NULL
     );
     CREATE UNIQUE INDEX runs_by_save_name ON runs(save_name) WHERE save_name IS NOT NULL;",
+    ),
     // v2: the process that owns a run, to tell a live run from an abandoned one.
-    "CREATE TABLE run_owner (
+    Step::Sql(
+        "CREATE TABLE run_owner (
         run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
         pid INTEGER NOT NULL,
         start_ticks INTEGER NOT NULL,
         boot_id TEXT NOT NULL
     );",
+    ),
     // v3: the rounds behind each row (sample counts and counts per round), as JSON.
-    "ALTER TABLE results ADD COLUMN rounds_json TEXT;",
+    Step::Sql("ALTER TABLE results ADD COLUMN rounds_json TEXT;"),
+    // v4: per-call samples as HDR histograms (`histo`), the format named per row.
+    Step::Code(per_call_rows_to_histograms),
 ];
+
+/// The name of the histogram format in `samples_format`.
+const HDR_FORMAT: &str = "hdr1";
+
+/// Re-encodes every stored per-call row's raw samples as histograms, round by round;
+/// the summary columns (what `show` prints) are left as they are.
+fn per_call_rows_to_histograms(tx: &rusqlite::Transaction) -> Result<(), StoreError> {
+    tx.execute_batch("ALTER TABLE results ADD COLUMN samples_format TEXT NOT NULL DEFAULT 'f64';")?;
+    let mut read = tx
+        .prepare("SELECT id, samples, rounds_json FROM results WHERE method = 'per_call' AND samples_format = 'f64'")?;
+    let rows: Vec<(i64, Vec<u8>, Option<String>)> =
+        read.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
+    let mut write = tx.prepare("UPDATE results SET samples = ?2, samples_format = ?3 WHERE id = ?1")?;
+    for (id, blob, rounds) in rows {
+        let mut row = ResultRow::from_samples("", Method::PerCall, "", decode_samples(&blob)?, 0)
+            .ok_or_else(|| StoreError::Malformed(format!("result {id} has no samples")))?;
+        if let Some(r) = rounds {
+            row.rounds = parse_json("rounds", &r)?;
+        }
+        write.execute(params![id, encode_histogram(&row)?, HDR_FORMAT])?;
+    }
+    Ok(())
+}
+
+/// A per-call row's samples as a histogram blob.
+fn encode_histogram(r: &ResultRow) -> Result<Vec<u8>, StoreError> {
+    crate::histo::encode(&r.round_slices()).map_err(|e| StoreError::Malformed(e.to_string()))
+}
 
 /// How long a writer waits for another one before giving up.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -371,7 +411,10 @@ impl Store {
         // Read again under the lock: another process may have migrated meanwhile.
         let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
         for (i, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            tx.execute_batch(step).map_err(|source| Self::classify(&path, source, true))?;
+            match step {
+                Step::Sql(sql) => tx.execute_batch(sql).map_err(|source| Self::classify(&path, source, true))?,
+                Step::Code(f) => f(&tx)?,
+            }
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
         }
         tx.commit()?;
@@ -514,11 +557,13 @@ impl Store {
     }
 
     fn load_results(&self, run_id: i64) -> Result<Vec<ResultRow>, StoreError> {
-        // A database of an older schema opened read-only has no rounds: one round each.
+        // A database of an older schema opened read-only has no rounds (one round each)
+        // and raw samples.
         let rounds = if self.has_column("results", "rounds_json")? { "rounds_json" } else { "NULL" };
+        let format = if self.has_column("results", "samples_format")? { "samples_format" } else { "'f64'" };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT benchmark, params_json, method, unit, n, iterations, min, median, mean, stddev, ci_low, ci_high,
-                    percentiles_json, counts_json, flags_json, samples, {rounds}
+                    percentiles_json, counts_json, flags_json, samples, {rounds}, {format}
              FROM results WHERE run_id = ?1 ORDER BY seq"
         ))?;
         type Raw = (
@@ -534,6 +579,7 @@ impl Store {
             String,
             Vec<u8>,
             Option<String>,
+            String,
         );
         let raws: Vec<Raw> = stmt
             .query_map(params![run_id], |r| {
@@ -550,11 +596,12 @@ impl Store {
                     r.get(14)?,
                     r.get(15)?,
                     r.get(16)?,
+                    r.get(17)?,
                 ))
             })?
             .collect::<Result<_, _>>()?;
         let mut results = Vec::with_capacity(raws.len());
-        for (benchmark, params_json, method, unit, n, iterations, v, pct, counts, flags, blob, rounds) in raws {
+        for (benchmark, params_json, method, unit, n, iterations, v, pct, counts, flags, blob, rounds, format) in raws {
             let num = |x: Option<f64>| x.unwrap_or(f64::NAN);
             results.push(ResultRow {
                 params: parse_json("params", &params_json)?,
@@ -572,7 +619,11 @@ impl Store {
                 counts: crate::model::finite_counts::deserialize(&mut serde_json::Deserializer::from_str(&counts))
                     .map_err(|e| StoreError::Malformed(format!("counts: {e}")))?,
                 flags: parse_json("flags", &flags)?,
-                samples: decode_samples(&blob)?,
+                samples: if format == HDR_FORMAT {
+                    crate::histo::decode(&blob).map_err(|e| StoreError::Malformed(e.to_string()))?.concat()
+                } else {
+                    decode_samples(&blob)?
+                },
                 rounds: match rounds {
                     Some(text) => parse_json("rounds", &text)?,
                     None => Vec::new(),
@@ -651,11 +702,17 @@ fn insert_rows(
             r.get(0)
         })?;
     for (seq, r) in (first_seq..).zip(rows) {
+        // Per-call samples as histograms (`histo`); batch means, few, as they are.
+        let (blob, format) = if r.method == Method::PerCall && !r.samples.is_empty() {
+            (encode_histogram(r)?, HDR_FORMAT)
+        } else {
+            (encode_samples(&r.samples), "f64")
+        };
         tx.execute(
             "INSERT INTO results (run_id, seq, benchmark, params_json, method, unit, n, iterations,
                 min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples,
-                rounds_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                rounds_json, samples_format)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
             params![
                 run_id,
                 seq,
@@ -674,8 +731,9 @@ fn insert_rows(
                 r.percentiles.as_ref().map(json),
                 counts_json(&r.counts),
                 json(&r.flags),
-                encode_samples(&r.samples),
+                blob,
                 (!r.rounds.is_empty()).then(|| json(&r.rounds)),
+                format,
             ],
         )?;
     }
@@ -853,7 +911,8 @@ mod tests {
         let path = dir.path().join("v1.db");
         {
             let c = Connection::open(&path).unwrap();
-            c.execute_batch(MIGRATIONS[0]).unwrap();
+            let Step::Sql(v1) = MIGRATIONS[0] else { unreachable!("v1 is SQL") };
+            c.execute_batch(v1).unwrap();
             c.pragma_update(None, "user_version", 1).unwrap();
             c.execute(
                 "INSERT INTO runs (started_at, command_line, status, hostname, kernel_release, machine_json)

@@ -121,10 +121,11 @@ fn kill_9_at_random_moments_leaves_a_whole_database_and_no_run_that_looks_alive(
 #[test]
 fn a_disk_that_fills_mid_run_loses_no_figure() {
     let db = temp_db();
-    // dash's ulimit -f counts 512-byte blocks: files may grow to 1 MiB. The samples
-    // of the system-call family outgrow that after a few benchmarks.
+    // dash's ulimit -f counts 512-byte blocks: files may grow to 64 KiB. The system-call
+    // family (per-call samples as histograms, about 100 KiB in all) outgrows that after
+    // a few benchmarks.
     let script = format!(
-        "ulimit -f 2048; exec '{}' run syscall --quick --db '{}'",
+        "ulimit -f 128; exec '{}' run syscall --quick --db '{}'",
         env!("CARGO_BIN_EXE_oscost"),
         db.path.display()
     );

@@ -175,3 +175,40 @@ fn messages_are_for_people_not_debug_dumps() {
         assert!(err.contains(says) && err.contains("whole number") && !err.contains("unexpected argument"), "{err}");
     }
 }
+
+#[test]
+fn a_database_of_the_previous_schema_migrates_in_place_and_prints_the_same_figures() {
+    // Written by oscost at schema 3 (raw per-call samples): `run syscall.getppid
+    // spawn.fork_exit --quick --rounds 2`, and that oscost's `show --format json`.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("old.db");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/main-v3.db"), &db).unwrap();
+    let before: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/main-v3.show.json")).expect("the fixture's show output");
+    run_ok(&["runs"], &db); // opening for writing migrates
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(version, 4);
+    let formats: Vec<(String, String)> = c
+        .prepare("SELECT method, samples_format FROM results")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(formats.iter().all(|(m, f)| (m == "per_call") == (f == "hdr1")), "{formats:?}");
+    drop(c);
+    let after = json_of(&run_ok(&["show", "--format", "json", "--samples"], &db));
+    let (old, new) = (before["results"].as_array().unwrap(), after["results"].as_array().unwrap());
+    assert_eq!(old.len(), new.len());
+    for (o, n) in old.iter().zip(new) {
+        // Everything `show` printed before, unchanged: figures, percentiles, counts, rounds.
+        let mut printed = n.clone();
+        printed.as_object_mut().unwrap().remove("samples");
+        assert_eq!(o, &printed, "{} {}", o["benchmark"], o["method"]);
+        assert_eq!(n["samples"].as_array().unwrap().len() as u64, n["n"].as_u64().unwrap(), "every sample is kept");
+    }
+    // The migrated samples resample as before: the run compared with itself.
+    let cmp = json_of(&run_ok(&["compare", "1", "1", "--json"], &db));
+    assert!(cmp["results"].as_array().unwrap().iter().all(|r| r["ratio"] == 1.0));
+}

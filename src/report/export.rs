@@ -21,12 +21,55 @@ pub struct ExportedRun {
     pub skipped: Vec<Skipped>,
 }
 
+/// The export of runs. Per-call samples travel as they are stored: a `histogram`
+/// (base64 of the `histo` blob, round by round) in place of `samples`.
 pub fn to_json(runs: &[(RunDocument, Vec<Skipped>)]) -> String {
+    use base64::Engine;
     let e = Export {
         schema_version: SCHEMA_VERSION,
         runs: runs.iter().map(|(d, s)| ExportedRun { doc: d.clone(), skipped: s.clone() }).collect(),
     };
-    serde_json::to_string(&e).expect("plain data serialises")
+    let mut v = serde_json::to_value(&e).expect("plain data serialises");
+    let docs = v["runs"].as_array_mut().into_iter().flatten();
+    for (run, value) in e.runs.iter().zip(docs) {
+        let rows = value["results"].as_array_mut().into_iter().flatten();
+        for (row, out) in run.doc.results.iter().zip(rows) {
+            if row.method != crate::model::Method::PerCall || row.samples.is_empty() {
+                continue;
+            }
+            if let (Ok(blob), Some(obj)) = (crate::histo::encode(&row.round_slices()), out.as_object_mut()) {
+                obj.remove("samples");
+                obj.insert("histogram".into(), base64::engine::general_purpose::STANDARD.encode(blob).into());
+            }
+        }
+    }
+    serde_json::to_string(&v).expect("plain data serialises")
+}
+
+/// Turns every row's `histogram` back into its `samples` (an import's first step).
+fn expand_histograms(v: &mut serde_json::Value) -> Result<(), String> {
+    use base64::Engine;
+    let runs = v.get_mut("runs").and_then(|r| r.as_array_mut()).into_iter().flatten();
+    for (k, run) in runs.enumerate() {
+        let rows = run.get_mut("results").and_then(|r| r.as_array_mut()).into_iter().flatten();
+        for (i, row) in rows.enumerate() {
+            let Some(obj) = row.as_object_mut() else { continue };
+            let Some(h) = obj.remove("histogram") else { continue };
+            let at = |m: String| format!("run {k}, result {i}: {m}");
+            let text = h.as_str().ok_or_else(|| at("the histogram is not a string".into()))?;
+            if text.len() > MAX_SAMPLES {
+                return Err(at(format!("a histogram of {} bytes (at most {MAX_SAMPLES})", text.len())));
+            }
+            let blob =
+                base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| at(format!("histogram: {e}")))?;
+            let rounds = crate::histo::decode(&blob).map_err(|e| at(e.to_string()))?;
+            if rounds.iter().map(Vec::len).sum::<usize>() > MAX_SAMPLES {
+                return Err(at(format!("more than {MAX_SAMPLES} samples")));
+            }
+            obj.insert("samples".into(), rounds.concat().into());
+        }
+    }
+    Ok(())
 }
 
 /// Bounds on what an import may contain, so hostile input cannot exhaust the machine.
@@ -101,7 +144,9 @@ fn check_row(i: usize, r: &ResultRow, known: &dyn Fn(&str) -> bool) -> Result<()
 /// Parses and validates an export; any problem rejects the whole file. `known` says
 /// which benchmark ids this oscost has (a row of another is refused).
 pub fn from_json(text: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String> {
-    let e: Export = serde_json::from_str(text).map_err(|e| format!("not an oscost export: {e}"))?;
+    let mut v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not an oscost export: {e}"))?;
+    expand_histograms(&mut v)?;
+    let e: Export = serde_json::from_value(v).map_err(|e| format!("not an oscost export: {e}"))?;
     if e.schema_version != SCHEMA_VERSION {
         return Err(format!(
             "export schema version {} is not {SCHEMA_VERSION}, the one this oscost reads",
@@ -289,8 +334,21 @@ mod tests {
         let mut d = doc();
         d.run.command_line = "x".repeat(MAX_TEXT + 1);
         assert!(from_json_any(&to_json(&[(d, vec![])])).is_err());
-        let text = to_json(&[(doc(), vec![])]).replace("\"samples\":[1.0,2.0,3.0]", "\"samples\":[1.0,\"x\",3.0]");
-        assert!(from_json_any(&text).is_err());
+        // Per-call samples travel as a histogram; a damaged one, or samples that are
+        // not numbers, are refused.
+        let good: serde_json::Value = serde_json::from_str(&to_json(&[(doc(), vec![])])).unwrap();
+        assert!(good["runs"][0]["results"][0]["histogram"].is_string());
+        let mut bad = good.clone();
+        bad["runs"][0]["results"][0]["histogram"] = "SERSMQ==".into();
+        assert!(from_json_any(&bad.to_string()).unwrap_err().contains("histogram"));
+        let mut bad = good.clone();
+        bad["runs"][0]["results"][0]["histogram"] = "not base64!".into();
+        assert!(from_json_any(&bad.to_string()).unwrap_err().contains("histogram"));
+        let mut bad = good;
+        let row = bad["runs"][0]["results"][0].as_object_mut().unwrap();
+        row.remove("histogram");
+        row.insert("samples".into(), serde_json::json!([1.0, "x", 3.0]));
+        assert!(from_json_any(&bad.to_string()).is_err());
     }
 
     #[test]
