@@ -569,6 +569,10 @@ pub struct RunInfo {
     pub save_name: Option<String>,
     /// One of `RUN_STATUSES`.
     pub status: String,
+    /// A run's name everywhere it is copied (exports, other databases): importing a
+    /// run whose UUID a database already holds adds nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
 }
 
 /// What a run can be: measuring, done, stopped by a signal, stopped by an error, or
@@ -595,6 +599,7 @@ impl RunDocument {
                 command_line: "c".into(),
                 save_name: None,
                 status: "complete".into(),
+                uuid: None,
             },
             machine,
             results,

@@ -189,7 +189,13 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let machine = announce(&req, &cfg, &calib);
     let started_at = report::now_rfc3339();
     let owner = crate::store::Owner::current();
-    let id = store.begin_run(&started_at, &req.command_line, req.save.as_deref(), &machine, owner.as_ref())?;
+    let start = crate::store::RunStart {
+        started_at: started_at.clone(),
+        command_line: req.command_line.clone(),
+        save_name: req.save.clone(),
+        uuid: crate::store::new_uuid(),
+    };
+    let id = store.begin_run(&start, &machine, owner.as_ref())?;
     let mut run = OpenRun { store: Some(store), id };
 
     let started = Instant::now();
@@ -257,7 +263,7 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
             if p.finished
                 && let Err(e) = store_benchmark(&mut run, p)
             {
-                let doc = unsaved_document(&req, &machine, id, &started_at, &e.rows);
+                let doc = unsaved_document(&req, &machine, (id, &start.uuid), &started_at, &e.rows);
                 storage_error = Some(rescue(&req.db, def.id, &e.error, &doc, &e.skipped));
                 break 'rounds;
             }
@@ -270,7 +276,7 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
                 && (!p.rounds.is_empty() || !p.skipped.is_empty())
                 && let Err(e) = store_benchmark(&mut run, p)
             {
-                let doc = unsaved_document(&req, &machine, id, &started_at, &e.rows);
+                let doc = unsaved_document(&req, &machine, (id, &start.uuid), &started_at, &e.rows);
                 storage_error = Some(rescue(&req.db, req.selected[i].0.id, &e.error, &doc, &e.skipped));
                 break;
             }
@@ -323,7 +329,7 @@ fn store_benchmark(run: &mut OpenRun, p: &mut Progress) -> Result<(), Unstored> 
 fn unsaved_document(
     req: &RunRequest,
     machine: &machine::Machine,
-    id: i64,
+    (id, uuid): (i64, &str),
     started_at: &str,
     rows: &[ResultRow],
 ) -> RunDocument {
@@ -335,6 +341,7 @@ fn unsaved_document(
             command_line: req.command_line.clone(),
             save_name: None,
             status: "failed".into(),
+            uuid: Some(uuid.to_string()),
         },
         machine: machine.clone(),
         results: rows.to_vec(),

@@ -127,7 +127,25 @@ const MIGRATIONS: &[Step] = &[
     Step::Sql("ALTER TABLE results ADD COLUMN rounds_json TEXT;"),
     // v4: per-call samples as HDR histograms (`histo`), the format named per row.
     Step::Code(per_call_rows_to_histograms),
+    // v5: every run named by a UUID, so copies of it are recognised.
+    Step::Code(name_runs),
 ];
+
+/// A fresh run UUID (version 4, random).
+pub fn new_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Adds the runs' UUID column and names every run stored so far.
+fn name_runs(tx: &rusqlite::Transaction) -> Result<(), StoreError> {
+    tx.execute_batch("ALTER TABLE runs ADD COLUMN uuid TEXT;")?;
+    let ids: Vec<i64> = tx.prepare("SELECT id FROM runs")?.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    for id in ids {
+        tx.execute("UPDATE runs SET uuid = ?2 WHERE id = ?1", params![id, new_uuid()])?;
+    }
+    tx.execute_batch("CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);")?;
+    Ok(())
+}
 
 /// The name of the histogram format in `samples_format`.
 const HDR_FORMAT: &str = "hdr1";
@@ -207,6 +225,33 @@ pub fn default_path_from(xdg: Option<std::ffi::OsString>, home: Option<std::ffi:
         (None, None) => return None,
     };
     Some(base.join("oscost").join("results.db"))
+}
+
+/// What an import did with one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Imported {
+    /// Stored under this new id.
+    Added(i64),
+    /// The database already held it (same UUID), as this id.
+    AlreadyHeld(i64),
+}
+
+impl Imported {
+    /// The run's id in this database.
+    pub fn id(self) -> i64 {
+        match self {
+            Imported::Added(id) | Imported::AlreadyHeld(id) => id,
+        }
+    }
+}
+
+/// What names a run when it starts.
+#[derive(Debug, Clone)]
+pub struct RunStart {
+    pub started_at: String,
+    pub command_line: String,
+    pub save_name: Option<String>,
+    pub uuid: String,
 }
 
 /// A short listing line of a run.
@@ -423,22 +468,23 @@ impl Store {
 
     /// Records the start of a run (and, when given, the process that owns it);
     /// returns its id. A saved name moves to the newest run that claims it.
-    pub fn begin_run(
-        &mut self,
-        started_at: &str,
-        command_line: &str,
-        save_name: Option<&str>,
-        machine: &Machine,
-        owner: Option<&Owner>,
-    ) -> Result<i64, StoreError> {
+    pub fn begin_run(&mut self, start: &RunStart, machine: &Machine, owner: Option<&Owner>) -> Result<i64, StoreError> {
         let tx = self.write()?;
-        if let Some(name) = save_name {
+        if let Some(name) = &start.save_name {
             tx.execute("UPDATE runs SET save_name = NULL WHERE save_name = ?1", params![name])?;
         }
         tx.execute(
-            "INSERT INTO runs (started_at, command_line, save_name, status, hostname, kernel_release, machine_json)
-             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6)",
-            params![started_at, command_line, save_name, machine.hostname, machine.kernel_release, json(machine)],
+            "INSERT INTO runs (started_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7)",
+            params![
+                start.started_at,
+                start.command_line,
+                start.save_name,
+                machine.hostname,
+                machine.kernel_release,
+                json(machine),
+                start.uuid
+            ],
         )?;
         let id = tx.last_insert_rowid();
         if let Some(o) = owner {
@@ -532,9 +578,13 @@ impl Store {
         let (mut info, machine_json, owner): (RunInfo, String, Option<Owner>) = self
             .conn
             .query_row(
-                "SELECT r.id, r.started_at, r.command_line, r.save_name, r.status, r.machine_json,
-                        o.pid, o.start_ticks, o.boot_id
+                &format!(
+                    "SELECT r.id, r.started_at, r.command_line, r.save_name, r.status, r.machine_json,
+                        o.pid, o.start_ticks, o.boot_id, {}
                  FROM runs r LEFT JOIN run_owner o ON o.run_id = r.id WHERE r.id = ?1",
+                    // An older schema read as it is has no UUIDs.
+                    if self.has_column("runs", "uuid")? { "r.uuid" } else { "NULL" }
+                ),
                 params![run_id],
                 |r| {
                     Ok((
@@ -544,6 +594,7 @@ impl Store {
                             command_line: r.get(2)?,
                             save_name: r.get(3)?,
                             status: r.get(4)?,
+                            uuid: r.get(9)?,
                         },
                         r.get(5)?,
                         owner_of(r, 6)?,
@@ -645,10 +696,20 @@ impl Store {
 
     /// Writes whole runs (an import) in one transaction: all or nothing. Returns the
     /// new run ids.
-    pub fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<i64>, StoreError> {
+    pub fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError> {
         let tx = self.write()?;
         let mut ids = Vec::with_capacity(runs.len());
         for (doc, skipped) in runs {
+            // A run this database already holds (by its UUID) is not added again.
+            if let Some(u) = &doc.run.uuid {
+                let held: Option<i64> =
+                    tx.query_row("SELECT id FROM runs WHERE uuid = ?1", params![u], |r| r.get(0)).optional()?;
+                if let Some(id) = held {
+                    ids.push(Imported::AlreadyHeld(id));
+                    continue;
+                }
+            }
+            let uuid = doc.run.uuid.clone().unwrap_or_else(new_uuid);
             // A saved name travels with the run unless this database already uses it.
             let name_free = match &doc.run.save_name {
                 Some(n) => {
@@ -659,8 +720,8 @@ impl Store {
             };
             let save_name = doc.run.save_name.as_ref().filter(|_| name_free);
             tx.execute(
-                "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json)
-                 VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid)
+                 VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     doc.run.started_at,
                     doc.run.command_line,
@@ -668,12 +729,13 @@ impl Store {
                     doc.run.status,
                     doc.machine.hostname,
                     doc.machine.kernel_release,
-                    json(&doc.machine)
+                    json(&doc.machine),
+                    uuid
                 ],
             )?;
             let id = tx.last_insert_rowid();
             insert_rows(&tx, id, &doc.results, skipped)?;
-            ids.push(id);
+            ids.push(Imported::Added(id));
         }
         tx.commit()?;
         Ok(ids)
@@ -749,6 +811,10 @@ fn insert_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn start(started_at: &str, command_line: &str, save_name: Option<String>) -> RunStart {
+        RunStart { started_at: started_at.into(), command_line: command_line.into(), save_name, uuid: new_uuid() }
+    }
     use crate::model::{Count, Flag, FlagCode};
 
     fn machine() -> Machine {
@@ -779,7 +845,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/results.db");
         let mut s = Store::open(&path).unwrap();
-        let id = s.begin_run("2026-01-01T00:00:00Z", "oscost run", Some("base"), &machine(), None).unwrap();
+        let id =
+            s.begin_run(&start("2026-01-01T00:00:00Z", "oscost run", Some("base".into())), &machine(), None).unwrap();
         let skipped = vec![Skipped {
             benchmark: "ctx.pipe".into(),
             params: "placement=cross_cpu".into(),
@@ -836,7 +903,8 @@ mod tests {
                 std::thread::spawn(move || -> Result<i64, StoreError> {
                     // Each writer opens (and migrates) a fresh database at the same time.
                     let mut s = Store::open(&path)?;
-                    let id = s.begin_run("2026-01-01T00:00:00Z", "w", Some("same-name"), &machine(), None)?;
+                    let id =
+                        s.begin_run(&start("2026-01-01T00:00:00Z", "w", Some("same-name".into())), &machine(), None)?;
                     for _ in 0..5 {
                         s.add_benchmark(id, &[row()], &[])?;
                     }
@@ -861,10 +929,10 @@ mod tests {
         let path = dir.path().join("r.db");
         let mut s = Store::open(&path).unwrap();
         let me = Owner::current().expect("/proc names this process");
-        let live = s.begin_run("t", "c", None, &machine(), Some(&me)).unwrap();
+        let live = s.begin_run(&start("t", "c", None), &machine(), Some(&me)).unwrap();
         let gone = Owner { start_ticks: me.start_ticks + 1, ..me.clone() };
-        let dead = s.begin_run("t", "c", None, &machine(), Some(&gone)).unwrap();
-        let unknown = s.begin_run("t", "c", None, &machine(), None).unwrap();
+        let dead = s.begin_run(&start("t", "c", None), &machine(), Some(&gone)).unwrap();
+        let unknown = s.begin_run(&start("t", "c", None), &machine(), None).unwrap();
         assert_eq!(s.load_run(live).unwrap().0.run.status, "running");
         assert_eq!(s.load_run(dead).unwrap().0.run.status, "abandoned");
         assert_eq!(s.load_run(unknown).unwrap().0.run.status, "running", "no owner recorded: as stored");
@@ -879,7 +947,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
         let mut s = Store::open(&path).unwrap();
-        let id = s.begin_run("t", "c", None, &machine(), None).unwrap();
+        let id = s.begin_run(&start("t", "c", None), &machine(), None).unwrap();
         let mut r = row();
         r.counts.insert(Count::JainIndex, f64::NAN);
         s.add_benchmark(id, &[r], &[]).unwrap();

@@ -83,6 +83,8 @@ fn as_host(from: &std::path::Path, host: &str, into: &std::path::Path) {
     let out = run_ok(&["export", "--format", "json"], from);
     let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for run in doc["runs"].as_array_mut().unwrap() {
+        // Another machine's run is another run: a UUID of its own.
+        run["run"].as_object_mut().unwrap().remove("uuid");
         run["machine"]["hostname"] = host.into();
         run["machine"]["kernel_release"] = format!("6.1-{host}").into();
     }

@@ -76,6 +76,7 @@ fn export_text() -> String {
             command_line: "oscost run".into(),
             save_name: Some("base".into()),
             status: "complete".into(),
+            uuid: None,
         },
         machine: oscost::machine::Machine::example(),
         results: vec![r],

@@ -202,9 +202,14 @@ fn known_rows_read_back_identically_through_every_output() {
     let runs = report::export::from_json(&exported, &|_| true).expect("an export imports");
     let mut fresh = Store::open(&dir.path().join("imported.db")).unwrap();
     let ids = fresh.import(&runs).unwrap();
-    let (ia, isa) = load(&fresh, ids[0]);
-    let (ib, _) = load(&fresh, ids[1]);
+    assert!(ids.iter().all(|i| matches!(i, oscost::store::Imported::Added(_))));
+    let (ia, isa) = load(&fresh, ids[0].id());
+    let (ib, _) = load(&fresh, ids[1].id());
     assert_eq!(ia.results, da.results);
+    assert_eq!(ia.run.uuid, da.run.uuid, "a run keeps its UUID wherever it is copied");
+    // Importing the same runs again adds nothing: they are known by their UUIDs.
+    let again = fresh.import(&runs).unwrap();
+    assert_eq!(again, ids.iter().map(|i| oscost::store::Imported::AlreadyHeld(i.id())).collect::<Vec<_>>());
     assert_eq!(isa, sa);
     assert_eq!(report::export::to_csv(std::slice::from_ref(&ia)), report::export::to_csv(std::slice::from_ref(&da)));
     let html = |x: &RunDocument, sx: &[Skipped], y: &RunDocument| {

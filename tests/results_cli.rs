@@ -188,7 +188,7 @@ fn a_database_of_the_previous_schema_migrates_in_place_and_prints_the_same_figur
     run_ok(&["runs"], &db); // opening for writing migrates
     let c = rusqlite::Connection::open(&db).unwrap();
     let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     let formats: Vec<(String, String)> = c
         .prepare("SELECT method, samples_format FROM results")
         .unwrap()

@@ -330,9 +330,19 @@ fn import(db: &Path, file: &Path) -> Result<i32> {
     let runs = report::export::from_json(&text, &known)
         .map_err(|e| UsageError(format!("{}: {e}; nothing was imported", file.display())))?;
     let mut store = Store::open(db)?;
-    let ids = store.import(&runs)?;
-    let names: Vec<String> = ids.iter().map(|i| format!("#{i}")).collect();
-    outln(&format!("imported {} run(s) as {}", ids.len(), names.join(", ")))?;
+    let done = store.import(&runs)?;
+    let list = |added: bool| -> Vec<String> {
+        done.iter()
+            .filter(|i| matches!(i, crate::store::Imported::Added(_)) == added)
+            .map(|i| format!("#{}", i.id()))
+            .collect()
+    };
+    let (added, held) = (list(true), list(false));
+    let mut msg = format!("imported {} run(s) as {}", added.len(), added.join(", "));
+    if !held.is_empty() {
+        msg.push_str(&format!("; {} already here (same run UUID) as {}", held.len(), held.join(", ")));
+    }
+    outln(&msg)?;
     Ok(0)
 }
 
@@ -507,7 +517,13 @@ fn observe(d: std::time::Duration, iv: std::time::Duration, json: bool, db: Path
     let machine = crate::machine::fingerprint(&command_line(), None);
     eprintln!("observing for {:.0} s every {} …", d.as_secs_f64(), report::fmt_ns(iv.as_nanos() as f64));
     let owner = crate::store::Owner::current();
-    let run_id = store.begin_run(&report::now_rfc3339(), &command_line(), None, &machine, owner.as_ref())?;
+    let start = crate::store::RunStart {
+        started_at: report::now_rfc3339(),
+        command_line: command_line(),
+        save_name: None,
+        uuid: crate::store::new_uuid(),
+    };
+    let run_id = store.begin_run(&start, &machine, owner.as_ref())?;
     let trace = match crate::observe::record(d, iv) {
         Ok(t) => t,
         Err(e) => {

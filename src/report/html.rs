@@ -525,6 +525,7 @@ mod tests {
                 command_line: "oscost run </code><script>".into(),
                 save_name: None,
                 status: "complete".into(),
+                uuid: None,
             },
             machine: m,
             results: vec![r],

@@ -45,6 +45,7 @@ mod tests {
                 command_line: "oscost run".into(),
                 save_name: None,
                 status: "complete".into(),
+                uuid: None,
             },
             machine: crate::machine::Machine::example(),
             results: vec![r],

@@ -220,6 +220,7 @@ mod tests {
                 command_line: "c".into(),
                 save_name: None,
                 status: "complete".into(),
+                uuid: None,
             },
             machine: crate::machine::Machine::example(),
             results,
