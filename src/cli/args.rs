@@ -17,8 +17,9 @@ use crate::placement::Policy;
     about = "What the operating system charges for its primitives, measured and proven"
 )]
 pub struct Cli {
-    /// Results database (default: $XDG_DATA_HOME/oscost/results.db or ~/.local/share/oscost/results.db).
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Results database: a SQLite file, or a postgres://user@host:port/dbname URL
+    /// (default: $XDG_DATA_HOME/oscost/results.db or ~/.local/share/oscost/results.db).
+    #[arg(long, global = true, value_name = "PATH|URL", env = "OSCOST_DB")]
     pub db: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
@@ -120,6 +121,14 @@ pub enum Command {
         until: Option<Date>,
         #[arg(long)]
         json: bool,
+    },
+    /// Copy runs (default: every finished run) into another database, such as a shared
+    /// PostgreSQL store; a run already there (same UUID) is not copied again.
+    Push {
+        runs: Vec<String>,
+        /// The database to copy into: a postgres:// URL or a SQLite file.
+        #[arg(long, value_name = "URL|PATH")]
+        to: PathBuf,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {

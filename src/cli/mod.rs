@@ -124,6 +124,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Import { file } => import(&db()?, &file),
         Command::Report { runs, output } => html_report(&db()?, runs, &output),
         Command::Observe { duration, interval, json } => observe(duration.0, interval.0, json, db()?),
+        Command::Push { runs, to } => push(&db()?, runs, &to),
         Command::Completions { shell } => completions(shell),
         Command::Man => manual(),
         Command::Runs { host, benchmark, since, until, json } => {
@@ -346,6 +347,37 @@ fn import(db: &Path, file: &Path) -> Result<i32> {
     Ok(0)
 }
 
+/// Copies runs into another database in one transaction (a push cut short leaves no
+/// part of a run there); runs still being measured are left for a later push.
+fn push(db: &Path, refs: Vec<String>, to: &Path) -> Result<i32> {
+    let store = Store::open_existing(db)?;
+    let ids: Vec<i64> = if refs.is_empty() {
+        store
+            .list_runs(&RunFilter::default())?
+            .into_iter()
+            .rev()
+            .filter(|l| l.status != "running")
+            .map(|l| l.id)
+            .collect()
+    } else {
+        refs.iter().map(|r| store.resolve(r).map_err(|e| UsageError(e.to_string()).into())).collect::<Result<_>>()?
+    };
+    let mut runs = Vec::with_capacity(ids.len());
+    for id in ids {
+        let (doc, skipped) = store.load_run(id)?;
+        if doc.run.status == "running" {
+            eprintln!("run #{id} is still running: not pushed (push it when it has finished)");
+            continue;
+        }
+        runs.push((doc, skipped));
+    }
+    let mut remote = Store::open(to)?;
+    let done = remote.import(&runs)?;
+    let added = done.iter().filter(|i| matches!(i, crate::store::Imported::Added(_))).count();
+    outln(&format!("pushed {added} run(s) to {}; {} already there", remote.location(), done.len() - added))?;
+    Ok(0)
+}
+
 fn html_report(db: &Path, refs: Vec<String>, output: &Path) -> Result<i32> {
     let store = Store::open_existing(db)?;
     let docs = load_all(&store, refs)?;
@@ -478,7 +510,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         outln(&format!(
             "stored as run #{} in {} ({:.1} s)",
             outcome.run_id,
-            outcome.store.path().display(),
+            outcome.store.location(),
             outcome.elapsed.as_secs_f64()
         ))?;
     }
@@ -542,7 +574,7 @@ fn observe(d: std::time::Duration, iv: std::time::Duration, json: bool, db: Path
         if let Some(s) = crate::observe::summarize_trace(&trace.running, trace.switches, trace.seconds) {
             outln(&crate::observe::summary_line(&s))?;
         }
-        outln(&format!("stored as run #{run_id} in {}", store.path().display()))?;
+        outln(&format!("stored as run #{run_id} in {}", store.location()))?;
     }
     Ok(stopped_by.map_or(0, |s| 128 + s))
 }

@@ -1,4 +1,4 @@
-//! The results database: SQLite (bundled) with versioned migrations and WAL. Each
+//! The SQLite backend (bundled), with versioned migrations and WAL. Each
 //! benchmark's rows are written in one transaction as soon as it finishes, so a run
 //! that is interrupted keeps everything it completed. Raw samples are kept as
 //! little-endian f64 blobs next to their summaries.
@@ -15,36 +15,10 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
+use super::*;
 use crate::machine::Machine;
 use crate::model::Skipped;
 use crate::model::{Method, ResultRow, RunDocument, RunInfo, SCHEMA_VERSION};
-
-/// Errors of the store, with the path they concern. Each message is whole: the
-/// underlying error is in the text and not chained as a `source` as well, which
-/// would print it twice under `{:#}`.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("cannot open the results database {path}: {cause}")]
-    Open { path: PathBuf, cause: rusqlite::Error },
-    #[error("cannot create the directory {path} for the results database: {cause}")]
-    CreateDir { path: PathBuf, cause: std::io::Error },
-    #[error("the results database {path} is not writable: {cause}")]
-    NotWritable { path: PathBuf, cause: rusqlite::Error },
-    #[error("{path} is not an oscost results database (SQLite cannot read it as a database)")]
-    NotADatabase { path: PathBuf },
-    #[error("there is no results database at {path} (oscost run creates one)")]
-    Missing { path: PathBuf },
-    #[error(
-        "the results database {path} has schema version {found}, newer than this oscost understands ({known}); use a newer oscost"
-    )]
-    TooNew { path: PathBuf, found: i64, known: i64 },
-    #[error("database error: {0}")]
-    Sql(rusqlite::Error),
-    #[error("stored data is malformed: {0}")]
-    Malformed(String),
-    #[error("no run {0} in the database")]
-    NoSuchRun(String),
-}
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
@@ -75,85 +49,30 @@ enum Step {
 
 /// The schema, one migration per version. Never edit a released step; add one.
 const MIGRATIONS: &[Step] = &[
-    // v1
-    Step::Sql(
-        "CREATE TABLE runs (
-        id INTEGER PRIMARY KEY,
-        started_at TEXT NOT NULL,
-        finished_at TEXT,
-        command_line TEXT NOT NULL,
-        save_name TEXT,
-        status TEXT NOT NULL,
-        hostname TEXT NOT NULL,
-        kernel_release TEXT NOT NULL,
-        machine_json TEXT NOT NULL
-    );
-    CREATE TABLE results (
-        id INTEGER PRIMARY KEY,
-        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        seq INTEGER NOT NULL,
-        benchmark TEXT NOT NULL,
-        params_json TEXT NOT NULL,
-        method TEXT NOT NULL,
-        unit TEXT NOT NULL,
-        n INTEGER NOT NULL,
-        iterations INTEGER NOT NULL,
-        min REAL, median REAL, mean REAL, stddev REAL, ci_low REAL, ci_high REAL,
-        percentiles_json TEXT,
-        counts_json TEXT NOT NULL,
-        flags_json TEXT NOT NULL,
-        samples BLOB NOT NULL
-    );
-    CREATE INDEX results_by_run ON results(run_id, seq);
-    CREATE INDEX results_by_benchmark ON results(benchmark);
-    CREATE TABLE skipped (
-        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        benchmark TEXT NOT NULL,
-        params TEXT NOT NULL,
-        reason TEXT NOT NULL
-    );
-    CREATE UNIQUE INDEX runs_by_save_name ON runs(save_name) WHERE save_name IS NOT NULL;",
-    ),
-    // v2: the process that owns a run, to tell a live run from an abandoned one.
-    Step::Sql(
-        "CREATE TABLE run_owner (
-        run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
-        pid INTEGER NOT NULL,
-        start_ticks INTEGER NOT NULL,
-        boot_id TEXT NOT NULL
-    );",
-    ),
-    // v3: the rounds behind each row (sample counts and counts per round), as JSON.
-    Step::Sql("ALTER TABLE results ADD COLUMN rounds_json TEXT;"),
+    Step::Sql(SCHEMA_V1),
+    Step::Sql(SCHEMA_V2),
+    Step::Sql(SCHEMA_V3),
     // v4: per-call samples as HDR histograms (`histo`), the format named per row.
     Step::Code(per_call_rows_to_histograms),
     // v5: every run named by a UUID, so copies of it are recognised.
     Step::Code(name_runs),
 ];
 
-/// A fresh run UUID (version 4, random).
-pub fn new_uuid() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
 /// Adds the runs' UUID column and names every run stored so far.
 fn name_runs(tx: &rusqlite::Transaction) -> Result<(), StoreError> {
-    tx.execute_batch("ALTER TABLE runs ADD COLUMN uuid TEXT;")?;
+    tx.execute_batch(SCHEMA_V5_COLUMN)?;
     let ids: Vec<i64> = tx.prepare("SELECT id FROM runs")?.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
     for id in ids {
         tx.execute("UPDATE runs SET uuid = ?2 WHERE id = ?1", params![id, new_uuid()])?;
     }
-    tx.execute_batch("CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);")?;
+    tx.execute_batch(SCHEMA_V5_INDEX)?;
     Ok(())
 }
-
-/// The name of the histogram format in `samples_format`.
-const HDR_FORMAT: &str = "hdr1";
 
 /// Re-encodes every stored per-call row's raw samples as histograms, round by round;
 /// the summary columns (what `show` prints) are left as they are.
 fn per_call_rows_to_histograms(tx: &rusqlite::Transaction) -> Result<(), StoreError> {
-    tx.execute_batch("ALTER TABLE results ADD COLUMN samples_format TEXT NOT NULL DEFAULT 'f64';")?;
+    tx.execute_batch(SCHEMA_V4)?;
     let mut read = tx
         .prepare("SELECT id, samples, rounds_json FROM results WHERE method = 'per_call' AND samples_format = 'f64'")?;
     let rows: Vec<(i64, Vec<u8>, Option<String>)> =
@@ -170,144 +89,15 @@ fn per_call_rows_to_histograms(tx: &rusqlite::Transaction) -> Result<(), StoreEr
     Ok(())
 }
 
-/// A per-call row's samples as a histogram blob.
-fn encode_histogram(r: &ResultRow) -> Result<Vec<u8>, StoreError> {
-    crate::histo::encode(&r.round_slices()).map_err(|e| StoreError::Malformed(e.to_string()))
-}
-
 /// How long a writer waits for another one before giving up.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// The process that owns a run: its pid, its start time since boot (clock ticks) and
-/// the boot, which together name it even after its pid is reused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owner {
-    pub pid: i32,
-    pub start_ticks: u64,
-    pub boot_id: String,
-}
-
-impl Owner {
-    /// This process, if /proc says who it is.
-    pub fn current() -> Option<Self> {
-        let pid = std::process::id() as i32;
-        Some(Self { pid, start_ticks: crate::procfs::process_start_ticks(pid)?, boot_id: crate::procfs::boot_id()? })
-    }
-
-    /// Whether this process still runs (on this machine, since this boot).
-    pub fn alive(&self) -> bool {
-        crate::procfs::boot_id().as_deref() == Some(self.boot_id.as_str())
-            && crate::procfs::process_start_ticks(self.pid) == Some(self.start_ticks)
-    }
-}
-
-/// What a run's stored status means now: a run still marked `running` whose owner is
-/// gone was abandoned (killed without a chance to say so).
-fn effective_status(stored: String, owner: Option<Owner>) -> String {
-    match owner {
-        Some(o) if stored == "running" && !o.alive() => "abandoned".into(),
-        _ => stored,
-    }
-}
-
-/// The default database path: `$XDG_DATA_HOME/oscost/results.db`, else
-/// `~/.local/share/oscost/results.db`.
-/// None when neither is set: the caller asks for `--db` rather than guessing.
-pub fn default_path() -> Option<PathBuf> {
-    default_path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
-}
-
-/// [`default_path`] from given environment values (pure, for tests).
-pub fn default_path_from(xdg: Option<std::ffi::OsString>, home: Option<std::ffi::OsString>) -> Option<PathBuf> {
-    let base = match (xdg.filter(|x| !x.is_empty()), home.filter(|h| !h.is_empty())) {
-        (Some(x), _) => PathBuf::from(x),
-        (None, Some(h)) => PathBuf::from(h).join(".local/share"),
-        (None, None) => return None,
-    };
-    Some(base.join("oscost").join("results.db"))
-}
-
-/// What an import did with one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Imported {
-    /// Stored under this new id.
-    Added(i64),
-    /// The database already held it (same UUID), as this id.
-    AlreadyHeld(i64),
-}
-
-impl Imported {
-    /// The run's id in this database.
-    pub fn id(self) -> i64 {
-        match self {
-            Imported::Added(id) | Imported::AlreadyHeld(id) => id,
-        }
-    }
-}
-
-/// What names a run when it starts.
-#[derive(Debug, Clone)]
-pub struct RunStart {
-    pub started_at: String,
-    pub command_line: String,
-    pub save_name: Option<String>,
-    pub uuid: String,
-}
-
-/// A short listing line of a run.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct RunListing {
-    pub id: i64,
-    pub started_at: String,
-    pub hostname: String,
-    pub kernel_release: String,
-    pub status: String,
-    pub save_name: Option<String>,
-    pub results: i64,
-    pub command_line: String,
-}
-
-/// Filters for `oscost runs`.
-#[derive(Debug, Clone, Default)]
-pub struct RunFilter {
-    pub host: Option<String>,
-    pub benchmark: Option<String>,
-    pub since: Option<String>,
-    pub until: Option<String>,
-}
-
-pub struct Store {
+pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
 }
 
-fn encode_samples(samples: &[f64]) -> Vec<u8> {
-    samples.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn decode_samples(blob: &[u8]) -> Result<Vec<f64>, StoreError> {
-    if !blob.len().is_multiple_of(8) {
-        return Err(StoreError::Malformed(format!("sample blob of {} bytes is not a whole number of f64", blob.len())));
-    }
-    Ok(blob.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8-byte chunk"))).collect())
-}
-
-fn json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).expect("plain data serialises")
-}
-
-/// Counts as stored: the finite ones (see `model::finite_counts`).
-fn counts_json(counts: &std::collections::BTreeMap<crate::model::Count, f64>) -> String {
-    let mut out = Vec::new();
-    let _ = crate::model::finite_counts::serialize(counts, &mut serde_json::Serializer::new(&mut out));
-    String::from_utf8(out).unwrap_or_else(|_| "{}".into())
-}
-
-fn parse_json<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, StoreError> {
-    serde_json::from_str(s).map_err(|e| StoreError::Malformed(format!("{what}: {e}")))
-}
-
-impl Store {
+impl SqliteStore {
     /// Opens (creating if needed) the database at `path`, migrates it, and checks that
     /// it can be written, so a bad path fails before anything is measured.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
@@ -670,11 +460,7 @@ impl Store {
                 counts: crate::model::finite_counts::deserialize(&mut serde_json::Deserializer::from_str(&counts))
                     .map_err(|e| StoreError::Malformed(format!("counts: {e}")))?,
                 flags: parse_json("flags", &flags)?,
-                samples: if format == HDR_FORMAT {
-                    crate::histo::decode(&blob).map_err(|e| StoreError::Malformed(e.to_string()))?.concat()
-                } else {
-                    decode_samples(&blob)?
-                },
+                samples: load_samples(&blob, &format)?,
                 rounds: match rounds {
                     Some(text) => parse_json("rounds", &text)?,
                     None => Vec::new(),
@@ -742,6 +528,36 @@ impl Store {
     }
 }
 
+impl Backend for SqliteStore {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+    fn begin_run(&mut self, start: &RunStart, machine: &Machine, owner: Option<&Owner>) -> Result<i64, StoreError> {
+        SqliteStore::begin_run(self, start, machine, owner)
+    }
+    fn add_benchmark(&mut self, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), StoreError> {
+        SqliteStore::add_benchmark(self, run_id, rows, skipped)
+    }
+    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
+        SqliteStore::finish_run(self, run_id, finished_at, status)
+    }
+    fn latest_run_id(&mut self) -> Result<Option<i64>, StoreError> {
+        SqliteStore::latest_run_id(self)
+    }
+    fn resolve(&mut self, reference: &str) -> Result<i64, StoreError> {
+        SqliteStore::resolve(self, reference)
+    }
+    fn list_runs(&mut self, filter: &RunFilter) -> Result<Vec<RunListing>, StoreError> {
+        SqliteStore::list_runs(self, filter)
+    }
+    fn load_run(&mut self, run_id: i64) -> Result<(RunDocument, Vec<Skipped>), StoreError> {
+        SqliteStore::load_run(self, run_id)
+    }
+    fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError> {
+        SqliteStore::import(self, runs)
+    }
+}
+
 /// The owner columns starting at `i` of a row (all NULL without an owner).
 fn owner_of(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Option<Owner>> {
     let pid: Option<i32> = r.get(i)?;
@@ -764,12 +580,7 @@ fn insert_rows(
             r.get(0)
         })?;
     for (seq, r) in (first_seq..).zip(rows) {
-        // Per-call samples as histograms (`histo`); batch means, few, as they are.
-        let (blob, format) = if r.method == Method::PerCall && !r.samples.is_empty() {
-            (encode_histogram(r)?, HDR_FORMAT)
-        } else {
-            (encode_samples(&r.samples), "f64")
-        };
+        let (blob, format) = stored_samples(r)?;
         tx.execute(
             "INSERT INTO results (run_id, seq, benchmark, params_json, method, unit, n, iterations,
                 min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples,
@@ -844,7 +655,7 @@ mod tests {
     fn round_trip_keeps_every_field() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/results.db");
-        let mut s = Store::open(&path).unwrap();
+        let mut s = SqliteStore::open(&path).unwrap();
         let id =
             s.begin_run(&start("2026-01-01T00:00:00Z", "oscost run", Some("base".into())), &machine(), None).unwrap();
         let skipped = vec![Skipped {
@@ -855,7 +666,7 @@ mod tests {
         s.add_benchmark(id, &[row()], &skipped).unwrap();
         s.finish_run(id, "2026-01-01T00:00:01Z", "complete").unwrap();
         drop(s);
-        let s = Store::open(&path).unwrap();
+        let s = SqliteStore::open(&path).unwrap();
         assert_eq!(s.resolve("latest").unwrap(), id);
         assert_eq!(s.resolve("base").unwrap(), id);
         assert!(s.resolve("nope").is_err());
@@ -878,7 +689,7 @@ mod tests {
         let file = dir.path().join("plain-file");
         std::fs::write(&file, b"x").unwrap();
         // A path below a regular file cannot be created.
-        let err = Store::open(&file.join("results.db")).err().expect("must fail");
+        let err = SqliteStore::open(&file.join("results.db")).err().expect("must fail");
         assert!(err.to_string().contains("plain-file"), "{err}");
     }
 
@@ -886,11 +697,11 @@ mod tests {
     fn newer_schema_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
-        drop(Store::open(&path).unwrap());
+        drop(SqliteStore::open(&path).unwrap());
         let c = Connection::open(&path).unwrap();
         c.pragma_update(None, "user_version", 99).unwrap();
         drop(c);
-        assert!(matches!(Store::open(&path), Err(StoreError::TooNew { .. })));
+        assert!(matches!(SqliteStore::open(&path), Err(StoreError::TooNew { .. })));
     }
 
     #[test]
@@ -902,7 +713,7 @@ mod tests {
                 let path = path.clone();
                 std::thread::spawn(move || -> Result<i64, StoreError> {
                     // Each writer opens (and migrates) a fresh database at the same time.
-                    let mut s = Store::open(&path)?;
+                    let mut s = SqliteStore::open(&path)?;
                     let id =
                         s.begin_run(&start("2026-01-01T00:00:00Z", "w", Some("same-name".into())), &machine(), None)?;
                     for _ in 0..5 {
@@ -914,7 +725,7 @@ mod tests {
             })
             .collect();
         let ids: Vec<i64> = handles.into_iter().map(|h| h.join().unwrap().unwrap()).collect();
-        let s = Store::open_existing(&path).unwrap();
+        let s = SqliteStore::open_existing(&path).unwrap();
         let runs = s.list_runs(&RunFilter::default()).unwrap();
         assert_eq!(runs.len(), 8);
         assert!(runs.iter().all(|r| r.results == 5 && r.status != "running"), "{runs:?}");
@@ -927,7 +738,7 @@ mod tests {
     fn a_run_whose_owner_is_gone_reads_as_abandoned() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
-        let mut s = Store::open(&path).unwrap();
+        let mut s = SqliteStore::open(&path).unwrap();
         let me = Owner::current().expect("/proc names this process");
         let live = s.begin_run(&start("t", "c", None), &machine(), Some(&me)).unwrap();
         let gone = Owner { start_ticks: me.start_ticks + 1, ..me.clone() };
@@ -946,7 +757,7 @@ mod tests {
     fn a_count_stored_as_null_leaves_the_run_readable() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
-        let mut s = Store::open(&path).unwrap();
+        let mut s = SqliteStore::open(&path).unwrap();
         let id = s.begin_run(&start("t", "c", None), &machine(), None).unwrap();
         let mut r = row();
         r.counts.insert(Count::JainIndex, f64::NAN);
@@ -963,13 +774,13 @@ mod tests {
     fn reading_never_creates_and_names_what_is_wrong() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("typo/a/x.db");
-        assert!(matches!(Store::open_existing(&missing), Err(StoreError::Missing { .. })));
+        assert!(matches!(SqliteStore::open_existing(&missing), Err(StoreError::Missing { .. })));
         assert!(!dir.path().join("typo").exists(), "no directory was created");
         let junk = dir.path().join("junk.db");
         std::fs::write(&junk, vec![b'x'; 4096]).unwrap();
-        let e = Store::open_existing(&junk).err().expect("junk is refused");
+        let e = SqliteStore::open_existing(&junk).err().expect("junk is refused");
         assert!(e.to_string().contains("is not an oscost results database"), "{e}");
-        let e = Store::open(&junk).err().expect("junk is refused for writing too");
+        let e = SqliteStore::open(&junk).err().expect("junk is refused for writing too");
         assert!(e.to_string().contains("is not an oscost results database"), "{e}");
     }
 
@@ -989,7 +800,7 @@ mod tests {
             )
             .unwrap();
         }
-        let s = Store::open_existing(&path).unwrap();
+        let s = SqliteStore::open_existing(&path).unwrap();
         assert_eq!(s.load_run(1).unwrap().0.run.status, "complete");
         let v: i64 = s.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         assert_eq!(v, MIGRATIONS.len() as i64);

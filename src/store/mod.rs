@@ -1,0 +1,341 @@
+//! The results database behind one trait, two backends: SQLite (bundled; the default,
+//! a file) and PostgreSQL (a shared store many machines push to). Both hold the same
+//! schema with the same migrations, and write a benchmark's rows, or an imported run,
+//! in one transaction, so a run is never half there.
+//!
+//! Where the database is: `--db PATH` (or `OSCOST_DB`) is a SQLite file, unless it is a
+//! `postgres://` or `postgresql://` URL. Runs carry a UUID, so a run copied into another
+//! database (`import`, `push`) is recognised there and never added twice.
+
+use std::path::{Path, PathBuf};
+
+use crate::machine::Machine;
+use crate::model::{ResultRow, RunDocument, Skipped};
+
+pub mod postgres;
+mod sqlite;
+
+pub use sqlite::SqliteStore;
+
+/// What a results database does, whichever it is.
+pub trait Backend {
+    /// Where it is, for messages (a path or a URL without its password).
+    fn location(&self) -> String;
+    /// Records the start of a run; returns its id. A saved name moves to the newest
+    /// run that claims it.
+    fn begin_run(&mut self, start: &RunStart, machine: &Machine, owner: Option<&Owner>) -> Result<i64, StoreError>;
+    /// Writes one benchmark's rows and skips in one transaction.
+    fn add_benchmark(&mut self, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), StoreError>;
+    /// Marks a run finished with `status`.
+    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError>;
+    /// The newest run's id, if any.
+    fn latest_run_id(&mut self) -> Result<Option<i64>, StoreError>;
+    /// Resolves a run reference: a numeric id, `latest`, or a saved name.
+    fn resolve(&mut self, reference: &str) -> Result<i64, StoreError>;
+    /// Lists runs, newest first, matching `filter`.
+    fn list_runs(&mut self, filter: &RunFilter) -> Result<Vec<RunListing>, StoreError>;
+    /// Loads a whole run with its results (and samples) and skips.
+    fn load_run(&mut self, run_id: i64) -> Result<(RunDocument, Vec<Skipped>), StoreError>;
+    /// Writes whole runs in one transaction, all or nothing; a run already held (by
+    /// its UUID) is not added again.
+    fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError>;
+}
+
+/// A results database of either kind. Reads take `&self` (the PostgreSQL client needs
+/// `&mut` even to read; one process uses a store from one thread).
+pub struct Store(std::cell::RefCell<Box<dyn Backend>>);
+
+/// The schema, version by version, in SQLite's dialect (`postgres::dialect` turns it
+/// into PostgreSQL's). Never edit a released step; add one.
+/// v1: runs, their results and skips.
+pub(crate) const SCHEMA_V1: &str = "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        command_line TEXT NOT NULL,
+        save_name TEXT,
+        status TEXT NOT NULL,
+        hostname TEXT NOT NULL,
+        kernel_release TEXT NOT NULL,
+        machine_json TEXT NOT NULL
+    );
+    CREATE TABLE results (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        benchmark TEXT NOT NULL,
+        params_json TEXT NOT NULL,
+        method TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        iterations INTEGER NOT NULL,
+        min REAL, median REAL, mean REAL, stddev REAL, ci_low REAL, ci_high REAL,
+        percentiles_json TEXT,
+        counts_json TEXT NOT NULL,
+        flags_json TEXT NOT NULL,
+        samples BLOB NOT NULL
+    );
+    CREATE INDEX results_by_run ON results(run_id, seq);
+    CREATE INDEX results_by_benchmark ON results(benchmark);
+    CREATE TABLE skipped (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        benchmark TEXT NOT NULL,
+        params TEXT NOT NULL,
+        reason TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX runs_by_save_name ON runs(save_name) WHERE save_name IS NOT NULL;";
+/// v2: the process that owns a run, to tell a live run from an abandoned one.
+pub(crate) const SCHEMA_V2: &str = "CREATE TABLE run_owner (
+        run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        pid INTEGER NOT NULL,
+        start_ticks INTEGER NOT NULL,
+        boot_id TEXT NOT NULL
+    );";
+/// v3: the rounds behind each row (sample counts and counts per round), as JSON.
+pub(crate) const SCHEMA_V3: &str = "ALTER TABLE results ADD COLUMN rounds_json TEXT;";
+/// v4: per-call samples as HDR histograms (`histo`), the format named per row.
+pub(crate) const SCHEMA_V4: &str = "ALTER TABLE results ADD COLUMN samples_format TEXT NOT NULL DEFAULT 'f64';";
+/// v5: every run named by a UUID (the column, then, once every run has one, the index).
+pub(crate) const SCHEMA_V5_COLUMN: &str = "ALTER TABLE runs ADD COLUMN uuid TEXT;";
+pub(crate) const SCHEMA_V5_INDEX: &str = "CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);";
+
+/// A row's samples as stored: per-call samples as histograms (`histo`), batch means,
+/// few, as raw f64s; with the format's name.
+pub(crate) fn stored_samples(r: &ResultRow) -> Result<(Vec<u8>, &'static str), StoreError> {
+    if r.method == crate::model::Method::PerCall && !r.samples.is_empty() {
+        Ok((encode_histogram(r)?, HDR_FORMAT))
+    } else {
+        Ok((encode_samples(&r.samples), "f64"))
+    }
+}
+
+/// Samples read back from their stored form.
+pub(crate) fn load_samples(blob: &[u8], format: &str) -> Result<Vec<f64>, StoreError> {
+    if format == HDR_FORMAT {
+        Ok(crate::histo::decode(blob).map_err(|e| StoreError::Malformed(e.to_string()))?.concat())
+    } else {
+        decode_samples(blob)
+    }
+}
+
+/// Whether `db` names a PostgreSQL database rather than a SQLite file.
+pub fn is_postgres(db: &Path) -> bool {
+    let s = db.to_string_lossy();
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
+impl Store {
+    /// Opens (creating and migrating as needed) the database `db` names.
+    pub fn open(db: &Path) -> Result<Self, StoreError> {
+        let b: Box<dyn Backend> = if is_postgres(db) {
+            Box::new(postgres::PgStore::connect(&db.to_string_lossy())?)
+        } else {
+            Box::new(SqliteStore::open(db)?)
+        };
+        Ok(Self(std::cell::RefCell::new(b)))
+    }
+
+    /// Opens an existing database for reading (a SQLite file is never created).
+    pub fn open_existing(db: &Path) -> Result<Self, StoreError> {
+        let b: Box<dyn Backend> = if is_postgres(db) {
+            Box::new(postgres::PgStore::connect(&db.to_string_lossy())?)
+        } else {
+            Box::new(SqliteStore::open_existing(db)?)
+        };
+        Ok(Self(std::cell::RefCell::new(b)))
+    }
+
+    pub fn location(&self) -> String {
+        self.0.borrow_mut().location()
+    }
+    pub fn begin_run(&mut self, start: &RunStart, machine: &Machine, owner: Option<&Owner>) -> Result<i64, StoreError> {
+        self.0.borrow_mut().begin_run(start, machine, owner)
+    }
+    pub fn add_benchmark(&mut self, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), StoreError> {
+        self.0.borrow_mut().add_benchmark(run_id, rows, skipped)
+    }
+    pub fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
+        self.0.borrow_mut().finish_run(run_id, finished_at, status)
+    }
+    pub fn latest_run_id(&self) -> Result<Option<i64>, StoreError> {
+        self.0.borrow_mut().latest_run_id()
+    }
+    pub fn resolve(&self, reference: &str) -> Result<i64, StoreError> {
+        self.0.borrow_mut().resolve(reference)
+    }
+    pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunListing>, StoreError> {
+        self.0.borrow_mut().list_runs(filter)
+    }
+    pub fn load_run(&self, run_id: i64) -> Result<(RunDocument, Vec<Skipped>), StoreError> {
+        self.0.borrow_mut().load_run(run_id)
+    }
+    pub fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError> {
+        self.0.borrow_mut().import(runs)
+    }
+}
+
+/// Errors of the store, with the path they concern. Each message is whole: the
+/// underlying error is in the text and not chained as a `source` as well, which
+/// would print it twice under `{:#}`.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open the results database {path}: {cause}")]
+    Open { path: PathBuf, cause: rusqlite::Error },
+    #[error("cannot create the directory {path} for the results database: {cause}")]
+    CreateDir { path: PathBuf, cause: std::io::Error },
+    #[error("the results database {path} is not writable: {cause}")]
+    NotWritable { path: PathBuf, cause: rusqlite::Error },
+    #[error("{path} is not an oscost results database (SQLite cannot read it as a database)")]
+    NotADatabase { path: PathBuf },
+    #[error("there is no results database at {path} (oscost run creates one)")]
+    Missing { path: PathBuf },
+    #[error(
+        "the results database {path} has schema version {found}, newer than this oscost understands ({known}); use a newer oscost"
+    )]
+    TooNew { path: PathBuf, found: i64, known: i64 },
+    #[error("database error: {0}")]
+    Sql(rusqlite::Error),
+    #[error("stored data is malformed: {0}")]
+    Malformed(String),
+    #[error("no run {0} in the database")]
+    NoSuchRun(String),
+    #[error("PostgreSQL database {url}: {cause}")]
+    Postgres { url: String, cause: String },
+}
+
+/// A fresh run UUID (version 4, random).
+pub fn new_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// The name of the histogram format in `samples_format`.
+pub(crate) const HDR_FORMAT: &str = "hdr1";
+
+/// A per-call row's samples as a histogram blob.
+pub(crate) fn encode_histogram(r: &ResultRow) -> Result<Vec<u8>, StoreError> {
+    crate::histo::encode(&r.round_slices()).map_err(|e| StoreError::Malformed(e.to_string()))
+}
+
+/// The process that owns a run: its pid, its start time since boot (clock ticks) and
+/// the boot, which together name it even after its pid is reused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub pid: i32,
+    pub start_ticks: u64,
+    pub boot_id: String,
+}
+
+impl Owner {
+    /// This process, if /proc says who it is.
+    pub fn current() -> Option<Self> {
+        let pid = std::process::id() as i32;
+        Some(Self { pid, start_ticks: crate::procfs::process_start_ticks(pid)?, boot_id: crate::procfs::boot_id()? })
+    }
+
+    /// Whether this process still runs (on this machine, since this boot).
+    pub fn alive(&self) -> bool {
+        crate::procfs::boot_id().as_deref() == Some(self.boot_id.as_str())
+            && crate::procfs::process_start_ticks(self.pid) == Some(self.start_ticks)
+    }
+}
+
+/// What a run's stored status means now: a run still marked `running` whose owner is
+/// gone was abandoned (killed without a chance to say so).
+pub(crate) fn effective_status(stored: String, owner: Option<Owner>) -> String {
+    match owner {
+        Some(o) if stored == "running" && !o.alive() => "abandoned".into(),
+        _ => stored,
+    }
+}
+
+/// The default database path: `$XDG_DATA_HOME/oscost/results.db`, else
+/// `~/.local/share/oscost/results.db`.
+/// None when neither is set: the caller asks for `--db` rather than guessing.
+pub fn default_path() -> Option<PathBuf> {
+    default_path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
+}
+
+/// [`default_path`] from given environment values (pure, for tests).
+pub fn default_path_from(xdg: Option<std::ffi::OsString>, home: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let base = match (xdg.filter(|x| !x.is_empty()), home.filter(|h| !h.is_empty())) {
+        (Some(x), _) => PathBuf::from(x),
+        (None, Some(h)) => PathBuf::from(h).join(".local/share"),
+        (None, None) => return None,
+    };
+    Some(base.join("oscost").join("results.db"))
+}
+
+/// What an import did with one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Imported {
+    /// Stored under this new id.
+    Added(i64),
+    /// The database already held it (same UUID), as this id.
+    AlreadyHeld(i64),
+}
+
+impl Imported {
+    /// The run's id in this database.
+    pub fn id(self) -> i64 {
+        match self {
+            Imported::Added(id) | Imported::AlreadyHeld(id) => id,
+        }
+    }
+}
+
+/// What names a run when it starts.
+#[derive(Debug, Clone)]
+pub struct RunStart {
+    pub started_at: String,
+    pub command_line: String,
+    pub save_name: Option<String>,
+    pub uuid: String,
+}
+
+/// A short listing line of a run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunListing {
+    pub id: i64,
+    pub started_at: String,
+    pub hostname: String,
+    pub kernel_release: String,
+    pub status: String,
+    pub save_name: Option<String>,
+    pub results: i64,
+    pub command_line: String,
+}
+
+/// Filters for `oscost runs`.
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    pub host: Option<String>,
+    pub benchmark: Option<String>,
+    pub since: Option<String>,
+    pub until: Option<String>,
+}
+
+pub(crate) fn encode_samples(samples: &[f64]) -> Vec<u8> {
+    samples.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub(crate) fn decode_samples(blob: &[u8]) -> Result<Vec<f64>, StoreError> {
+    if !blob.len().is_multiple_of(8) {
+        return Err(StoreError::Malformed(format!("sample blob of {} bytes is not a whole number of f64", blob.len())));
+    }
+    Ok(blob.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8-byte chunk"))).collect())
+}
+
+pub(crate) fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("plain data serialises")
+}
+
+/// Counts as stored: the finite ones (see `model::finite_counts`).
+pub(crate) fn counts_json(counts: &std::collections::BTreeMap<crate::model::Count, f64>) -> String {
+    let mut out = Vec::new();
+    let _ = crate::model::finite_counts::serialize(counts, &mut serde_json::Serializer::new(&mut out));
+    String::from_utf8(out).unwrap_or_else(|_| "{}".into())
+}
+
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, StoreError> {
+    serde_json::from_str(s).map_err(|e| StoreError::Malformed(format!("{what}: {e}")))
+}

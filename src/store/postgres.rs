@@ -1,0 +1,429 @@
+//! The PostgreSQL backend: a shared store that many machines write to (`oscost push`,
+//! or `--db postgres://…` directly), through the synchronous `postgres` crate.
+//!
+//! The schema is SQLite's, step by step, translated (`dialect`: BIGSERIAL ids, BIGINT,
+//! DOUBLE PRECISION, BYTEA blobs), versioned in `oscost_schema` and migrated under a transaction-
+//! scoped advisory lock, so machines that connect at once migrate once. Every write is
+//! one transaction: a benchmark's rows, a finished run, or a whole pushed run, so a
+//! push that is killed leaves nothing of the run behind. A run is named by its UUID
+//! (unique): pushing a run twice, even from two machines at once, stores it once.
+
+use ::postgres::{Client, Error as PgError, NoTls, Transaction};
+
+use super::*;
+use crate::machine::Machine;
+use crate::model::{Method, ResultRow, RunDocument, RunInfo, SCHEMA_VERSION, Skipped};
+
+/// SQLite's schema in PostgreSQL's dialect: 64-bit serial ids and integers, double
+/// precision reals, BYTEA blobs. The same names and columns, so both backends read and
+/// write rows alike.
+pub fn dialect(sqlite: &str) -> String {
+    sqlite
+        .replace("id INTEGER PRIMARY KEY,", "id BIGSERIAL PRIMARY KEY,")
+        .replace(" INTEGER", " BIGINT")
+        .replace(" REAL", " DOUBLE PRECISION")
+        .replace(" BLOB", " BYTEA")
+}
+
+/// The schema, one step per version, as SQLite's (see `dialect`).
+const MIGRATIONS: [&str; 5] = [
+    SCHEMA_V1,
+    SCHEMA_V2,
+    SCHEMA_V3,
+    SCHEMA_V4,
+    // A fresh database has no runs to name before the index.
+    "ALTER TABLE runs ADD COLUMN uuid TEXT; CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);",
+];
+
+/// The advisory lock that serialises migrations (any constant shared by all oscosts).
+const MIGRATION_LOCK: i64 = 0x05C0_57DB;
+
+pub struct PgStore {
+    client: Client,
+    /// The URL without its password, for messages.
+    shown: String,
+}
+
+/// A URL as it may be printed: any password replaced.
+fn without_password(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let user = &url[s + 3..at];
+            match user.split_once(':') {
+                Some((name, _)) => format!("{}{name}:***{}", &url[..s + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+impl PgStore {
+    /// Connects and migrates.
+    pub fn connect(url: &str) -> Result<Self, StoreError> {
+        let shown = without_password(url);
+        let client = Client::connect(url, NoTls)
+            .map_err(|e| StoreError::Postgres { url: shown.clone(), cause: format!("cannot connect: {e}") })?;
+        let mut store = Self { client, shown };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn err(&self, e: PgError) -> StoreError {
+        StoreError::Postgres { url: self.shown.clone(), cause: e.to_string() }
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let known = MIGRATIONS.len() as i64;
+        let shown = self.shown.clone();
+        let pg = |e: PgError| StoreError::Postgres { url: shown.clone(), cause: e.to_string() };
+        let mut tx = self.client.transaction().map_err(pg)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).map_err(pg)?;
+        tx.batch_execute("CREATE TABLE IF NOT EXISTS oscost_schema (version BIGINT NOT NULL)").map_err(pg)?;
+        let version: i64 = match tx.query_opt("SELECT version FROM oscost_schema", &[]).map_err(pg)? {
+            Some(row) => row.get(0),
+            None => {
+                tx.execute("INSERT INTO oscost_schema (version) VALUES (0)", &[]).map_err(pg)?;
+                0
+            }
+        };
+        if version > known {
+            return Err(StoreError::Postgres {
+                url: shown.clone(),
+                cause: format!(
+                    "schema version {version} is newer than this oscost understands ({known}); use a newer oscost"
+                ),
+            });
+        }
+        for (i, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.batch_execute(&dialect(step)).map_err(pg)?;
+            tx.execute("UPDATE oscost_schema SET version = $1", &[&(i as i64 + 1)]).map_err(pg)?;
+        }
+        tx.commit().map_err(pg)
+    }
+}
+
+/// Inserts a run's rows and skips, numbering rows after those already there.
+fn insert_rows(tx: &mut Transaction, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), PgOrStore> {
+    let first: i64 =
+        tx.query_one("SELECT COALESCE(MAX(seq), -1) + 1 FROM results WHERE run_id = $1", &[&run_id])?.get(0);
+    for (seq, r) in (first..).zip(rows) {
+        let (blob, format) = stored_samples(r)?;
+        tx.execute(
+            "INSERT INTO results (run_id, seq, benchmark, params_json, method, unit, n, iterations,
+                min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples,
+                rounds_json, samples_format)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+            &[
+                &run_id,
+                &seq,
+                &r.benchmark,
+                &json(&r.params),
+                &r.method.as_str(),
+                &r.unit,
+                &(r.n as i64),
+                &(r.iterations as i64),
+                &r.min,
+                &r.median,
+                &r.mean,
+                &r.stddev,
+                &r.ci_low,
+                &r.ci_high,
+                &r.percentiles.as_ref().map(json),
+                &counts_json(&r.counts),
+                &json(&r.flags),
+                &blob,
+                &(!r.rounds.is_empty()).then(|| json(&r.rounds)),
+                &format,
+            ],
+        )?;
+    }
+    for s in skipped {
+        tx.execute(
+            "INSERT INTO skipped (run_id, benchmark, params, reason) VALUES ($1, $2, $3, $4)",
+            &[&run_id, &s.benchmark, &s.params, &s.reason],
+        )?;
+    }
+    Ok(())
+}
+
+/// The owner columns starting at `i` (pid, start ticks, boot id; all NULL without).
+fn owner_at(r: &::postgres::Row, i: usize) -> Option<Owner> {
+    match (r.get::<_, Option<i64>>(i), r.get::<_, Option<i64>>(i + 1), r.get::<_, Option<String>>(i + 2)) {
+        (Some(pid), Some(t), Some(boot_id)) => Some(Owner { pid: pid as i32, start_ticks: t as u64, boot_id }),
+        _ => None,
+    }
+}
+
+/// Either kind of failure inside a transaction.
+enum PgOrStore {
+    Pg(PgError),
+    Store(StoreError),
+}
+
+impl From<PgError> for PgOrStore {
+    fn from(e: PgError) -> Self {
+        PgOrStore::Pg(e)
+    }
+}
+
+impl From<StoreError> for PgOrStore {
+    fn from(e: StoreError) -> Self {
+        PgOrStore::Store(e)
+    }
+}
+
+impl PgStore {
+    fn fail(&self, e: PgOrStore) -> StoreError {
+        match e {
+            PgOrStore::Pg(e) => self.err(e),
+            PgOrStore::Store(e) => e,
+        }
+    }
+
+    fn load_results(&mut self, run_id: i64) -> Result<Vec<ResultRow>, PgOrStore> {
+        let rows = self.client.query(
+            "SELECT benchmark, params_json, method, unit, n, iterations, min, median, mean, stddev, ci_low, ci_high,
+                    percentiles_json, counts_json, flags_json, samples, rounds_json, samples_format
+             FROM results WHERE run_id = $1 ORDER BY seq",
+            &[&run_id],
+        )?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let method: String = r.get(2);
+            let num = |i: usize| r.get::<_, Option<f64>>(i).unwrap_or(f64::NAN);
+            let counts: String = r.get(13);
+            let pct: Option<String> = r.get(12);
+            let rounds: Option<String> = r.get(16);
+            let blob: Vec<u8> = r.get(15);
+            let format: String = r.get(17);
+            out.push(ResultRow {
+                benchmark: r.get(0),
+                params: parse_json("params", r.get(1))?,
+                method: Method::parse(&method).ok_or_else(|| StoreError::Malformed(format!("method {method:?}")))?,
+                unit: r.get(3),
+                n: r.get::<_, i64>(4) as usize,
+                iterations: r.get::<_, i64>(5) as u64,
+                min: num(6),
+                median: num(7),
+                mean: num(8),
+                stddev: num(9),
+                ci_low: num(10),
+                ci_high: num(11),
+                percentiles: pct.map(|p| parse_json("percentiles", &p)).transpose()?,
+                counts: crate::model::finite_counts::deserialize(&mut serde_json::Deserializer::from_str(&counts))
+                    .map_err(|e| StoreError::Malformed(format!("counts: {e}")))?,
+                flags: parse_json("flags", r.get(14))?,
+                samples: load_samples(&blob, &format)?,
+                rounds: rounds.map(|t| parse_json("rounds", &t)).transpose()?.unwrap_or_default(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+impl Backend for PgStore {
+    fn location(&self) -> String {
+        self.shown.clone()
+    }
+
+    fn begin_run(&mut self, start: &RunStart, machine: &Machine, owner: Option<&Owner>) -> Result<i64, StoreError> {
+        let run = (|| -> Result<i64, PgError> {
+            let mut tx = self.client.transaction()?;
+            if let Some(name) = &start.save_name {
+                tx.execute("UPDATE runs SET save_name = NULL WHERE save_name = $1", &[name])?;
+            }
+            let id: i64 = tx
+                .query_one(
+                    "INSERT INTO runs (started_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid)
+                     VALUES ($1, $2, $3, 'running', $4, $5, $6, $7) RETURNING id",
+                    &[
+                        &start.started_at,
+                        &start.command_line,
+                        &start.save_name,
+                        &machine.hostname,
+                        &machine.kernel_release,
+                        &json(machine),
+                        &start.uuid,
+                    ],
+                )?
+                .get(0);
+            if let Some(o) = owner {
+                tx.execute(
+                    "INSERT INTO run_owner (run_id, pid, start_ticks, boot_id) VALUES ($1, $2, $3, $4)",
+                    &[&id, &i64::from(o.pid), &(o.start_ticks as i64), &o.boot_id],
+                )?;
+            }
+            tx.commit()?;
+            Ok(id)
+        })();
+        run.map_err(|e| self.err(e))
+    }
+
+    fn add_benchmark(&mut self, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), StoreError> {
+        let done = (|| -> Result<(), PgOrStore> {
+            let mut tx = self.client.transaction()?;
+            insert_rows(&mut tx, run_id, rows, skipped)?;
+            tx.commit()?;
+            Ok(())
+        })();
+        done.map_err(|e| self.fail(e))
+    }
+
+    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
+        self.client
+            .execute("UPDATE runs SET finished_at = $2, status = $3 WHERE id = $1", &[&run_id, &finished_at, &status])
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    fn latest_run_id(&mut self) -> Result<Option<i64>, StoreError> {
+        let r = self.client.query_one("SELECT MAX(id) FROM runs", &[]);
+        r.map(|row| row.get::<_, Option<i64>>(0)).map_err(|e| self.err(e))
+    }
+
+    fn resolve(&mut self, reference: &str) -> Result<i64, StoreError> {
+        if reference == "latest" {
+            return self.latest_run_id()?.ok_or_else(|| StoreError::NoSuchRun("(the database has no runs yet)".into()));
+        }
+        let r = match reference.parse::<i64>() {
+            Ok(id) => self.client.query_opt("SELECT id FROM runs WHERE id = $1", &[&id]),
+            Err(_) => self.client.query_opt("SELECT id FROM runs WHERE save_name = $1", &[&reference]),
+        };
+        let found = r.map_err(|e| self.err(e))?.map(|row| row.get::<_, i64>(0));
+        found.ok_or_else(|| StoreError::NoSuchRun(format!("{reference:?}")))
+    }
+
+    fn list_runs(&mut self, filter: &RunFilter) -> Result<Vec<RunListing>, StoreError> {
+        let rows = self.client.query(
+            "SELECT r.id, r.started_at, r.hostname, r.kernel_release, r.status, r.save_name, r.command_line,
+                        (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id), o.pid, o.start_ticks, o.boot_id
+                 FROM runs r LEFT JOIN run_owner o ON o.run_id = r.id
+                 WHERE ($1::TEXT IS NULL OR r.hostname = $1)
+                   AND ($2::TEXT IS NULL OR EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id
+                                                  AND (x.benchmark = $2 OR x.benchmark LIKE $2 || '.%')))
+                   AND ($3::TEXT IS NULL OR r.started_at >= $3)
+                   AND ($4::TEXT IS NULL OR r.started_at < $4)
+                 ORDER BY r.id DESC",
+            &[&filter.host, &filter.benchmark, &filter.since, &filter.until],
+        );
+        let rows = rows.map_err(|e| self.err(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let owner = owner_at(r, 8);
+                RunListing {
+                    id: r.get(0),
+                    started_at: r.get(1),
+                    hostname: r.get(2),
+                    kernel_release: r.get(3),
+                    status: effective_status(r.get(4), owner),
+                    save_name: r.get(5),
+                    command_line: r.get(6),
+                    results: r.get(7),
+                }
+            })
+            .collect())
+    }
+
+    fn load_run(&mut self, run_id: i64) -> Result<(RunDocument, Vec<Skipped>), StoreError> {
+        let me = self;
+        let head = me
+            .client
+            .query_opt(
+                "SELECT r.id, r.started_at, r.command_line, r.save_name, r.status, r.machine_json, r.uuid,
+                        o.pid, o.start_ticks, o.boot_id
+                 FROM runs r LEFT JOIN run_owner o ON o.run_id = r.id WHERE r.id = $1",
+                &[&run_id],
+            )
+            .map_err(|e| me.err(e))?
+            .ok_or_else(|| StoreError::NoSuchRun(run_id.to_string()))?;
+        let owner = owner_at(&head, 7);
+        let run = RunInfo {
+            id: head.get(0),
+            started_at: head.get(1),
+            command_line: head.get(2),
+            save_name: head.get(3),
+            status: effective_status(head.get(4), owner),
+            uuid: head.get(6),
+        };
+        let machine: Machine = parse_json("machine", head.get(5))?;
+        let results = me.load_results(run_id).map_err(|e| me.fail(e))?;
+        let skipped = me
+            .client
+            .query("SELECT benchmark, params, reason FROM skipped WHERE run_id = $1 ORDER BY ctid", &[&run_id])
+            .map_err(|e| me.err(e))?
+            .iter()
+            .map(|r| Skipped { benchmark: r.get(0), params: r.get(1), reason: r.get(2) })
+            .collect();
+        Ok((RunDocument { schema_version: SCHEMA_VERSION, run, machine, results }, skipped))
+    }
+
+    fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError> {
+        let done = (|| -> Result<Vec<Imported>, PgOrStore> {
+            let mut tx = self.client.transaction()?;
+            let mut out = Vec::with_capacity(runs.len());
+            for (doc, skipped) in runs {
+                let uuid = doc.run.uuid.clone().unwrap_or_else(new_uuid);
+                // Claimed by its UUID first: of two pushes of one run at once, one
+                // inserts and the other waits, then finds it held.
+                let inserted = tx.query_opt(
+                    "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid)
+                     VALUES ($1, NULL, $2, NULL, $3, $4, $5, $6, $7)
+                     ON CONFLICT (uuid) DO NOTHING RETURNING id",
+                    &[
+                        &doc.run.started_at,
+                        &doc.run.command_line,
+                        &doc.run.status,
+                        &doc.machine.hostname,
+                        &doc.machine.kernel_release,
+                        &json(&doc.machine),
+                        &uuid,
+                    ],
+                )?;
+                match inserted {
+                    Some(row) => {
+                        let id: i64 = row.get(0);
+                        // A saved name travels with the run unless this database uses it.
+                        if let Some(name) = &doc.run.save_name {
+                            tx.execute(
+                                "UPDATE runs SET save_name = $2 WHERE id = $1
+                                 AND NOT EXISTS (SELECT 1 FROM runs WHERE save_name = $2)",
+                                &[&id, name],
+                            )?;
+                        }
+                        insert_rows(&mut tx, id, &doc.results, skipped)?;
+                        out.push(Imported::Added(id));
+                    }
+                    None => {
+                        let id: i64 = tx.query_one("SELECT id FROM runs WHERE uuid = $1", &[&uuid])?.get(0);
+                        out.push(Imported::AlreadyHeld(id));
+                    }
+                }
+            }
+            tx.commit()?;
+            Ok(out)
+        })();
+        done.map_err(|e| self.fail(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dialect_keeps_every_name_and_changes_only_types() {
+        let pg = dialect(SCHEMA_V1);
+        assert!(
+            pg.contains("id BIGSERIAL PRIMARY KEY,")
+                && pg.contains("samples BYTEA")
+                && pg.contains("min DOUBLE PRECISION")
+        );
+        assert!(!pg.contains(" INTEGER") && !pg.contains(" REAL") && !pg.contains(" BLOB"));
+        // A key that references another table stays a plain integer, not a serial.
+        assert!(dialect(SCHEMA_V2).contains("run_id BIGINT PRIMARY KEY REFERENCES runs(id)"));
+        assert_eq!(without_password("postgres://u:secret@h:5/db"), "postgres://u:***@h:5/db");
+        assert_eq!(without_password("postgres://u@h:5/db"), "postgres://u@h:5/db");
+    }
+}
