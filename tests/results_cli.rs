@@ -185,7 +185,10 @@ fn a_database_of_the_previous_schema_migrates_in_place_and_prints_the_same_figur
     std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/main-v3.db"), &db).unwrap();
     let before: serde_json::Value =
         serde_json::from_str(include_str!("fixtures/main-v3.show.json")).expect("the fixture's show output");
+    let size_before = std::fs::metadata(&db).unwrap().len();
     run_ok(&["runs"], &db); // opening for writing migrates
+    let size_after = std::fs::metadata(&db).unwrap().len();
+    assert!(size_after < size_before / 2, "the re-encoded file gives its space back: {size_before} -> {size_after}");
     let c = rusqlite::Connection::open(&db).unwrap();
     let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
     assert_eq!(version, 5);

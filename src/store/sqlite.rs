@@ -253,6 +253,12 @@ impl SqliteStore {
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
         }
         tx.commit()?;
+        // Re-encoding raw per-call samples (v4) frees most of an older file: give the
+        // space back now. Another process reading at this moment makes VACUUM fail;
+        // the space is then reused by later runs instead.
+        if version < 4 {
+            let _ = self.conn.execute_batch("VACUUM");
+        }
         Ok(())
     }
 
