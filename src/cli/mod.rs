@@ -65,6 +65,7 @@ pub fn main() -> i32 {
     if std::env::args_os().nth(1).is_some_and(|a| a == crate::worker::WORKER_COMMAND) {
         return crate::worker::serve();
     }
+    let _ = crate::sys::ignore_file_size_signal();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -256,7 +256,7 @@ impl SqliteStore {
         // Re-encoding raw per-call samples (v4) frees most of an older file: give the
         // space back now. Another process reading at this moment makes VACUUM fail;
         // the space is then reused by later runs instead.
-        if version < 4 {
+        if (1..4).contains(&version) {
             let _ = self.conn.execute_batch("VACUUM");
         }
         Ok(())

@@ -40,6 +40,13 @@ pub fn install_interrupt_flag() -> io::Result<()> {
     set_action(libc::SIGXFSZ, libc::SIG_IGN)
 }
 
+/// Ignores SIGXFSZ from the start, so that a write past the file-size limit fails
+/// with EFBIG (an error oscost reports) wherever it happens, even while the database
+/// is being created, instead of killing the process.
+pub fn ignore_file_size_signal() -> io::Result<()> {
+    set_action(libc::SIGXFSZ, libc::SIG_IGN)
+}
+
 /// True once a stop signal has arrived.
 pub fn interrupted() -> bool {
     STOP_SIGNAL.load(Ordering::SeqCst) != 0
