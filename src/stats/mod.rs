@@ -1,6 +1,6 @@
 //! Statistics on samples: summaries, percentiles, a distribution-free confidence
-//! interval for the median, outlier classification, least-squares fits and a bootstrap
-//! for the ratio of two medians.
+//! interval for the median of one window, outlier classification, least-squares fits,
+//! and (`nested`) intervals and ratios from the levels of the experiment that vary.
 //!
 //! Everything here is pure and deterministic (the bootstrap uses a seeded generator),
 //! so it is tested on known values.
@@ -216,40 +216,6 @@ pub struct RatioEstimate {
     pub ci_high: f64,
 }
 
-/// Ratio median(b)/median(a) with a 95% percentile-bootstrap interval from `resamples`
-/// resamples of each side. Large sides are thinned to at most 5,000 evenly spaced
-/// samples first, which keeps the cost bounded without biasing the median.
-pub fn bootstrap_median_ratio(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> Option<RatioEstimate> {
-    let a = thin(&sorted(a), 5_000);
-    let b = thin(&sorted(b), 5_000);
-    if a.is_empty() || b.is_empty() {
-        return None;
-    }
-    let ma = quantile_sorted(&a, 0.5);
-    if ma == 0.0 {
-        return None;
-    }
-    let ratio = quantile_sorted(&b, 0.5) / ma;
-    let mut rng = SplitMix64::new(seed);
-    let mut buf_a = vec![0.0; a.len()];
-    let mut buf_b = vec![0.0; b.len()];
-    let mut ratios = Vec::with_capacity(resamples);
-    for _ in 0..resamples.max(1) {
-        for x in buf_a.iter_mut() {
-            *x = a[rng.below(a.len())];
-        }
-        for x in buf_b.iter_mut() {
-            *x = b[rng.below(b.len())];
-        }
-        let ra = median(&buf_a);
-        if ra > 0.0 {
-            ratios.push(median(&buf_b) / ra);
-        }
-    }
-    let r = sorted(&ratios);
-    Some(RatioEstimate { ratio, ci_low: quantile_sorted(&r, 0.025), ci_high: quantile_sorted(&r, 0.975) })
-}
-
 fn thin(sorted: &[f64], max: usize) -> Vec<f64> {
     if sorted.len() <= max {
         return sorted.to_vec();
@@ -334,18 +300,6 @@ mod tests {
         let f = linear_fit(&xs, &ys).unwrap();
         assert!((f.slope - 9.6).abs() < 0.5, "{f:?}");
         assert!(f.slope_stderr > 0.0 && f.slope_stderr < 1.0);
-    }
-
-    #[test]
-    fn bootstrap_identical_and_shifted() {
-        let a: Vec<f64> = (0..200).map(|i| 100.0 + (i % 17) as f64).collect();
-        let same = bootstrap_median_ratio(&a, &a, 500, 1).unwrap();
-        assert_eq!(same.ratio, 1.0);
-        assert!(same.ci_low <= 1.0 && same.ci_high >= 1.0);
-        let b: Vec<f64> = a.iter().map(|x| x * 1.5).collect();
-        let up = bootstrap_median_ratio(&a, &b, 500, 1).unwrap();
-        assert!((up.ratio - 1.5).abs() < 1e-9);
-        assert!(up.ci_low > 1.3 && up.ci_high < 1.7);
     }
 
     #[test]
