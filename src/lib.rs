@@ -43,4 +43,5 @@ pub mod store;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod tasks;
+pub mod trace;
 pub mod worker;

@@ -103,11 +103,16 @@ pub enum FlagCode {
     Unfair,
     /// A sleep whose time is mostly the thread's timer slack.
     TimerSlack,
+    /// Third tasks ran between wake-up and run in a visible share of the traced
+    /// hand-offs.
+    Intruded,
+    /// The trace's switch count and /proc's differ by more than 1%.
+    TraceDisagrees,
 }
 
 impl FlagCode {
     /// Every flag, in declaration order.
-    pub const ALL: [FlagCode; 14] = [
+    pub const ALL: [FlagCode; 16] = [
         FlagCode::Vdso,
         FlagCode::NoKernelEntry,
         FlagCode::BelowFloor,
@@ -122,6 +127,8 @@ impl FlagCode {
         FlagCode::Uneven,
         FlagCode::Unfair,
         FlagCode::TimerSlack,
+        FlagCode::Intruded,
+        FlagCode::TraceDisagrees,
     ];
 
     /// The code as stored and printed.
@@ -141,6 +148,8 @@ impl FlagCode {
             FlagCode::Uneven => "uneven",
             FlagCode::Unfair => "unfair",
             FlagCode::TimerSlack => "timer_slack",
+            FlagCode::Intruded => "intruded",
+            FlagCode::TraceDisagrees => "trace_disagrees",
         }
     }
 }
@@ -223,6 +232,9 @@ pub enum Count {
     /// Moves of the watched tasks between CPUs.
     #[serde(rename = "migrations")]
     Migrations,
+    /// Trace records the kernel could not write.
+    #[serde(rename = "lost_events")]
+    LostEvents,
     /// Migrations per operation.
     #[serde(rename = "migrations_per_op")]
     MigrationsPerOp,
@@ -283,6 +295,9 @@ pub enum Count {
     /// Switches the watched tasks made by blocking.
     #[serde(rename = "voluntary_switches")]
     VoluntarySwitches,
+    /// The 99th percentile of a task's wake-up to run, ns.
+    #[serde(rename = "wake_to_run_p99_ns")]
+    WakeToRunP99Ns,
     /// Yields per second of each task.
     #[serde(rename = "yields_per_s_per_task")]
     YieldsPerSPerTask,
@@ -290,7 +305,7 @@ pub enum Count {
 
 impl Count {
     /// Every count, in declaration (alphabetical) order.
-    pub const ALL: [Count; 39] = [
+    pub const ALL: [Count; 41] = [
         Count::ChildrenVerified,
         Count::CountedOps,
         Count::Cycles,
@@ -308,6 +323,7 @@ impl Count {
         Count::InvoluntarySwitches,
         Count::JainIndex,
         Count::LargestDeviation,
+        Count::LostEvents,
         Count::Migrations,
         Count::MigrationsPerOp,
         Count::MinMaxRatio,
@@ -329,6 +345,7 @@ impl Count {
         Count::SwitchesPerSOverall,
         Count::TimerSlackNs,
         Count::VoluntarySwitches,
+        Count::WakeToRunP99Ns,
         Count::YieldsPerSPerTask,
     ];
 
@@ -374,6 +391,8 @@ impl Count {
             Count::FracAbove20 => "frac_above_20",
             Count::Seconds => "seconds",
             Count::SwitchesPerSOverall => "switches_per_s_overall",
+            Count::LostEvents => "lost_events",
+            Count::WakeToRunP99Ns => "wake_to_run_p99_ns",
         }
     }
 
@@ -456,6 +475,110 @@ pub struct ResultRow {
     /// was never split (runs stored before rounds existed): one round.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds: Vec<Round>,
+    /// What the kernel's scheduler tracepoints saw in the trace pass that followed the
+    /// timed pass (`trace`); absent when tracing was unavailable or not asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSummary>,
+}
+
+/// The trace pass behind a row: the same workload run again, untimed by the row, with
+/// sched_switch, sched_waking, sched_wakeup_new and sched_migrate_task recorded on
+/// every allowed CPU. Counts are over the traced window only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceSummary {
+    /// Operations (hand-offs, calls, cycles) the traced pass ran.
+    pub ops: u64,
+    /// The traced pass's own time per operation, ns (tracing makes switches dearer:
+    /// beside the row's untraced figure, this is the observer effect).
+    pub traced_ns_per_op: f64,
+    /// Switch-ins of the watched tasks.
+    pub handoffs: u64,
+    /// Switch-ins straight from another watched task.
+    pub direct: u64,
+    /// Switch-ins from the idle task (a hand-off across CPUs wakes an idle CPU).
+    pub idle_passes: u64,
+    /// Hand-offs before which a third task ran on the CPU between wake-up and run.
+    pub intrusions: u64,
+    /// The tasks that intruded most, by name, with how many hand-offs each delayed.
+    pub intruders: Vec<Intruder>,
+    /// Wake-up (sched_waking) to run (sched_switch in) of the watched tasks, ns.
+    pub wake_to_run: Option<LatencySummary>,
+    /// Switch-outs of the watched tasks, and how many of them left runnable
+    /// (preempted, or yielding) rather than asleep.
+    pub switch_outs: u64,
+    pub preempted: u64,
+    /// sched_migrate_task events of the watched tasks (and their children).
+    pub migrations: u64,
+    /// The watched tasks' switches from /proc, read just before and just after the
+    /// traced loop, for agreement; reading /proc takes time, so the events bracket it:
+    /// `switch_outs` counts the loop itself, `switch_outs_outer` the loop and the reads.
+    pub proc_switches: Option<u64>,
+    #[serde(default)]
+    pub switch_outs_outer: u64,
+    /// Records the kernel could not write (full ring buffers).
+    pub lost: u64,
+    /// CPUs recorded.
+    pub cpus: usize,
+    /// Who ran first after each fork of a watched task (creation benchmarks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spawn: Option<SpawnOrder>,
+    /// Switch-ins the kernel did not trace, inferred from the task's next event
+    /// (`trace::handoff::summarize`).
+    #[serde(default)]
+    pub untraced_switch_ins: u64,
+}
+
+/// A third task that ran between a watched task's wake-up and its run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Intruder {
+    pub comm: String,
+    pub count: u64,
+}
+
+/// Percentiles of a latency, ns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub n: u64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// After sched_wakeup_new of a child: did the child run before the parent went on?
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpawnOrder {
+    /// Children whose creation was seen.
+    pub children: u64,
+    /// The parent was preempted on its CPU in favour of the child.
+    pub child_first: u64,
+    /// The child started on another CPU while the parent ran on.
+    pub child_elsewhere: u64,
+    /// The child ran only once the parent had blocked (waiting for it) on its CPU.
+    pub parent_first: u64,
+    /// sched_migrate_task events of the children.
+    pub child_migrations: u64,
+}
+
+impl TraceSummary {
+    /// Share of hand-offs that went straight from one watched task to another.
+    pub fn direct_share(&self) -> Option<f64> {
+        (self.handoffs > 0).then(|| self.direct as f64 / self.handoffs as f64)
+    }
+
+    /// Share of hand-offs that a third task delayed.
+    pub fn intrusion_share(&self) -> Option<f64> {
+        (self.handoffs > 0).then(|| self.intrusions as f64 / self.handoffs as f64)
+    }
+
+    /// Whether /proc's switch count agrees with the events' within 1% (or 2 switches,
+    /// for short passes): it must lie between the switches traced in the loop and
+    /// those traced in the loop and the /proc reads around it. None without a count.
+    pub fn switches_agree(&self) -> Option<bool> {
+        let p = self.proc_switches? as f64;
+        let (inner, outer) = (self.switch_outs as f64, self.switch_outs_outer.max(self.switch_outs) as f64);
+        let slack = |x: f64| (0.01 * x).max(2.0);
+        Some(p >= inner - slack(inner) && p <= outer + slack(outer))
+    }
 }
 
 /// One round of a row: a fresh worker process's measurement at one moment of the run.
@@ -523,6 +646,7 @@ impl ResultRow {
             flags: Vec::new(),
             samples,
             rounds: Vec::new(),
+            trace: None,
         })
     }
 
@@ -573,6 +697,28 @@ pub struct RunInfo {
     /// run whose UUID a database already holds adds nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uuid: Option<String>,
+    /// What made the run: `measure` (benchmarks timed on this machine), `trace` (the
+    /// scheduler's events recorded, `oscost trace`) or `sim` (a scheduler simulated,
+    /// `oscost sim`: no figure of it was measured).
+    #[serde(default = "RunKind::default_str", skip_serializing_if = "RunKind::is_measure")]
+    pub kind: String,
+}
+
+/// The kinds of run a database holds (`RunInfo::kind`).
+pub struct RunKind;
+
+impl RunKind {
+    pub const MEASURE: &'static str = "measure";
+    pub const TRACE: &'static str = "trace";
+    pub const SIM: &'static str = "sim";
+
+    fn default_str() -> String {
+        Self::MEASURE.into()
+    }
+
+    fn is_measure(kind: &str) -> bool {
+        kind == Self::MEASURE
+    }
 }
 
 /// What a run can be: measuring, done, stopped by a signal, stopped by an error, or
@@ -600,6 +746,7 @@ impl RunDocument {
                 save_name: None,
                 status: "complete".into(),
                 uuid: None,
+                kind: RunKind::MEASURE.into(),
             },
             machine,
             results,

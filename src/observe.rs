@@ -27,7 +27,7 @@ pub struct TraceStats {
 pub fn summarize_trace(running: &[f64], switches: u64, seconds: f64) -> Option<TraceStats> {
     let p = stats::percentiles(running)?;
     let n = running.len();
-    let above = |k: f64| running.iter().filter(|&&x| x > k).count() as f64 / n as f64;
+    let share = |keep: &dyn Fn(f64) -> bool| running.iter().filter(|&&x| keep(x)).count() as f64 / n as f64;
     Some(TraceStats {
         samples: n,
         mean: running.iter().sum::<f64>() / n as f64,
@@ -35,8 +35,8 @@ pub fn summarize_trace(running: &[f64], switches: u64, seconds: f64) -> Option<T
         p90: p.p90,
         p99: p.p99,
         max: p.max,
-        frac_above_10: above(10.0),
-        frac_above_20: above(20.0),
+        frac_above_10: share(&|x| x > 10.0),
+        frac_above_20: share(&|x| x >= 20.0),
         switches_per_s: if seconds > 0.0 { switches as f64 / seconds } else { f64::NAN },
     })
 }
@@ -98,7 +98,7 @@ pub fn rows(t: &Trace, interval: Duration) -> Vec<ResultRow> {
 /// The trace's statistics in one line, for the terminal.
 pub fn summary_line(s: &TraceStats) -> String {
     format!(
-        "run queue (excluding the observer): mean {:.2}, p50 {:.0}, p90 {:.0}, p99 {:.0}, max {:.0}; above 10: {:.2}% of the time, above 20: {:.2}%; {:.0} switches/s",
+        "run queue (excluding the observer): mean {:.2}, p50 {:.0}, p90 {:.0}, p99 {:.0}, max {:.0}; above 10: {:.2}% of the time, 20 or more: {:.2}%; {:.0} switches/s",
         s.mean,
         s.p50,
         s.p90,
@@ -116,13 +116,14 @@ mod tests {
 
     #[test]
     fn trace_statistics_on_a_synthetic_trace() {
-        // 100 samples: 80 at 1, 10 at 12, 10 at 25.
+        // 100 samples: 80 at 1, 10 at 12, 5 at exactly 20 (counted as 20 or more), 5 at 25.
         let mut v = vec![1.0; 80];
         v.extend(vec![12.0; 10]);
-        v.extend(vec![25.0; 10]);
+        v.extend(vec![20.0; 5]);
+        v.extend(vec![25.0; 5]);
         let s = summarize_trace(&v, 5_000, 2.0).unwrap();
         assert_eq!(s.samples, 100);
-        assert!((s.mean - (80.0 + 120.0 + 250.0) / 100.0).abs() < 1e-12);
+        assert!((s.mean - (80.0 + 120.0 + 100.0 + 125.0) / 100.0).abs() < 1e-12);
         assert_eq!(s.p50, 1.0);
         assert_eq!(s.max, 25.0);
         assert!((s.frac_above_10 - 0.2).abs() < 1e-12);

@@ -85,7 +85,19 @@ fn merge_row(parts: &[&ResultRow]) -> ResultRow {
         (row.ci_low, row.ci_high) = n.interval(RESAMPLES, seed_of(&row));
     }
     row.flags = majority_flags(parts);
+    add_trace(&mut row, parts);
     row
+}
+
+/// The trace pass (run in one round) and the flags it raises, judged once on the
+/// merged row.
+fn add_trace(row: &mut ResultRow, parts: &[&ResultRow]) {
+    row.trace = parts.iter().find_map(|r| r.trace.clone());
+    if let Some(t) = &row.trace {
+        for f in crate::trace::handoff::flags(t) {
+            row.flag(f);
+        }
+    }
 }
 
 /// A row without samples: the median of the rounds' figures, with a Student-t
@@ -93,6 +105,7 @@ fn merge_row(parts: &[&ResultRow]) -> ResultRow {
 fn merge_scalar(parts: &[&ResultRow]) -> ResultRow {
     let mut row = parts[0].clone();
     if parts.len() == 1 {
+        add_trace(&mut row, parts);
         return row;
     }
     let medians: Vec<f64> = parts.iter().map(|r| r.median).collect();
@@ -104,6 +117,7 @@ fn merge_scalar(parts: &[&ResultRow]) -> ResultRow {
     row.rounds = parts.iter().map(|r| Round { samples: 0, counts: r.counts.clone() }).collect();
     row.counts = merge_counts(parts);
     row.flags = majority_flags(parts);
+    add_trace(&mut row, parts);
     row
 }
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use crate::clock::{Calibration, CycleStamp, MonoStamp, PerCallSource, Stamp};
 use crate::kcounts::{Task, Watcher};
-use crate::model::Count;
+use crate::model::{Count, TraceSummary};
 use crate::sys;
 
 /// Why one iteration of a probe failed. A timed loop carries it encoded as one
@@ -157,6 +157,10 @@ pub struct MeasureConfig {
     /// What a run spends before its first benchmark (calibration, fingerprint, the
     /// store), for the estimate; measured on a 2-core VM.
     pub startup: Duration,
+    /// Follow each timed pass with a trace pass recording these tracepoints (see
+    /// `trace_pass`); set by the session for the families it traces, in one round.
+    #[serde(default)]
+    pub trace: Option<crate::trace::TraceSpec>,
 }
 
 impl MeasureConfig {
@@ -172,6 +176,7 @@ impl MeasureConfig {
             hard_limit: Duration::from_secs(30),
             perf_software_counters: false,
             startup: Duration::from_millis(200),
+            trace: None,
         }
     }
 
@@ -187,6 +192,7 @@ impl MeasureConfig {
             hard_limit: Duration::from_secs(15),
             perf_software_counters: false,
             startup: Duration::from_millis(100),
+            trace: None,
         }
     }
 
@@ -229,6 +235,9 @@ pub struct Measurement {
     pub per_call_ns: Vec<f64>,
     /// Kernel counts over all timed rounds, summed over the watched tasks.
     pub counts: BTreeMap<Count, f64>,
+    /// The trace pass after the timed one, per iteration (or why it failed), when the
+    /// config asked for one.
+    pub trace: Option<Result<TraceSummary, String>>,
 }
 
 /// What a measurement watches and whether it runs the per-call phase.
@@ -463,7 +472,68 @@ pub fn measure<P: Probe>(
     outcome?;
     m.counted_iterations += m.batch_iterations;
     m.per_call_ns = raw[..filled].iter().map(|&t| calib.ticks_to_call_ns(t)).collect();
+    if let Some(spec) = &cfg.trace {
+        m.trace = Some(trace_pass(probe, spec, &tasks, &m));
+    }
     Ok(m)
+}
+
+/// How long a trace pass aims to run: long enough for thousands of hand-offs of a
+/// fast primitive, short enough to add little to a family's time.
+const TRACE_WINDOW_NS: f64 = 20e6;
+/// Fewest iterations a trace pass runs, however slow the primitive.
+const TRACE_MIN_ITERATIONS: f64 = 64.0;
+/// Switch records a pass may leave in one CPU's buffer (`BufferSizes::pass` holds
+/// about 20,000; the rest is margin for other tasks' switches).
+const TRACE_RECORD_ROOM: f64 = 12_000.0;
+
+/// The trace pass: the probe again, untimed by the row, for about `TRACE_WINDOW_NS`,
+/// with the scheduler's tracepoints recorded on every allowed CPU and the watched
+/// tasks' /proc counts taken over the same window. The buffers are read once the pass
+/// has ended, so no reader runs beside the workload; the pass is sized from the timed
+/// pass so its switches fit the buffers (what does not fit is counted as lost).
+/// Timing model: one `time_batch` of n iterations inside the recorded window; its
+/// time per iteration is the traced figure.
+fn trace_pass<P: Probe>(
+    probe: &mut P,
+    spec: &crate::trace::TraceSpec,
+    tasks: &[Task],
+    m: &Measurement,
+) -> Result<TraceSummary, String> {
+    use crate::trace::{BufferSizes, Recorder, handoff, recorder};
+    let per_iteration = crate::stats::median(&m.batch_ns).max(1.0);
+    let switches = m.counts.get(&Count::Switches).copied().unwrap_or(0.0) / m.counted_iterations.max(1) as f64;
+    let room = TRACE_RECORD_ROOM / switches.max(1.0);
+    let n = (TRACE_WINDOW_NS / per_iteration).max(TRACE_MIN_ITERATIONS).min(room).max(1.0) as u64;
+    let mut rec = Recorder::open(spec, &spec.cpus, BufferSizes::pass())?;
+    let mut watcher = Watcher::new(tasks, false, false);
+    rec.enable()?;
+    let outer0 = sys::monotonic_raw_ns();
+    watcher.start();
+    let t0 = sys::monotonic_raw_ns();
+    let (ns, code) = time_batch(probe, n);
+    let t1 = sys::monotonic_raw_ns();
+    let counts = watcher.finish();
+    let outer1 = sys::monotonic_raw_ns();
+    rec.disable();
+    if code != 0 {
+        return Err(format!("the traced pass failed: {}", probe.describe(code)));
+    }
+    let mut events = Vec::new();
+    rec.drain(&mut events);
+    let lost = rec.lost();
+    drop(rec);
+    recorder::sort(&mut events);
+    let tids: Vec<i32> = tasks.iter().map(|t| t.tid).collect();
+    let facts = handoff::PassFacts {
+        ops: n,
+        traced_ns_per_op: ns as f64 / n as f64,
+        proc_switches: counts.get(&Count::Switches).map(|s| s.round() as u64),
+        lost,
+        cpus: spec.cpus.len(),
+        outer: (outer0, outer1),
+    };
+    Ok(handoff::summarize(&events, &tids, (t0, t1), facts))
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench::{BenchDef, BenchOptions, Output, RoundPlan, Scope};
+use crate::bench::{BenchDef, BenchOptions, Family, Output, RoundPlan, Scope};
 use crate::clock::Calibration;
 use crate::model::{ResultRow, RunDocument, RunInfo, Skipped};
 use crate::placement::Placement;
@@ -47,6 +47,9 @@ pub struct RunRequest {
     pub executor: Executor,
     /// Also count switches with per-task perf software counters.
     pub perf_counters: bool,
+    /// Follow the timed pass of the traced families with a trace pass, where the
+    /// tracepoints can be opened.
+    pub trace: bool,
     pub options: BenchOptions,
     pub db: PathBuf,
     pub save: Option<String>,
@@ -174,6 +177,26 @@ fn bound_of(def: &BenchDef, scope: Scope, opts: &BenchOptions, cfg: &MeasureConf
     cfg.hard_limit * cost.probes.max(1) as u32 + cost.fixed * 4 + Duration::from_secs(10)
 }
 
+/// The families whose timed passes are followed by a trace pass: those whose figures
+/// are about switches and whose proof the per-switch events sharpen.
+pub const TRACED_FAMILIES: [Family; 3] = [Family::Ctx, Family::Load, Family::Spawn];
+
+/// The tracepoints for the run's trace passes; None (said once, with what to run
+/// instead) when none of the selected benchmarks is traced, tracing is off, or the
+/// tracepoints cannot be opened.
+fn trace_spec_for(req: &RunRequest) -> Option<crate::trace::TraceSpec> {
+    if !req.trace || !req.selected.iter().any(|(d, _)| TRACED_FAMILIES.contains(&d.family)) {
+        return None;
+    }
+    match crate::trace::prepare() {
+        Ok(spec) => Some(spec),
+        Err(why) => {
+            eprintln!("note: no trace pass: {why}; {}", crate::trace::UNAVAILABLE_HINT);
+            None
+        }
+    }
+}
+
 /// Runs the request. Errors before the first measurement are returned as errors;
 /// failures of single benchmarks are reported in the outcome and the run goes on.
 pub fn execute(req: RunRequest) -> Result<RunOutcome> {
@@ -187,6 +210,7 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     };
     let calib = calibrate(req.quick);
     let machine = announce(&req, &cfg, &calib);
+    let trace_spec = trace_spec_for(&req);
     let started_at = report::now_rfc3339();
     let owner = crate::store::Owner::current();
     let start = crate::store::RunStart {
@@ -194,6 +218,7 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
         command_line: req.command_line.clone(),
         save_name: req.save.clone(),
         uuid: crate::store::new_uuid(),
+        kind: crate::model::RunKind::MEASURE,
     };
     let id = store.begin_run(&start, &machine, owner.as_ref())?;
     let mut run = OpenRun { store: Some(store), id };
@@ -222,7 +247,16 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
             if let Some(b) = &bar {
                 b.set_message(format!("{} (round {}/{})", def.id, round + 1, rounds));
             }
-            let job_cfg = if def.rounds == RoundPlan::Once { &cfg } else { &per_round };
+            let mut job_cfg = if def.rounds == RoundPlan::Once { &cfg } else { &per_round };
+            // One round of each traced benchmark carries the trace pass.
+            let traced;
+            if round == 0
+                && TRACED_FAMILIES.contains(&def.family)
+                && let Some(spec) = &trace_spec
+            {
+                traced = MeasureConfig { trace: Some(spec.clone()), ..job_cfg.clone() };
+                job_cfg = &traced;
+            }
             let job = RoundJob {
                 def,
                 scope: *scope,
@@ -342,6 +376,7 @@ fn unsaved_document(
             save_name: None,
             status: "failed".into(),
             uuid: Some(uuid.to_string()),
+            kind: crate::model::RunKind::MEASURE.into(),
         },
         machine: machine.clone(),
         results: rows.to_vec(),

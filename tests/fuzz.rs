@@ -77,6 +77,7 @@ fn export_text() -> String {
             save_name: Some("base".into()),
             status: "complete".into(),
             uuid: None,
+            kind: "measure".into(),
         },
         machine: oscost::machine::Machine::example(),
         results: vec![r],

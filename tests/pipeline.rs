@@ -111,6 +111,7 @@ fn run(db: &Path, def: &'static BenchDef, save: Option<&str>) -> i64 {
         rounds: Some(3),
         executor: Executor::InProcess,
         perf_counters: false,
+        trace: false,
         options: options(),
         db: db.to_path_buf(),
         save: save.map(str::to_string),

@@ -191,7 +191,15 @@ fn a_database_of_the_previous_schema_migrates_in_place_and_prints_the_same_figur
     assert!(size_after < size_before / 2, "the re-encoded file gives its space back: {size_before} -> {size_after}");
     let c = rusqlite::Connection::open(&db).unwrap();
     let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
+    let kinds: Vec<String> = c
+        .prepare("SELECT DISTINCT kind FROM runs")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(kinds, ["measure"], "runs stored before kinds existed were measured");
     let formats: Vec<(String, String)> = c
         .prepare("SELECT method, samples_format FROM results")
         .unwrap()

@@ -185,6 +185,18 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
         ResultRow::from_samples(id, Method::Batch, unit, m.batch_ns.iter().map(|x| x / ops).collect(), batch_iters)
     {
         b.params.insert("batch_size".into(), m.batch_size.into());
+        match &m.trace {
+            Some(Ok(t)) => {
+                b.trace = Some(crate::model::TraceSummary {
+                    ops: (t.ops as f64 * ops).round() as u64,
+                    traced_ns_per_op: t.traced_ns_per_op / ops,
+                    ..t.clone()
+                })
+            }
+            // The row stands without its trace; the worker's stderr is the terminal's.
+            Some(Err(e)) => eprintln!("warning: {id}: no trace pass: {e}"),
+            None => {}
+        }
         for (k, v) in &m.counts {
             b.counts.insert(*k, *v);
         }

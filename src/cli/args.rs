@@ -106,6 +106,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Record the scheduler's events (sched_switch, sched_waking, …) for a bounded
+    /// time, of the whole machine or of one command: per-task switches, wake→run
+    /// latency and the run-queue length at every switch. Needs root or CAP_PERFMON.
+    Trace {
+        /// How long to record at most (e.g. 1s, 10s; at most 10 minutes).
+        #[arg(long = "for", value_name = "DURATION", default_value = "1s")]
+        duration: HumanDuration,
+        #[arg(long)]
+        json: bool,
+        /// A command to run and record (its tasks and their forks); recording ends
+        /// when it exits, or it is killed at the bound.
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
     /// List stored runs, newest first.
     Runs {
         #[arg(long)]
@@ -196,6 +210,10 @@ pub struct RunArgs {
     /// of the watched tasks, so context-switch figures rise; /proc counts are always taken.
     #[arg(long)]
     pub perf_counters: bool,
+    /// Skip the trace pass that follows the timed pass of the ctx, load and spawn
+    /// benchmarks (where the scheduler's tracepoints can be opened).
+    #[arg(long)]
+    pub no_trace: bool,
     /// Save the run under this name (for `compare --baseline`): not a number, not `latest`.
     #[arg(long, value_name = "NAME", value_parser = save_name)]
     pub save: Option<String>,

@@ -125,6 +125,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Import { file } => import(&db()?, &file),
         Command::Report { runs, output } => html_report(&db()?, runs, &output),
         Command::Observe { duration, interval, json } => observe(duration.0, interval.0, json, db()?),
+        Command::Trace { duration, json, command } => trace(duration.0, &command, json, db()?),
         Command::Push { runs, to } => push(&db()?, runs, &to),
         Command::Completions { shell } => completions(shell),
         Command::Man => manual(),
@@ -490,6 +491,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         rounds: args.rounds.map(usize::from),
         executor: crate::worker::Executor::Workers,
         perf_counters: args.perf_counters,
+        trace: !args.no_trace,
         options,
         db,
         save: args.save.clone(),
@@ -545,26 +547,44 @@ fn observe(d: std::time::Duration, iv: std::time::Duration, json: bool, db: Path
     if iv >= d {
         return Err(UsageError("--interval must be shorter than --for".into()).into());
     }
+    eprintln!("observing for {:.0} s every {} …", d.as_secs_f64(), report::fmt_ns(iv.as_nanos() as f64));
+    recorded_run(db, crate::model::RunKind::MEASURE, json, || {
+        let trace = crate::observe::record(d, iv)?;
+        let summary = crate::observe::summarize_trace(&trace.running, trace.switches, trace.seconds)
+            .map(|s| crate::observe::summary_line(&s));
+        Ok((crate::observe::rows(&trace, iv), summary.into_iter().collect()))
+    })
+}
+
+/// A run made by recording rather than by the benchmarks (`observe`, `trace`, `sim`):
+/// begun in the store as `kind`, filled by `record` (its rows, and lines to print
+/// under the table), finished, and printed.
+fn recorded_run(
+    db: PathBuf,
+    kind: &'static str,
+    json: bool,
+    record: impl FnOnce() -> Result<(Vec<crate::model::ResultRow>, Vec<String>), String>,
+) -> Result<i32> {
     let mut store = Store::open(&db)?;
     crate::sys::install_interrupt_flag().context("installing the signal handlers")?;
     let machine = crate::machine::fingerprint(&command_line(), None);
-    eprintln!("observing for {:.0} s every {} …", d.as_secs_f64(), report::fmt_ns(iv.as_nanos() as f64));
     let owner = crate::store::Owner::current();
     let start = crate::store::RunStart {
         started_at: report::now_rfc3339(),
         command_line: command_line(),
         save_name: None,
         uuid: crate::store::new_uuid(),
+        kind,
     };
     let run_id = store.begin_run(&start, &machine, owner.as_ref())?;
-    let trace = match crate::observe::record(d, iv) {
-        Ok(t) => t,
+    let (rows, lines) = match record() {
+        Ok(r) => r,
         Err(e) => {
             let _ = store.finish_run(run_id, &report::now_rfc3339(), "failed");
             return Err(anyhow::Error::msg(e));
         }
     };
-    store.add_benchmark(run_id, &crate::observe::rows(&trace, iv), &[])?;
+    store.add_benchmark(run_id, &rows, &[])?;
     let stopped_by = crate::sys::stop_signal();
     store.finish_run(run_id, &report::now_rfc3339(), if stopped_by.is_some() { "interrupted" } else { "complete" })?;
     let (doc, skipped) = store.load_run(run_id)?;
@@ -572,12 +592,37 @@ fn observe(d: std::time::Duration, iv: std::time::Duration, json: bool, db: Path
         outln(&report::json::render_run(&doc, &skipped, false))?;
     } else {
         out(&report::table::render_run(&doc, &skipped))?;
-        if let Some(s) = crate::observe::summarize_trace(&trace.running, trace.switches, trace.seconds) {
-            outln(&crate::observe::summary_line(&s))?;
+        for line in lines {
+            outln(&line)?;
         }
         outln(&format!("stored as run #{run_id} in {}", store.location()))?;
     }
     Ok(stopped_by.map_or(0, |s| 128 + s))
+}
+
+/// The longest `oscost trace` recording (events are kept in memory until it ends).
+const TRACE_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+fn trace(d: std::time::Duration, command: &[String], json: bool, db: PathBuf) -> Result<i32> {
+    if d.is_zero() || d > TRACE_LIMIT {
+        return Err(UsageError("--for must be between 1 ms and 10 minutes".into()).into());
+    }
+    let spec = match crate::trace::prepare() {
+        Ok(s) => s,
+        Err(why) => {
+            eprintln!(
+                "error: oscost trace needs the scheduler's tracepoints: {why}.\n{}; without privilege, `oscost observe` samples the run queue from /proc",
+                crate::trace::UNAVAILABLE_HINT
+            );
+            return Ok(1);
+        }
+    };
+    let what = if command.is_empty() { "the whole machine".to_string() } else { format!("`{}`", command.join(" ")) };
+    eprintln!("tracing {what} for up to {} …", report::fmt_ns(d.as_nanos() as f64));
+    recorded_run(db, crate::model::RunKind::TRACE, json, || {
+        let recorded = crate::trace::system::record(&spec, d, command)?;
+        Ok((crate::trace::system::rows(&recorded, command), crate::trace::system::summary(&recorded)))
+    })
 }
 
 /// `oscost list --suites`: every suite with its summary.

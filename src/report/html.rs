@@ -210,6 +210,7 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
     let _ = write!(h, "<p class=cmd><code>{}</code></p>", esc(&doc.run.command_line));
     h.push_str(&fingerprint_table(&doc.machine));
     h.push_str(&results_table(&doc.results));
+    h.push_str(&trace_table(&doc.results));
     h.push_str(&notes(&doc.results, skipped));
     h.push_str(&plots(&doc.results));
     h.push_str("</section>");
@@ -241,6 +242,32 @@ fn fingerprint_table(m: &crate::machine::Machine) -> String {
     }
     let mit: Vec<String> = m.mitigations.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let _ = write!(h, "<tr><th>mitigations</th><td>{}</td></tr></table>", esc(&mit.join("; ")));
+    h
+}
+
+/// The trace passes: what the scheduler's events said of each traced row.
+fn trace_table(results: &[ResultRow]) -> String {
+    let lines = super::trace::traced(results);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut h =
+        String::from("<h3>Trace pass (kernel events, recorded after the timed pass)</h3><table class=trace><tr>");
+    for c in super::trace::HEADER {
+        let _ = write!(h, "<th>{}</th>", esc(c));
+    }
+    h.push_str("</tr>");
+    for l in lines {
+        h.push_str("<tr>");
+        for c in l {
+            let _ = write!(h, "<td>{}</td>", esc(&c));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+    for l in super::trace::spawn_lines(results) {
+        let _ = write!(h, "<p>{}</p>", esc(&l));
+    }
     h
 }
 
@@ -526,6 +553,7 @@ mod tests {
                 save_name: None,
                 status: "complete".into(),
                 uuid: None,
+                kind: crate::model::RunKind::MEASURE.into(),
             },
             machine: m,
             results: vec![r],

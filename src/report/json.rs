@@ -46,6 +46,7 @@ mod tests {
                 save_name: None,
                 status: "complete".into(),
                 uuid: None,
+                kind: crate::model::RunKind::MEASURE.into(),
             },
             machine: crate::machine::Machine::example(),
             results: vec![r],

@@ -9,6 +9,7 @@ pub mod matrix;
 pub mod prometheus;
 pub mod suites;
 pub mod table;
+pub mod trace;
 
 /// Stored text made safe to print: control characters (escape sequences, carriage
 /// returns, line breaks) and the bidirectional overrides that reorder what a reader

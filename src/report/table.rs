@@ -172,7 +172,31 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
     }
     let mut out = table.to_string();
     out.push('\n');
+    out.push_str(&trace_section(rows));
     out.push_str(&footer(&notes, rows, skipped));
+    out
+}
+
+/// The trace passes, when the run had any: a second table, and who ran first after
+/// the forks.
+fn trace_section(rows: &[ResultRow]) -> String {
+    let lines = super::trace::traced(rows);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
+    t.set_header(super::trace::HEADER.to_vec());
+    for l in lines {
+        t.add_row(l);
+    }
+    let mut out = String::from("trace pass (sched_switch/sched_waking events, recorded after the timed pass):\n");
+    out.push_str(&t.to_string());
+    out.push('\n');
+    for l in super::trace::spawn_lines(rows) {
+        out.push_str(&l);
+        out.push('\n');
+    }
     out
 }
 

@@ -98,6 +98,9 @@ pub(crate) const SCHEMA_V4: &str = "ALTER TABLE results ADD COLUMN samples_forma
 /// v5: every run named by a UUID (the column, then, once every run has one, the index).
 pub(crate) const SCHEMA_V5_COLUMN: &str = "ALTER TABLE runs ADD COLUMN uuid TEXT;";
 pub(crate) const SCHEMA_V5_INDEX: &str = "CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);";
+/// v6: what made a run (measured, traced, simulated), and each row's trace pass.
+pub(crate) const SCHEMA_V6: &str = "ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'measure';
+    ALTER TABLE results ADD COLUMN trace_json TEXT;";
 
 /// A row's samples as stored: per-call samples as histograms (`histo`), batch means,
 /// few, as raw f64s; with the format's name.
@@ -290,6 +293,8 @@ pub struct RunStart {
     pub command_line: String,
     pub save_name: Option<String>,
     pub uuid: String,
+    /// `model::RunKind`.
+    pub kind: &'static str,
 }
 
 /// A short listing line of a run.

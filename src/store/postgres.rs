@@ -26,13 +26,14 @@ pub fn dialect(sqlite: &str) -> String {
 }
 
 /// The schema, one step per version, as SQLite's (see `dialect`).
-const MIGRATIONS: [&str; 5] = [
+const MIGRATIONS: [&str; 6] = [
     SCHEMA_V1,
     SCHEMA_V2,
     SCHEMA_V3,
     SCHEMA_V4,
     // A fresh database has no runs to name before the index.
     "ALTER TABLE runs ADD COLUMN uuid TEXT; CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);",
+    SCHEMA_V6,
 ];
 
 /// The advisory lock that serialises migrations (any constant shared by all oscosts).
@@ -112,8 +113,8 @@ fn insert_rows(tx: &mut Transaction, run_id: i64, rows: &[ResultRow], skipped: &
         tx.execute(
             "INSERT INTO results (run_id, seq, benchmark, params_json, method, unit, n, iterations,
                 min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples,
-                rounds_json, samples_format)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+                rounds_json, samples_format, trace_json)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
             &[
                 &run_id,
                 &seq,
@@ -135,6 +136,7 @@ fn insert_rows(tx: &mut Transaction, run_id: i64, rows: &[ResultRow], skipped: &
                 &blob,
                 &(!r.rounds.is_empty()).then(|| json(&r.rounds)),
                 &format,
+                &r.trace.as_ref().map(json),
             ],
         )?;
     }
@@ -184,7 +186,7 @@ impl PgStore {
     fn load_results(&mut self, run_id: i64) -> Result<Vec<ResultRow>, PgOrStore> {
         let rows = self.client.query(
             "SELECT benchmark, params_json, method, unit, n, iterations, min, median, mean, stddev, ci_low, ci_high,
-                    percentiles_json, counts_json, flags_json, samples, rounds_json, samples_format
+                    percentiles_json, counts_json, flags_json, samples, rounds_json, samples_format, trace_json
              FROM results WHERE run_id = $1 ORDER BY seq",
             &[&run_id],
         )?;
@@ -216,6 +218,7 @@ impl PgStore {
                 flags: parse_json("flags", r.get(14))?,
                 samples: load_samples(&blob, &format)?,
                 rounds: rounds.map(|t| parse_json("rounds", &t)).transpose()?.unwrap_or_default(),
+                trace: r.get::<_, Option<String>>(18).map(|t| parse_json("trace", &t)).transpose()?,
             });
         }
         Ok(out)
@@ -235,8 +238,8 @@ impl Backend for PgStore {
             }
             let id: i64 = tx
                 .query_one(
-                    "INSERT INTO runs (started_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid)
-                     VALUES ($1, $2, $3, 'running', $4, $5, $6, $7) RETURNING id",
+                    "INSERT INTO runs (started_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid, kind)
+                     VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8) RETURNING id",
                     &[
                         &start.started_at,
                         &start.command_line,
@@ -245,6 +248,7 @@ impl Backend for PgStore {
                         &machine.kernel_release,
                         &json(machine),
                         &start.uuid,
+                        &start.kind,
                     ],
                 )?
                 .get(0);
@@ -332,7 +336,7 @@ impl Backend for PgStore {
             .client
             .query_opt(
                 "SELECT r.id, r.started_at, r.command_line, r.save_name, r.status, r.machine_json, r.uuid,
-                        o.pid, o.start_ticks, o.boot_id
+                        o.pid, o.start_ticks, o.boot_id, r.kind
                  FROM runs r LEFT JOIN run_owner o ON o.run_id = r.id WHERE r.id = $1",
                 &[&run_id],
             )
@@ -346,6 +350,7 @@ impl Backend for PgStore {
             save_name: head.get(3),
             status: effective_status(head.get(4), owner),
             uuid: head.get(6),
+            kind: head.get(10),
         };
         let machine: Machine = parse_json("machine", head.get(5))?;
         let results = me.load_results(run_id).map_err(|e| me.fail(e))?;
@@ -368,8 +373,8 @@ impl Backend for PgStore {
                 // Claimed by its UUID first: of two pushes of one run at once, one
                 // inserts and the other waits, then finds it held.
                 let inserted = tx.query_opt(
-                    "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid)
-                     VALUES ($1, NULL, $2, NULL, $3, $4, $5, $6, $7)
+                    "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid, kind)
+                     VALUES ($1, NULL, $2, NULL, $3, $4, $5, $6, $7, $8)
                      ON CONFLICT (uuid) DO NOTHING RETURNING id",
                     &[
                         &doc.run.started_at,
@@ -379,6 +384,7 @@ impl Backend for PgStore {
                         &doc.machine.kernel_release,
                         &json(&doc.machine),
                         &uuid,
+                        &doc.run.kind,
                     ],
                 )?;
                 match inserted {

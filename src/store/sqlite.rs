@@ -56,6 +56,7 @@ const MIGRATIONS: &[Step] = &[
     Step::Code(per_call_rows_to_histograms),
     // v5: every run named by a UUID, so copies of it are recognised.
     Step::Code(name_runs),
+    Step::Sql(SCHEMA_V6),
 ];
 
 /// Adds the runs' UUID column and names every run stored so far.
@@ -270,8 +271,8 @@ impl SqliteStore {
             tx.execute("UPDATE runs SET save_name = NULL WHERE save_name = ?1", params![name])?;
         }
         tx.execute(
-            "INSERT INTO runs (started_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid)
-             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7)",
+            "INSERT INTO runs (started_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid, kind)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8)",
             params![
                 start.started_at,
                 start.command_line,
@@ -279,7 +280,8 @@ impl SqliteStore {
                 machine.hostname,
                 machine.kernel_release,
                 json(machine),
-                start.uuid
+                start.uuid,
+                start.kind
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -376,10 +378,11 @@ impl SqliteStore {
             .query_row(
                 &format!(
                     "SELECT r.id, r.started_at, r.command_line, r.save_name, r.status, r.machine_json,
-                        o.pid, o.start_ticks, o.boot_id, {}
+                        o.pid, o.start_ticks, o.boot_id, {}, {}
                  FROM runs r LEFT JOIN run_owner o ON o.run_id = r.id WHERE r.id = ?1",
-                    // An older schema read as it is has no UUIDs.
-                    if self.has_column("runs", "uuid")? { "r.uuid" } else { "NULL" }
+                    // An older schema read as it is has no UUIDs and measured runs only.
+                    if self.has_column("runs", "uuid")? { "r.uuid" } else { "NULL" },
+                    if self.has_column("runs", "kind")? { "r.kind" } else { "'measure'" }
                 ),
                 params![run_id],
                 |r| {
@@ -391,6 +394,7 @@ impl SqliteStore {
                             save_name: r.get(3)?,
                             status: r.get(4)?,
                             uuid: r.get(9)?,
+                            kind: r.get(10)?,
                         },
                         r.get(5)?,
                         owner_of(r, 6)?,
@@ -408,9 +412,10 @@ impl SqliteStore {
         // and raw samples.
         let rounds = if self.has_column("results", "rounds_json")? { "rounds_json" } else { "NULL" };
         let format = if self.has_column("results", "samples_format")? { "samples_format" } else { "'f64'" };
+        let trace = if self.has_column("results", "trace_json")? { "trace_json" } else { "NULL" };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT benchmark, params_json, method, unit, n, iterations, min, median, mean, stddev, ci_low, ci_high,
-                    percentiles_json, counts_json, flags_json, samples, {rounds}, {format}
+                    percentiles_json, counts_json, flags_json, samples, {rounds}, {format}, {trace}
              FROM results WHERE run_id = ?1 ORDER BY seq"
         ))?;
         type Raw = (
@@ -427,6 +432,7 @@ impl SqliteStore {
             Vec<u8>,
             Option<String>,
             String,
+            Option<String>,
         );
         let raws: Vec<Raw> = stmt
             .query_map(params![run_id], |r| {
@@ -444,11 +450,14 @@ impl SqliteStore {
                     r.get(15)?,
                     r.get(16)?,
                     r.get(17)?,
+                    r.get(18)?,
                 ))
             })?
             .collect::<Result<_, _>>()?;
         let mut results = Vec::with_capacity(raws.len());
-        for (benchmark, params_json, method, unit, n, iterations, v, pct, counts, flags, blob, rounds, format) in raws {
+        for (benchmark, params_json, method, unit, n, iterations, v, pct, counts, flags, blob, rounds, format, trace) in
+            raws
+        {
             let num = |x: Option<f64>| x.unwrap_or(f64::NAN);
             results.push(ResultRow {
                 params: parse_json("params", &params_json)?,
@@ -471,6 +480,7 @@ impl SqliteStore {
                     Some(text) => parse_json("rounds", &text)?,
                     None => Vec::new(),
                 },
+                trace: trace.map(|t| parse_json("trace", &t)).transpose()?,
                 benchmark,
             });
         }
@@ -512,8 +522,8 @@ impl SqliteStore {
             };
             let save_name = doc.run.save_name.as_ref().filter(|_| name_free);
             tx.execute(
-                "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid)
-                 VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid, kind)
+                 VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     doc.run.started_at,
                     doc.run.command_line,
@@ -522,7 +532,8 @@ impl SqliteStore {
                     doc.machine.hostname,
                     doc.machine.kernel_release,
                     json(&doc.machine),
-                    uuid
+                    uuid,
+                    doc.run.kind
                 ],
             )?;
             let id = tx.last_insert_rowid();
@@ -590,8 +601,8 @@ fn insert_rows(
         tx.execute(
             "INSERT INTO results (run_id, seq, benchmark, params_json, method, unit, n, iterations,
                 min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples,
-                rounds_json, samples_format)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+                rounds_json, samples_format, trace_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
             params![
                 run_id,
                 seq,
@@ -613,6 +624,7 @@ fn insert_rows(
                 blob,
                 (!r.rounds.is_empty()).then(|| json(&r.rounds)),
                 format,
+                r.trace.as_ref().map(json),
             ],
         )?;
     }
@@ -630,7 +642,13 @@ mod tests {
     use super::*;
 
     fn start(started_at: &str, command_line: &str, save_name: Option<String>) -> RunStart {
-        RunStart { started_at: started_at.into(), command_line: command_line.into(), save_name, uuid: new_uuid() }
+        RunStart {
+            started_at: started_at.into(),
+            command_line: command_line.into(),
+            save_name,
+            uuid: new_uuid(),
+            kind: "measure",
+        }
     }
     use crate::model::{Count, Flag, FlagCode};
 

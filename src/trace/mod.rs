@@ -1,0 +1,42 @@
+//! The kernel's own account of scheduling: the sched_switch, sched_waking,
+//! sched_wakeup_new and sched_migrate_task tracepoints, recorded through perf ring
+//! buffers on every allowed CPU with CLOCK_MONOTONIC_RAW timestamps.
+//!
+//! /proc's switch counts say how many switches a benchmark's tasks made; the events
+//! say which: whether a hand-off went straight from A to B, whether a third task ran
+//! in between, how long a woken task waited to run, whether a task left the CPU asleep
+//! or still runnable, whether a fork's child ran first. Recording makes every switch
+//! dearer, so it never happens in a timed region: a *trace pass* runs the workload
+//! again after the timed pass (`runner::measure`), and reports its own time per
+//! operation beside the untraced figure as the observer effect.
+//!
+//! Layout: `tracefs` finds the events' ids and record layouts (mounting tracefs for
+//! the moment it takes to read them when it is not mounted, and leaving it as found);
+//! `event` decodes raw records; `recorder` owns the per-CPU perf buffers; `handoff`
+//! turns a benchmark's events into its row's `TraceSummary`; `system` is `oscost
+//! trace`: every task of the machine (or of one command), and the run-queue length at
+//! every switch.
+
+pub mod event;
+pub mod handoff;
+pub mod recorder;
+pub mod system;
+pub mod tracefs;
+
+pub use event::{Comm, Event, EventKind};
+pub use recorder::{BufferSizes, Recorder};
+pub use tracefs::{EventFormat, TraceSpec};
+
+/// Finds the tracepoints and checks that this process may record them system-wide;
+/// the reason, with what to do instead, when it may not.
+pub fn prepare() -> Result<TraceSpec, String> {
+    let spec = tracefs::discover()?;
+    // Opening one small buffer is the only sure test of permission (paranoia level,
+    // capabilities, seccomp and containers all play a part).
+    Recorder::open(&spec, &spec.cpus[..1], BufferSizes::probe()).map(drop)?;
+    Ok(spec)
+}
+
+/// What to run instead, said once where tracing is unavailable.
+pub const UNAVAILABLE_HINT: &str =
+    "run as root (or with CAP_PERFMON, or kernel.perf_event_paranoid=-1) for the kernel's per-switch events";
