@@ -478,6 +478,10 @@ pub fn measure<P: Probe>(
     Ok(m)
 }
 
+/// The trace pass's recorder, kept for the process's later passes (see `trace_pass`).
+static SHARED_RECORDER: std::sync::Mutex<Option<(crate::trace::TraceSpec, crate::trace::Recorder)>> =
+    std::sync::Mutex::new(None);
+
 /// How long a trace pass aims to run: long enough for thousands of hand-offs of a
 /// fast primitive, short enough to add little to a family's time.
 const TRACE_WINDOW_NS: f64 = 20e6;
@@ -505,7 +509,19 @@ fn trace_pass<P: Probe>(
     let switches = m.counts.get(&Count::Switches).copied().unwrap_or(0.0) / m.counted_iterations.max(1) as f64;
     let room = TRACE_RECORD_ROOM / switches.max(1.0);
     let n = (TRACE_WINDOW_NS / per_iteration).max(TRACE_MIN_ITERATIONS).min(room).max(1.0) as u64;
-    let mut rec = Recorder::open(spec, &spec.cpus, BufferSizes::pass())?;
+    // Opened once per worker and kept (disabled) for its later passes: closing the
+    // last perf user of a tracepoint waits for RCU grace periods (about 200 ms a
+    // pass here), which would dominate the pass.
+    let mut shared = SHARED_RECORDER.lock().unwrap_or_else(|e| e.into_inner());
+    if shared.as_ref().is_none_or(|(s, _)| s != spec) {
+        *shared = None;
+        *shared = Some((spec.clone(), Recorder::open(spec, &spec.cpus, BufferSizes::pass())?));
+    }
+    let Some((_, rec)) = shared.as_mut() else { unreachable!("opened above") };
+    let mut events = Vec::new();
+    rec.drain(&mut events);
+    events.clear();
+    let lost_before = rec.lost();
     let mut watcher = Watcher::new(tasks, false, false);
     rec.enable()?;
     let outer0 = sys::monotonic_raw_ns();
@@ -519,10 +535,9 @@ fn trace_pass<P: Probe>(
     if code != 0 {
         return Err(format!("the traced pass failed: {}", probe.describe(code)));
     }
-    let mut events = Vec::new();
     rec.drain(&mut events);
-    let lost = rec.lost();
-    drop(rec);
+    let lost = rec.lost() - lost_before;
+    drop(shared);
     recorder::sort(&mut events);
     let tids: Vec<i32> = tasks.iter().map(|t| t.tid).collect();
     let facts = handoff::PassFacts {
