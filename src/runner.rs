@@ -504,11 +504,39 @@ fn trace_pass<P: Probe>(
     tasks: &[Task],
     m: &Measurement,
 ) -> Result<TraceSummary, String> {
-    use crate::trace::{BufferSizes, Recorder, handoff, recorder};
     let per_iteration = crate::stats::median(&m.batch_ns).max(1.0);
     let switches = m.counts.get(&Count::Switches).copied().unwrap_or(0.0) / m.counted_iterations.max(1) as f64;
     let room = TRACE_RECORD_ROOM / switches.max(1.0);
     let n = (TRACE_WINDOW_NS / per_iteration).max(TRACE_MIN_ITERATIONS).min(room).max(1.0) as u64;
+    traced(spec, tasks, || match time_batch(probe, n) {
+        (_, 0) => Ok(n),
+        (_, code) => Err(format!("the traced pass failed: {}", probe.describe(code))),
+    })
+}
+
+/// A trace pass of a workload that runs by itself in its tasks (a storm, hogs): the
+/// scheduler's events recorded over `window` while the calling thread `body` runs
+/// (it may just sleep), which returns the operations it saw. None when the config
+/// asks for no trace pass.
+pub fn trace_window(
+    cfg: &MeasureConfig,
+    tasks: &[Task],
+    body: impl FnOnce() -> Result<u64, String>,
+) -> Option<Result<TraceSummary, String>> {
+    cfg.trace.as_ref().map(|spec| traced(spec, tasks, body))
+}
+
+/// The window of a `trace_window` pass.
+pub const TRACE_WINDOW: Duration = Duration::from_nanos(TRACE_WINDOW_NS as u64);
+
+/// Runs `work` (returning its operation count) with the tracepoints recorded and the
+/// watched tasks' /proc counts read around it, and reads the events.
+fn traced(
+    spec: &crate::trace::TraceSpec,
+    tasks: &[Task],
+    work: impl FnOnce() -> Result<u64, String>,
+) -> Result<TraceSummary, String> {
+    use crate::trace::{BufferSizes, Recorder, handoff, recorder};
     // Opened once per worker and kept (disabled) for its later passes: closing the
     // last perf user of a tracepoint waits for RCU grace periods (about 200 ms a
     // pass here), which would dominate the pass.
@@ -527,22 +555,20 @@ fn trace_pass<P: Probe>(
     let outer0 = sys::monotonic_raw_ns();
     watcher.start();
     let t0 = sys::monotonic_raw_ns();
-    let (ns, code) = time_batch(probe, n);
+    let ops = work();
     let t1 = sys::monotonic_raw_ns();
     let counts = watcher.finish();
     let outer1 = sys::monotonic_raw_ns();
     rec.disable();
-    if code != 0 {
-        return Err(format!("the traced pass failed: {}", probe.describe(code)));
-    }
+    let ops = ops?.max(1);
     rec.drain(&mut events);
     let lost = rec.lost() - lost_before;
     drop(shared);
     recorder::sort(&mut events);
     let tids: Vec<i32> = tasks.iter().map(|t| t.tid).collect();
     let facts = handoff::PassFacts {
-        ops: n,
-        traced_ns_per_op: ns as f64 / n as f64,
+        ops,
+        traced_ns_per_op: (t1 - t0) as f64 / ops as f64,
         proc_switches: counts.get(&Count::Switches).map(|s| s.round() as u64),
         lost,
         cpus: spec.cpus.len(),

@@ -185,18 +185,14 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
         ResultRow::from_samples(id, Method::Batch, unit, m.batch_ns.iter().map(|x| x / ops).collect(), batch_iters)
     {
         b.params.insert("batch_size".into(), m.batch_size.into());
-        match &m.trace {
-            Some(Ok(t)) => {
-                b.trace = Some(crate::model::TraceSummary {
-                    ops: (t.ops as f64 * ops).round() as u64,
-                    traced_ns_per_op: t.traced_ns_per_op / ops,
-                    ..t.clone()
-                })
-            }
-            // The row stands without its trace; the worker's stderr is the terminal's.
-            Some(Err(e)) => eprintln!("warning: {id}: no trace pass: {e}"),
-            None => {}
-        }
+        let per_op = m.trace.clone().map(|t| {
+            t.map(|t| crate::model::TraceSummary {
+                ops: (t.ops as f64 * ops).round() as u64,
+                traced_ns_per_op: t.traced_ns_per_op / ops,
+                ..t
+            })
+        });
+        attach_trace(&mut b, per_op);
         for (k, v) in &m.counts {
             b.counts.insert(*k, *v);
         }
@@ -238,6 +234,16 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
         rows.push(p);
     }
     rows
+}
+
+/// Gives a row its trace pass; a failed pass leaves the row as it is and says why on
+/// the worker's stderr (the terminal's).
+pub fn attach_trace(row: &mut ResultRow, trace: Option<Result<crate::model::TraceSummary, String>>) {
+    match trace {
+        Some(Ok(t)) => row.trace = Some(t),
+        Some(Err(e)) => eprintln!("warning: {}: no trace pass: {e}", row.benchmark),
+        None => {}
+    }
 }
 
 /// Adds a parameter to every row.

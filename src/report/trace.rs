@@ -31,7 +31,10 @@ pub fn cells(r: &ResultRow, t: &TraceSummary) -> Vec<String> {
         Some(l) => format!("{} / {} / {}", fmt_ns(l.p50), fmt_ns(l.p99), fmt_ns(l.max)),
         None => "-".into(),
     };
-    let effect = if r.median > 0.0 && t.traced_ns_per_op > 0.0 {
+    // Only a time per operation compares with the traced pass's own.
+    let effect = if !r.unit.starts_with("ns/") {
+        "-".to_string()
+    } else if r.median > 0.0 && t.traced_ns_per_op > 0.0 {
         let change = (100.0 * (t.traced_ns_per_op / r.median - 1.0)).round() + 0.0;
         format!("{} ({}{change:.0}%)", fmt_ns(t.traced_ns_per_op), if change > 0.0 { "+" } else { "" })
     } else {

@@ -67,6 +67,11 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         }
         let c1 = group.counters();
         let elapsed_s = window(ctx.cfg).as_secs_f64();
+        let trace = crate::runner::trace_window(ctx.cfg, &group.tasks, || {
+            let before: u64 = group.counters().iter().sum();
+            std::thread::sleep(crate::runner::TRACE_WINDOW);
+            Ok(group.counters().iter().sum::<u64>() - before)
+        });
         group.finish(|| {})?;
         let per_task: Vec<f64> = c0.iter().zip(&c1).map(|(a, b)| (b - a) as f64 / elapsed_s).collect();
         let (ratio, jain) = evenness(&per_task);
@@ -79,6 +84,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         row.counts.insert(Count::YieldsPerSPerTask, per_task.iter().sum::<f64>() / n as f64);
         row.counts.insert(Count::MinMaxRatio, ratio);
         row.counts.insert(Count::JainIndex, jain);
+        crate::bench::attach_trace(&mut row, trace);
         if ratio < 0.5 {
             row.flag(Flag::new(
                 FlagCode::Uneven,

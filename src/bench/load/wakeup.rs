@@ -59,16 +59,24 @@ pub fn run_wakeup(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     for (k, nice) in variants {
         let group = if k > 0 { Some(TaskGroup::start(Mode::Thread, k, &cpu, Some(nice), hog)?) } else { None };
         let samples = lateness_samples(budget);
+        let mut watched = vec![crate::kcounts::Task::current()];
+        watched.extend(group.iter().flat_map(|g| g.tasks.iter().copied()));
+        let trace = crate::runner::trace_window(ctx.cfg, &watched, || {
+            lateness_samples(crate::runner::TRACE_WINDOW.as_nanos() as u64)
+                .map(|s| s.len() as u64)
+                .map_err(|e| e.to_string())
+        });
         if let Some(g) = group {
             g.finish(|| {})?;
         }
         let samples = samples?;
         let n = samples.len() as u64;
-        let row = ResultRow::from_samples("load.wakeup", Method::PerCall, "ns late", samples, n)
+        let mut row = ResultRow::from_samples("load.wakeup", Method::PerCall, "ns late", samples, n)
             .ok_or_else(|| BenchError::Failed("no wake-ups".into()))?
             .with_param("hogs", k as u64)
             .with_param("hog_nice", nice)
             .with_param("period_ns", PERIOD_NS);
+        crate::bench::attach_trace(&mut row, trace);
         out.rows.push(row);
     }
     Ok(())
@@ -124,9 +132,14 @@ pub fn run_fairness(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         }
         before = after;
     }
+    let trace = crate::runner::trace_window(ctx.cfg, &tasks, || {
+        std::thread::sleep(crate::runner::TRACE_WINDOW);
+        Ok(1)
+    });
     for g in groups {
         g.finish(|| {})?;
     }
+    let mut trace = Some(trace);
     let mut worst = 0.0f64;
     for (i, s) in shares.into_iter().enumerate() {
         let Some(mut row) = ResultRow::from_samples("load.fairness", Method::Workload, "share", s, rounds as u64)
@@ -135,6 +148,8 @@ pub fn run_fairness(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         };
         let dev = row.median - promised[i];
         worst = worst.max(dev.abs());
+        // The group's one trace pass goes with its first row.
+        crate::bench::attach_trace(&mut row, trace.take().flatten());
         row.counts.insert(Count::PromisedShare, promised[i]);
         row.counts.insert(Count::Deviation, dev);
         if dev.abs() > 0.05 {
