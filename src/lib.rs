@@ -38,6 +38,7 @@ pub mod rounds;
 pub mod runner;
 pub mod select;
 pub mod session;
+pub mod sim;
 pub mod stats;
 pub mod store;
 #[allow(unsafe_code)]

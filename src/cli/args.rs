@@ -120,6 +120,38 @@ pub enum Command {
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
     },
+    /// Simulate historical and current schedulers on the founding texts' workloads
+    /// (virtual time charged by a cost profile; stored as a run of kind `sim`).
+    Sim {
+        /// Policies, comma-separated: linux-2.0, linux-2.0-yieldfix, linux-2.4, o1, cfs, eevdf.
+        #[arg(long, value_enum, value_delimiter = ',', required = true)]
+        policy: Vec<crate::sim::PolicyKind>,
+        #[arg(long, value_enum)]
+        workload: crate::sim::WorkloadKind,
+        /// CPU counts, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1")]
+        cpus: Vec<usize>,
+        /// Tasks (travis, loop_yield, server), rooms (chat) or forks (fork),
+        /// comma-separated; each workload has its own default.
+        #[arg(long, value_delimiter = ',')]
+        tasks: Option<Vec<usize>>,
+        /// Cost profile: live (this machine) or pentium200.
+        #[arg(long, default_value = "live")]
+        profile: String,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// travis: the yielders are threads of one process.
+        #[arg(long)]
+        threads: bool,
+        /// Nice level of the workload's tasks (chat at 0 and 19, as Molnar ran it).
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+        nice: i32,
+        /// chat: messages each user sends to each other user of its room.
+        #[arg(long, default_value_t = 100)]
+        messages: u64,
+        #[arg(long)]
+        json: bool,
+    },
     /// List stored runs, newest first.
     Runs {
         #[arg(long)]

@@ -1,0 +1,475 @@
+//! The discrete-event engine: tasks, CPUs, timers and virtual time.
+//!
+//! Each CPU has its own clock. The engine always advances the CPU whose clock is
+//! earliest (ties by index), so every interaction (a wake-up, a lock) happens in time
+//! order up to one step; a running task's computation is cut into steps of at most
+//! `STEP_NS` and at tick boundaries. An idle CPU's clock stops until a task is woken
+//! for it. Every nanosecond of every CPU is accounted for as task time, scheduler
+//! time (picks, switches, recalculation), lock waiting or idle.
+
+use super::cost::CostProfile;
+use super::policy::{Policy, Work};
+use super::{Rng, workload::Behavior};
+
+pub type TaskId = usize;
+
+/// What a task does next when it has the CPU.
+pub enum Action {
+    /// Computes for this long.
+    Compute(u64),
+    /// sched_yield.
+    Yield,
+    /// Sleeps this long (a timer wakes it).
+    Sleep(u64),
+    /// Blocks until another task wakes it (at once if a wake-up is pending).
+    WaitWake,
+    /// Wakes a task (a message, a token).
+    Wake(TaskId),
+    /// Creates a task running this behaviour (same address space if `thread`).
+    Fork { child: Box<dyn Behavior>, thread: bool },
+    /// Waits for its children to exit.
+    WaitChildren,
+    /// Ends.
+    Exit,
+}
+
+/// State the workload's tasks share (mailboxes, counters); the engine never reads it.
+#[derive(Debug, Default)]
+pub struct Shared {
+    pub sent: u64,
+    pub delivered: u64,
+    pub mailbox: Vec<u64>,
+    pub forks: u64,
+    pub exits: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Runnable,
+    Running,
+    Blocked,
+    Exited,
+}
+
+/// What the engine and the policies know of a task.
+pub struct SimTask {
+    pub id: TaskId,
+    /// Address space: tasks with the same `mm` switch as threads.
+    pub mm: usize,
+    pub nice: i32,
+    pub state: State,
+    /// The CPU it last ran on.
+    pub cpu: usize,
+    pub run_ns: u64,
+    pub parent: Option<TaskId>,
+    pub live_children: u32,
+    pub waiting_children: bool,
+    pub wake_pending: bool,
+    pub woken_at: Option<u64>,
+    /// Computation left of the current action.
+    pub remaining: u64,
+    behavior: Option<Box<dyn Behavior>>,
+}
+
+/// One CPU.
+#[derive(Debug, Clone, Default)]
+pub struct Cpu {
+    pub now: u64,
+    pub current: Option<TaskId>,
+    pub idle: bool,
+    pub need_resched: bool,
+    pub next_tick: u64,
+    pub idle_ns: u64,
+    pub sched_ns: u64,
+    pub lock_wait_ns: u64,
+}
+
+/// Counters of a simulation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    pub end_ns: u64,
+    pub switches: u64,
+    pub schedules: u64,
+    pub recalcs: u64,
+    pub yields: u64,
+    /// Runnable tasks (the running ones included) at each switch.
+    pub runqueue_at_switch: Vec<u32>,
+    /// Schedules that ran the recalculation loop.
+    pub schedules_with_recalc: u64,
+    pub wake_to_run_ns: Vec<u64>,
+    /// Children that ran before their parent went on.
+    pub child_first: u64,
+    pub forks: u64,
+    pub task_run_ns: Vec<u64>,
+    pub cpu_task_ns: u64,
+    pub cpu_sched_ns: u64,
+    pub cpu_idle_ns: u64,
+    pub cpu_lock_wait_ns: u64,
+    pub cpus: usize,
+    pub sent: u64,
+    pub delivered: u64,
+}
+
+/// The longest a running task's step is (so wake-ups from other CPUs land in order).
+const STEP_NS: u64 = 50_000;
+/// HZ = 100, as every scheduler here was published with (2.6.0 ran HZ = 1000;
+/// its timeslices are in ms, so only tick granularity differs).
+pub const TICK_NS: u64 = 10_000_000;
+/// The delay before an idle CPU notices a task woken for it.
+const IPI_NS: u64 = 2_000;
+
+pub struct Engine {
+    pub tasks: Vec<SimTask>,
+    pub cpus: Vec<Cpu>,
+    pub policy: Box<dyn Policy>,
+    pub cost: CostProfile,
+    pub shared: Shared,
+    pub rng: Rng,
+    timers: std::collections::BinaryHeap<std::cmp::Reverse<(u64, TaskId)>>,
+    lock_free_at: u64,
+    lock_holder: Option<usize>,
+    out: Outcome,
+    next_mm: usize,
+}
+
+impl Engine {
+    pub fn new(policy: Box<dyn Policy>, cost: CostProfile, cpus: usize, seed: u64) -> Self {
+        let cpus = (0..cpus.max(1)).map(|_| Cpu { idle: true, next_tick: TICK_NS, ..Default::default() }).collect();
+        Self {
+            tasks: Vec::new(),
+            cpus,
+            policy,
+            cost,
+            shared: Shared::default(),
+            rng: Rng::new(seed),
+            timers: Default::default(),
+            lock_free_at: 0,
+            lock_holder: None,
+            out: Outcome::default(),
+            next_mm: 0,
+        }
+    }
+
+    /// Adds a runnable task (a new address space unless `mm` is given) on `cpu`.
+    pub fn spawn(&mut self, behavior: Box<dyn Behavior>, mm: Option<usize>, nice: i32, cpu: usize) -> TaskId {
+        let id = self.tasks.len();
+        let mm = mm.unwrap_or_else(|| {
+            self.next_mm += 1;
+            self.next_mm
+        });
+        self.tasks.push(SimTask {
+            id,
+            mm,
+            nice,
+            state: State::Runnable,
+            cpu: cpu % self.cpus.len(),
+            run_ns: 0,
+            parent: None,
+            live_children: 0,
+            waiting_children: false,
+            wake_pending: false,
+            woken_at: None,
+            remaining: 0,
+            behavior: Some(behavior),
+        });
+        let target = self.policy.add(&self.tasks, id, cpu % self.cpus.len(), super::policy::Why::New);
+        let now = self.cpus[cpu % self.cpus.len()].now;
+        self.placed(target, id, now);
+        id
+    }
+
+    /// A task joined `target`'s queue at `now`: an idle `target` is kicked; a busy one
+    /// is preempted if the policy says so, and an idle CPU elsewhere is kicked to pull
+    /// work (new-idle balancing).
+    fn placed(&mut self, target: usize, id: TaskId, now: u64) {
+        if self.cpus[target].idle {
+            self.kick_idle(target, now);
+            return;
+        }
+        if let Some(cur) = self.cpus[target].current
+            && self.policy.wake_preempts(&self.tasks, id, cur)
+        {
+            self.cpus[target].need_resched = true;
+        }
+        if let Some(idle) = self.cpus.iter().position(|c| c.idle) {
+            self.kick_idle(idle, now);
+        }
+    }
+
+    /// Adds a task that never runs but is counted by loops over all tasks (the
+    /// system's sleeping daemons, which Linux 2.0's recalculation loop visits).
+    pub fn spawn_sleeper(&mut self) -> TaskId {
+        let id = self.spawn(Box::new(super::workload::Asleep), None, 0, 0);
+        self.tasks[id].state = State::Blocked;
+        self.policy.remove(&self.tasks, id);
+        id
+    }
+
+    fn ns(&self, w: Work) -> u64 {
+        let c = &self.cost;
+        (w.scanned as f64 * c.scan_per_task_ns
+            + w.recalced as f64 * c.recalc_per_task_ns
+            + w.picks as f64 * c.pick_o1_ns
+            + w.tree_steps as f64 * c.tree_step_ns)
+            .round() as u64
+    }
+
+    /// Charges `w` on `cpu`, under the global run-queue lock when the policy has one.
+    fn charge_sched(&mut self, cpu: usize, w: Work) {
+        let mut hold = self.ns(w);
+        if self.policy.global_lock() {
+            let c = &mut self.cpus[cpu];
+            if self.lock_free_at > c.now {
+                c.lock_wait_ns += self.lock_free_at - c.now;
+                c.now = self.lock_free_at;
+            }
+            if self.lock_holder.is_some_and(|h| h != cpu) {
+                hold += self.cost.lock_bounce_ns as u64;
+            }
+            self.lock_holder = Some(cpu);
+            self.lock_free_at = c.now + hold;
+        }
+        let c = &mut self.cpus[cpu];
+        c.now += hold;
+        c.sched_ns += hold;
+    }
+
+    fn kick_idle(&mut self, cpu: usize, at: u64) {
+        let c = &mut self.cpus[cpu];
+        if c.idle {
+            c.idle = false;
+            let wake = at + if at > 0 { IPI_NS } else { 0 };
+            if wake > c.now {
+                c.idle_ns += wake - c.now;
+                c.now = wake;
+            }
+            while c.next_tick <= c.now {
+                c.next_tick += TICK_NS;
+            }
+        }
+    }
+
+    /// Makes `id` runnable at `now` (from `cpu`'s context).
+    fn wake(&mut self, id: TaskId, now: u64, from_cpu: usize) {
+        if self.tasks[id].state != State::Blocked {
+            self.tasks[id].wake_pending = true;
+            return;
+        }
+        self.tasks[id].state = State::Runnable;
+        self.tasks[id].woken_at = Some(now);
+        let target = self.policy.add(&self.tasks, id, from_cpu, super::policy::Why::Wake);
+        self.placed(target, id, now);
+    }
+
+    fn runnable_count(&self) -> u32 {
+        self.tasks.iter().filter(|t| matches!(t.state, State::Runnable | State::Running)).count() as u32
+    }
+
+    /// schedule() on `cpu`: the policy picks, the switch is charged.
+    fn schedule(&mut self, cpu: usize) {
+        let prev = self.cpus[cpu].current.take();
+        let prev_runnable = prev.filter(|&p| self.tasks[p].state == State::Running);
+        if let Some(p) = prev_runnable {
+            self.tasks[p].state = State::Runnable;
+        }
+        let pick = self.policy.pick(&self.tasks, cpu, prev_runnable, self.cpus[cpu].now);
+        self.out.schedules += 1;
+        if pick.work.recalced > 0 {
+            self.out.recalcs += 1;
+            self.out.schedules_with_recalc += 1;
+        }
+        self.charge_sched(cpu, pick.work);
+        self.cpus[cpu].need_resched = false;
+        match pick.next {
+            Some(n) => {
+                if Some(n) != prev {
+                    let same_mm = prev.is_some_and(|p| self.tasks[p].mm == self.tasks[n].mm);
+                    let sw = if same_mm { self.cost.switch_thread_ns } else { self.cost.switch_process_ns };
+                    let c = &mut self.cpus[cpu];
+                    c.now += sw as u64;
+                    c.sched_ns += sw as u64;
+                    self.out.switches += 1;
+                    self.out.runqueue_at_switch.push(self.runnable_count());
+                    if let Some(w) = self.tasks[n].woken_at.take() {
+                        self.out.wake_to_run_ns.push(self.cpus[cpu].now.saturating_sub(w));
+                    }
+                }
+                self.tasks[n].state = State::Running;
+                self.tasks[n].cpu = cpu;
+                self.cpus[cpu].current = Some(n);
+            }
+            None => {
+                self.cpus[cpu].idle = true;
+            }
+        }
+    }
+
+    /// Runs until `end_ns` of virtual time, or until nothing can run and no timer is
+    /// set, or until `stop` says the workload is done.
+    pub fn run(&mut self, end_ns: u64, stop: impl Fn(&Shared) -> bool) -> Outcome {
+        loop {
+            // The earliest CPU clock, or the next timer if every CPU is idle.
+            let busy = (0..self.cpus.len()).filter(|&i| !self.cpus[i].idle).min_by_key(|&i| (self.cpus[i].now, i));
+            let next_timer = self.timers.peek().map(|r| r.0.0);
+            let now = match (busy, next_timer) {
+                (Some(c), Some(t)) => self.cpus[c].now.min(t),
+                (Some(c), None) => self.cpus[c].now,
+                (None, Some(t)) => t,
+                (None, None) => break,
+            };
+            if now >= end_ns || stop(&self.shared) {
+                break;
+            }
+            if next_timer.is_some_and(|t| t <= now) {
+                let std::cmp::Reverse((t, id)) = self.timers.pop().expect("peeked");
+                let from = self.tasks[id].cpu;
+                self.wake(id, t, from);
+                continue;
+            }
+            let Some(cpu) = busy else { continue };
+            self.step(cpu);
+        }
+        self.finish(end_ns)
+    }
+
+    fn step(&mut self, cpu: usize) {
+        let now = self.cpus[cpu].now;
+        if now >= self.cpus[cpu].next_tick {
+            self.cpus[cpu].next_tick += TICK_NS;
+            if let Some(cur) = self.cpus[cpu].current {
+                if self.policy.tick(&self.tasks, cpu, cur, now) {
+                    self.cpus[cpu].need_resched = true;
+                }
+            } else {
+                let w = self.policy.idle_balance(&self.tasks, cpu, now);
+                self.charge_sched(cpu, w);
+            }
+        }
+        let Some(cur) = self.cpus[cpu].current.filter(|_| !self.cpus[cpu].need_resched) else {
+            self.schedule(cpu);
+            return;
+        };
+        if self.tasks[cur].remaining > 0 {
+            let d = self.tasks[cur].remaining.min(STEP_NS).min(self.cpus[cpu].next_tick - now).max(1);
+            self.tasks[cur].remaining -= d;
+            self.tasks[cur].run_ns += d;
+            self.policy.charge(&self.tasks, cur, d);
+            self.cpus[cpu].now += d;
+            return;
+        }
+        let mut b = self.tasks[cur].behavior.take().expect("a running task has its behaviour");
+        let action = b.next(cur, &mut self.shared, &mut self.rng);
+        self.tasks[cur].behavior = Some(b);
+        self.act(cpu, cur, action);
+    }
+
+    fn act(&mut self, cpu: usize, cur: TaskId, action: Action) {
+        let now = self.cpus[cpu].now;
+        match action {
+            Action::Compute(d) => self.tasks[cur].remaining = d,
+            Action::Yield => {
+                self.out.yields += 1;
+                self.cpus[cpu].now += self.cost.syscall_ns as u64;
+                self.tasks[cur].run_ns += self.cost.syscall_ns as u64;
+                let w = self.policy.on_yield(&self.tasks, cpu, cur);
+                self.charge_sched(cpu, w);
+                self.cpus[cpu].need_resched = true;
+            }
+            Action::Sleep(d) => {
+                self.block(cur);
+                self.timers.push(std::cmp::Reverse((now + d, cur)));
+                self.cpus[cpu].need_resched = true;
+            }
+            Action::WaitWake => {
+                if std::mem::take(&mut self.tasks[cur].wake_pending) {
+                    return;
+                }
+                self.block(cur);
+                self.cpus[cpu].need_resched = true;
+            }
+            Action::Wake(id) => {
+                self.cpus[cpu].now += self.cost.wake_ns as u64;
+                self.tasks[cur].run_ns += self.cost.wake_ns as u64;
+                let now = self.cpus[cpu].now;
+                self.wake(id, now, cpu);
+            }
+            Action::Fork { child, thread } => {
+                self.cpus[cpu].now += self.cost.fork_ns as u64;
+                self.tasks[cur].run_ns += self.cost.fork_ns as u64;
+                let mm = thread.then_some(self.tasks[cur].mm);
+                let nice = self.tasks[cur].nice;
+                let id = self.spawn(child, mm, nice, cpu);
+                self.tasks[id].parent = Some(cur);
+                self.tasks[id].woken_at = Some(self.cpus[cpu].now);
+                self.tasks[cur].live_children += 1;
+                self.out.forks += 1;
+                if self.policy.fork_child_first() {
+                    self.cpus[cpu].need_resched = true;
+                }
+            }
+            Action::WaitChildren => {
+                if self.tasks[cur].live_children > 0 {
+                    self.tasks[cur].waiting_children = true;
+                    self.block(cur);
+                    self.cpus[cpu].need_resched = true;
+                }
+            }
+            Action::Exit => {
+                self.cpus[cpu].now += self.cost.exit_ns as u64;
+                self.tasks[cur].run_ns += self.cost.exit_ns as u64;
+                self.policy.remove(&self.tasks, cur);
+                self.tasks[cur].state = State::Exited;
+                self.cpus[cpu].need_resched = true;
+                if let Some(p) = self.tasks[cur].parent {
+                    // Whether the child ran before the parent went on.
+                    if self.tasks[p].waiting_in_queue() {
+                        self.out.child_first += 1;
+                    }
+                    self.tasks[p].live_children -= 1;
+                    if self.tasks[p].waiting_children && self.tasks[p].live_children == 0 {
+                        self.tasks[p].waiting_children = false;
+                        let now = self.cpus[cpu].now;
+                        self.wake(p, now, cpu);
+                    }
+                }
+            }
+        }
+    }
+
+    fn block(&mut self, id: TaskId) {
+        self.policy.remove(&self.tasks, id);
+        self.tasks[id].state = State::Blocked;
+    }
+
+    fn finish(&mut self, end_ns: u64) -> Outcome {
+        let _ = end_ns;
+        let end = self.cpus.iter().map(|c| c.now).max().unwrap_or(0);
+        let mut out = std::mem::take(&mut self.out);
+        for c in &mut self.cpus {
+            // An idle CPU (or one whose clock stopped short) idled to the end, so every
+            // CPU accounts for the same span.
+            if c.now < end {
+                c.idle_ns += end - c.now;
+                c.now = end;
+            }
+        }
+        out.end_ns = self.cpus.iter().map(|c| c.now).max().unwrap_or(end);
+        out.cpus = self.cpus.len();
+        out.task_run_ns = self.tasks.iter().map(|t| t.run_ns).collect();
+        out.cpu_task_ns = out.task_run_ns.iter().sum();
+        out.cpu_sched_ns = self.cpus.iter().map(|c| c.sched_ns).sum();
+        out.cpu_idle_ns = self.cpus.iter().map(|c| c.idle_ns).sum();
+        out.cpu_lock_wait_ns = self.cpus.iter().map(|c| c.lock_wait_ns).sum();
+        out.sent = self.shared.sent;
+        out.delivered = self.shared.delivered;
+        out
+    }
+}
+
+impl SimTask {
+    /// A parent still waiting in the run queue (not blocked in wait, not running) when
+    /// its child exits: the child ran before the parent went on.
+    fn waiting_in_queue(&self) -> bool {
+        self.state == State::Runnable
+    }
+}

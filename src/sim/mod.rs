@@ -1,0 +1,51 @@
+//! The scheduler laboratory: a deterministic discrete-event simulator that runs
+//! schedulers no machine runs any more (Linux 2.0's goodness and recalc loops, with and
+//! without the 1999 sched_yield fix; 2.2/2.4's goodness; the O(1) scheduler of 2.6.0)
+//! and models of today's (CFS, EEVDF) on the founding texts' workloads.
+//!
+//! Nothing here measures: every figure is virtual time charged by a named cost profile
+//! (`cost`), and every figure the simulator produces is labelled simulated, with its
+//! profile. The engine (`engine`) owns the tasks, the CPUs, the timers and the clock;
+//! a policy (`policy`) owns its run queues and decides who runs; a workload
+//! (`workload`) says what the tasks do. Same seed, same inputs: the same output.
+
+pub mod cost;
+pub mod engine;
+pub mod policy;
+pub mod workload;
+
+pub use cost::CostProfile;
+pub use engine::{Engine, Outcome};
+pub use policy::{Policy, PolicyKind};
+pub use workload::WorkloadKind;
+
+/// A deterministic generator (SplitMix64): the simulator's only source of chance.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Exponentially distributed with this mean.
+    pub fn exp(&mut self, mean: f64) -> u64 {
+        (-mean * (1.0 - self.unit()).ln()).round() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests;
