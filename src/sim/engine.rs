@@ -196,6 +196,15 @@ impl Engine {
         }
     }
 
+    /// Adds a task asleep until `wake_at` (so a workload does not start as one burst).
+    pub fn spawn_sleeping(&mut self, behavior: Box<dyn Behavior>, nice: i32, cpu: usize, wake_at: u64) -> TaskId {
+        let id = self.spawn(behavior, None, nice, cpu);
+        self.tasks[id].state = State::Blocked;
+        self.policy.remove(&self.tasks, id);
+        self.timers.push(std::cmp::Reverse((wake_at, id)));
+        id
+    }
+
     /// Adds a task that never runs but is counted by loops over all tasks (the
     /// system's sleeping daemons, which Linux 2.0's recalculation loop visits).
     pub fn spawn_sleeper(&mut self) -> TaskId {

@@ -266,8 +266,9 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
         WorkloadKind::Server => {
             for i in 0..n {
                 // Each starts asleep, so the first moments are not one burst of every task.
-                let t = ServerTask { run_mean: 1e6, sleep_mean: 150e6, ran: true };
-                e.spawn(Box::new(t), None, p.nice, i % p.cpus);
+                let t = ServerTask { run_mean: 1e6, sleep_mean: 150e6, ran: false };
+                let wake = e.rng.exp(150e6);
+                e.spawn_sleeping(Box::new(t), p.nice, i % p.cpus, wake);
             }
             let out = e.run(60_000_000_000, |_| false);
             let rq: Vec<f64> = out.runqueue_at_switch.iter().map(|&x| x as f64).collect();
