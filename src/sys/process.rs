@@ -294,3 +294,12 @@ pub fn adopt_inherited_fd(raw: std::os::fd::RawFd) -> io::Result<std::os::fd::Ow
     rustix::io::fcntl_setfd(&fd, rustix::io::FdFlags::CLOEXEC)?;
     Ok(fd)
 }
+
+/// Gives the calling thread a mount namespace of its own, so mounts it makes are seen
+/// by no other thread or process, and vanish when the thread exits.
+pub fn unshare_mount_namespace() -> io::Result<()> {
+    // SAFETY: only NEWNS (which implies FS: the thread's root and working directory) is
+    // unshared; the descriptor table stays shared, so the hazard `unshare_unsafe`
+    // names (threads seeing different descriptor tables) cannot arise.
+    unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNS) }.map_err(io::Error::from)
+}

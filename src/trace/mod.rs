@@ -11,7 +11,8 @@
 //! operation beside the untraced figure as the observer effect.
 //!
 //! Layout: `tracefs` finds the events' ids and record layouts (mounting tracefs for
-//! the moment it takes to read them when it is not mounted, and leaving it as found);
+//! the moment it takes to read them when it is not mounted, in a mount namespace of its
+//! own, and leaving the machine as found);
 //! `event` decodes raw records; `recorder` owns the per-CPU perf buffers; `handoff`
 //! turns a benchmark's events into its row's `TraceSummary`; `system` is `oscost
 //! trace`: every task of the machine (or of one command), and the run-queue length at

@@ -4,8 +4,9 @@
 //!
 //! perf_event_open needs only the id, so tracefs is needed for the moment it takes to
 //! read these files. When it is not mounted, oscost (as root) mounts it on
-//! /sys/kernel/tracing, reads, and unmounts it at once: the machine is left as found,
-//! and the spec crosses to worker processes as JSON.
+//! /sys/kernel/tracing inside a mount namespace of one thread's own (unshared for the
+//! purpose), reads, and unmounts it: no other process ever sees that mount, the
+//! machine is left as found, and the spec crosses to worker processes as JSON.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -120,12 +121,24 @@ pub fn discover() -> Result<TraceSpec, String> {
     if let Some(root) = mounted_tracefs(&mounts) {
         return read_spec(&root, cpus);
     }
-    use rustix::mount::{MountFlags, UnmountFlags, mount, unmount};
-    mount("nodev", TRACEFS_DIR, "tracefs", MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC, None)
-        .map_err(|e| format!("tracefs is not mounted and mounting it on {TRACEFS_DIR} failed ({e}; it needs root)"))?;
-    let spec = read_spec(Path::new(TRACEFS_DIR), cpus);
-    unmount(TRACEFS_DIR, UnmountFlags::empty()).map_err(|e| format!("unmounting {TRACEFS_DIR}: {e}"))?;
-    spec
+    // Mounted in a thread's own mount namespace: no other process (another oscost
+    // reading at the same moment, a test comparing the mount table) ever sees it, and
+    // it vanishes with the thread whatever happens.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            use rustix::mount::{MountFlags, MountPropagationFlags, UnmountFlags, mount, mount_change, unmount};
+            let denied = |e: &dyn std::fmt::Display| format!("tracefs is not mounted and mounting it needs root ({e})");
+            crate::sys::unshare_mount_namespace().map_err(|e| denied(&e))?;
+            mount_change("/", MountPropagationFlags::PRIVATE | MountPropagationFlags::REC).map_err(|e| denied(&e))?;
+            mount("nodev", TRACEFS_DIR, "tracefs", MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC, None)
+                .map_err(|e| denied(&e))?;
+            let spec = read_spec(Path::new(TRACEFS_DIR), cpus);
+            let _ = unmount(TRACEFS_DIR, UnmountFlags::empty());
+            spec
+        })
+        .join()
+        .unwrap_or_else(|_| Err("reading tracefs panicked".into()))
+    })
 }
 
 #[cfg(test)]
