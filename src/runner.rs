@@ -508,7 +508,7 @@ fn trace_pass<P: Probe>(
     let switches = m.counts.get(&Count::Switches).copied().unwrap_or(0.0) / m.counted_iterations.max(1) as f64;
     let room = TRACE_RECORD_ROOM / switches.max(1.0);
     let n = (TRACE_WINDOW_NS / per_iteration).max(TRACE_MIN_ITERATIONS).min(room).max(1.0) as u64;
-    traced(spec, tasks, || match time_batch(probe, n) {
+    traced(spec, tasks, false, || match time_batch(probe, n) {
         (_, 0) => Ok(n),
         (_, code) => Err(format!("the traced pass failed: {}", probe.describe(code))),
     })
@@ -523,7 +523,17 @@ pub fn trace_window(
     tasks: &[Task],
     body: impl FnOnce() -> Result<u64, String>,
 ) -> Option<Result<TraceSummary, String>> {
-    cfg.trace.as_ref().map(|spec| traced(spec, tasks, body))
+    cfg.trace.as_ref().map(|spec| traced(spec, tasks, false, body))
+}
+
+/// `trace_window` for a body that starts its own tasks (threads, children): what the
+/// watched tasks create during the pass is watched too.
+pub fn trace_window_following(
+    cfg: &MeasureConfig,
+    tasks: &[Task],
+    body: impl FnOnce() -> Result<u64, String>,
+) -> Option<Result<TraceSummary, String>> {
+    cfg.trace.as_ref().map(|spec| traced(spec, tasks, true, body))
 }
 
 /// The window of a `trace_window` pass.
@@ -534,6 +544,7 @@ pub const TRACE_WINDOW: Duration = Duration::from_nanos(TRACE_WINDOW_NS as u64);
 fn traced(
     spec: &crate::trace::TraceSpec,
     tasks: &[Task],
+    follow_children: bool,
     work: impl FnOnce() -> Result<u64, String>,
 ) -> Result<TraceSummary, String> {
     use crate::trace::{BufferSizes, Recorder, handoff, recorder};
@@ -569,10 +580,11 @@ fn traced(
     let facts = handoff::PassFacts {
         ops,
         traced_ns_per_op: (t1 - t0) as f64 / ops as f64,
-        proc_switches: counts.get(&Count::Switches).map(|s| s.round() as u64),
+        proc_switches: counts.get(&Count::Switches).map(|s| s.round() as u64).filter(|_| !follow_children),
         lost,
         cpus: spec.cpus.len(),
         outer: (outer0, outer1),
+        follow_children,
     };
     Ok(handoff::summarize(&events, &tids, (t0, t1), facts))
 }

@@ -31,11 +31,13 @@ pub fn cells(r: &ResultRow, t: &TraceSummary) -> Vec<String> {
         Some(l) => format!("{} / {} / {}", fmt_ns(l.p50), fmt_ns(l.p99), fmt_ns(l.max)),
         None => "-".into(),
     };
-    // Only a time per operation compares with the traced pass's own.
+    // Only a time per operation compares with the traced pass's own; a row whose
+    // figure is a difference (the footprint) compares its plain hand-off.
+    let untraced = r.counts.get(&crate::model::Count::HandoffNsMedian).copied().unwrap_or(r.median);
     let effect = if !r.unit.starts_with("ns/") {
         "-".to_string()
-    } else if r.median > 0.0 && t.traced_ns_per_op > 0.0 {
-        let change = (100.0 * (t.traced_ns_per_op / r.median - 1.0)).round() + 0.0;
+    } else if untraced > 0.0 && t.traced_ns_per_op > 0.0 {
+        let change = (100.0 * (t.traced_ns_per_op / untraced - 1.0)).round() + 0.0;
         format!("{} ({}{change:.0}%)", fmt_ns(t.traced_ns_per_op), if change > 0.0 { "+" } else { "" })
     } else {
         fmt_ns(t.traced_ns_per_op)

@@ -33,6 +33,9 @@ pub struct PassFacts {
     pub cpus: usize,
     /// The window of the /proc reads around the loop (`TraceSummary::switches_agree`).
     pub outer: (u64, u64),
+    /// Tasks the watched ones create during the pass are watched too (a workload that
+    /// starts its own threads); /proc then has no count to compare.
+    pub follow_children: bool,
 }
 
 /// Latency percentiles of `v` (sorted here).
@@ -63,6 +66,7 @@ struct Switch {
 /// The reading of one pass's events.
 struct Reader {
     watched: HashSet<i32>,
+    follow_children: bool,
     children: HashSet<i32>,
     pending_child: HashMap<i32, PendingChild>,
     spawn: SpawnOrder,
@@ -136,6 +140,9 @@ impl Reader {
 
     fn event(&mut self, e: &Event) {
         match e.kind {
+            EventKind::WakeupNew { pid, .. } if self.follow_children && self.watched.contains(&(e.tid as i32)) => {
+                self.watched.insert(pid);
+            }
             EventKind::WakeupNew { pid, .. } if self.watched.contains(&(e.tid as i32)) => {
                 self.children.insert(pid);
                 self.spawn.children += 1;
@@ -183,6 +190,7 @@ fn context(e: &Event) -> i32 {
 pub fn summarize(events: &[Event], watched: &[i32], (from, to): (u64, u64), facts: PassFacts) -> TraceSummary {
     let mut r = Reader {
         watched: watched.iter().copied().collect(),
+        follow_children: facts.follow_children,
         children: HashSet::new(),
         pending_child: HashMap::new(),
         spawn: SpawnOrder::default(),
@@ -214,6 +222,11 @@ pub fn summarize(events: &[Event], watched: &[i32], (from, to): (u64, u64), fact
     let mut current: HashMap<u32, i32> = HashMap::new();
     for e in events.iter().filter(|e| e.time >= from && e.time <= to) {
         let ctx = context(e);
+        // A sample with no task (-1) proves nothing about who runs.
+        if ctx < 0 {
+            r.event(e);
+            continue;
+        }
         if let Some(&cur) = current.get(&e.cpu)
             && cur != ctx
         {

@@ -102,7 +102,7 @@ pub fn analyze(events: &[Event], (from, to): (u64, u64), scope: Option<i32>, los
             }
         }
         // A task seen acting is running (a switch-in the kernel did not trace).
-        if !matches!(e.kind, EventKind::Switch { .. }) && e.tid != 0 {
+        if !matches!(e.kind, EventKind::Switch { .. }) && e.tid != 0 && (e.tid as i32) > 0 {
             runnable.insert(e.tid as i32);
             woken_at.remove(&(e.tid as i32));
         }

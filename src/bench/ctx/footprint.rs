@@ -141,7 +141,7 @@ fn one_size(ctx: &Ctx, size: u64, stride: usize, cpus: &[usize]) -> Result<Resul
         end.send();
         drop(end);
     });
-    let (diffs, handoffs, counts) = result?;
+    let (diffs, handoffs, counts, trace) = result?;
     stopped?;
     let mut row = ResultRow::from_samples("ctx.footprint", Method::Batch, "ns/hand-off", diffs, handoffs)
         .ok_or_else(|| BenchError::Failed("no rounds were timed".into()))?
@@ -158,13 +158,16 @@ fn one_size(ctx: &Ctx, size: u64, stride: usize, cpus: &[usize]) -> Result<Resul
     if let Some(f) = difference_flag(row.median, row.ci_low) {
         row.flag(f);
     }
+    crate::bench::attach_trace(&mut row, trace);
     Ok(row)
 }
 
-type Rounds = (Vec<f64>, u64, std::collections::BTreeMap<Count, f64>);
+type Rounds =
+    (Vec<f64>, u64, std::collections::BTreeMap<Count, f64>, Option<Result<crate::model::TraceSummary, String>>);
 
 /// Times interleaved rounds of (a) and (b); returns per-round differences per hand-off,
-/// the hand-offs timed, and the kernel counts over all rounds.
+/// the hand-offs timed, the kernel counts over all rounds, and the trace pass of the
+/// walking round trip (about 20 ms of whole batches, after the timed rounds).
 fn interleave(ctx: &Ctx, trip: &mut WalkRoundTrip, base: &mut WalkBoth, peer: Task) -> Result<Rounds, BenchError> {
     let fail = |code: i64| BenchError::Failed(channel::describe(code));
     // Size N on (a) by the runner's rule: a round lasts at least the minimum batch.
@@ -204,7 +207,18 @@ fn interleave(ctx: &Ctx, trip: &mut WalkRoundTrip, base: &mut WalkBoth, peer: Ta
     }
     let mut counts = watcher.finish();
     counts.insert(Count::HandoffNsMedian, crate::stats::median(&trip_ns));
-    Ok((diffs.clone(), diffs.len() as u64 * n * 2, counts))
+    let trace = crate::runner::trace_window(ctx.cfg, &[Task::current(), peer], || {
+        let end = sys::monotonic_raw_ns() + crate::runner::TRACE_WINDOW.as_nanos() as u64;
+        let mut handoffs = 0;
+        while sys::monotonic_raw_ns() < end {
+            match time_batch(trip, n) {
+                (_, 0) => handoffs += n * 2,
+                (_, code) => return Err(channel::describe(code)),
+            }
+        }
+        Ok(handoffs)
+    });
+    Ok((diffs.clone(), diffs.len() as u64 * n * 2, counts, trace))
 }
 
 pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {

@@ -351,6 +351,9 @@ pub fn repetitions(cfg: &crate::runner::MeasureConfig) -> usize {
     if cfg.batch_budget.as_millis() >= 200 { 3 } else { 1 }
 }
 
+/// Messages per user in the trace pass (its switches must fit the buffers).
+const TRACED_MESSAGES: usize = 5;
+
 pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let reps = repetitions(ctx.cfg);
     for nice in [0, 19] {
@@ -371,6 +374,12 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             .with_param("threads", (size.rooms * USERS_PER_ROOM * 4) as u64);
         row.counts.insert(Count::Delivered, delivered as f64);
         row.counts.insert(Count::ExpectedPerRun, size.expected() as f64);
+        // The trace pass: one room, a few messages, its threads followed as they start.
+        let small = ChatSize { rooms: 1, messages: size.messages.min(TRACED_MESSAGES), nice: size.nice };
+        let trace = crate::runner::trace_window_following(ctx.cfg, &[crate::kcounts::Task::current()], || {
+            run_once(small, None).map(|o| o.delivered)
+        });
+        crate::bench::attach_trace(&mut row, trace);
         out.rows.push(row);
     }
     Ok(())
