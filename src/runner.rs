@@ -486,7 +486,7 @@ static SHARED_RECORDER: std::sync::Mutex<Option<(crate::trace::TraceSpec, crate:
 /// fast primitive, short enough to add little to a family's time.
 const TRACE_WINDOW_NS: f64 = 20e6;
 /// Fewest iterations a trace pass runs, however slow the primitive.
-const TRACE_MIN_ITERATIONS: f64 = 64.0;
+const TRACE_MIN_ITERATIONS: f64 = 8.0;
 /// Switch records a pass may leave in one CPU's buffer (`BufferSizes::pass` holds
 /// about 20,000; the rest is margin for other tasks' switches).
 const TRACE_RECORD_ROOM: f64 = 12_000.0;
