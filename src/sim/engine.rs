@@ -338,7 +338,7 @@ impl Engine {
             let Some(cpu) = busy else { continue };
             self.step(cpu);
         }
-        self.finish(end_ns)
+        self.finish()
     }
 
     fn step(&mut self, cpu: usize) {
@@ -450,8 +450,7 @@ impl Engine {
         self.tasks[id].state = State::Blocked;
     }
 
-    fn finish(&mut self, end_ns: u64) -> Outcome {
-        let _ = end_ns;
+    fn finish(&mut self) -> Outcome {
         let end = self.cpus.iter().map(|c| c.now).max().unwrap_or(0);
         let mut out = std::mem::take(&mut self.out);
         for c in &mut self.cpus {
