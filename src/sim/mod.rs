@@ -19,26 +19,17 @@ pub use engine::{Engine, Outcome};
 pub use policy::{Policy, PolicyKind};
 pub use workload::WorkloadKind;
 
-/// A deterministic generator (SplitMix64): the simulator's only source of chance.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
+/// The simulator's only source of chance: the statistics' seeded SplitMix64.
+pub struct Rng(crate::stats::SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        Self(crate::stats::SplitMix64::new(seed))
     }
 
     /// Uniform in [0, 1).
     pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        (self.0.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// Exponentially distributed with this mean.

@@ -15,7 +15,7 @@
 //!   yield costs one tick, so a recalculation comes about 1/20 as often).
 //! - SMP: one global lock around the run queue.
 
-use super::{Pick, Policy, PolicyKind, Why, Work, slot};
+use super::{GlobalQueue, Pick, Policy, PolicyKind, Why, Work, slot};
 use crate::sim::engine::{SimTask, State, TaskId};
 
 pub const DEF_PRIORITY: i64 = 20;
@@ -24,22 +24,13 @@ pub const PROC_CHANGE_PENALTY: i64 = 15;
 pub struct Linux20 {
     yield_fix: bool,
     cpus: usize,
-    queue: Vec<TaskId>,
+    rq: GlobalQueue,
     counter: Vec<i64>,
-    running: Vec<Option<TaskId>>,
-    last: Vec<Option<TaskId>>,
 }
 
 impl Linux20 {
     pub fn new(cpus: usize, yield_fix: bool) -> Self {
-        Self {
-            yield_fix,
-            cpus,
-            queue: Vec::new(),
-            counter: Vec::new(),
-            running: vec![None; cpus],
-            last: vec![None; cpus],
-        }
+        Self { yield_fix, cpus, rq: GlobalQueue::new(cpus), counter: Vec::new() }
     }
 
     fn goodness(&self, tasks: &[SimTask], p: TaskId, cpu: usize) -> i64 {
@@ -48,7 +39,7 @@ impl Linux20 {
             if self.cpus > 1 && tasks[p].cpu == cpu {
                 w += PROC_CHANGE_PENALTY;
             }
-            if self.last[cpu].is_some_and(|l| tasks[l].mm == tasks[p].mm) {
+            if self.rq.same_mm_as_last(tasks, cpu, p) {
                 w += 1;
             }
         }
@@ -70,36 +61,18 @@ impl Policy for Linux20 {
             *slot(&mut self.counter, id) = DEF_PRIORITY;
         }
         slot(&mut self.counter, id);
-        if !self.queue.contains(&id) {
-            self.queue.push(id);
-        }
-        // reschedule_idle: an idle CPU takes it, else the waker's CPU decides.
-        self.running.iter().position(Option::is_none).unwrap_or(cpu)
+        self.rq.add(id, cpu)
     }
 
     fn remove(&mut self, _tasks: &[SimTask], id: TaskId) {
-        self.queue.retain(|&t| t != id);
-        for r in &mut self.running {
-            if *r == Some(id) {
-                *r = None;
-            }
-        }
+        self.rq.remove(id);
     }
 
     fn pick(&mut self, tasks: &[SimTask], cpu: usize, prev: Option<TaskId>, _now: u64) -> Pick {
-        self.running[cpu] = None;
+        self.rq.running[cpu] = None;
         let _ = prev; // prev stays on the queue where it was: only its counter matters.
-        let mut work = Work { scanned: self.queue.len() as u32, ..Work::default() };
-        let mut best: Option<(i64, TaskId)> = None;
-        for &p in &self.queue {
-            if self.running.contains(&Some(p)) {
-                continue;
-            }
-            let g = self.goodness(tasks, p, cpu);
-            if best.is_none_or(|(c, _)| g > c) {
-                best = Some((g, p));
-            }
-        }
+        let mut work = Work { scanned: self.rq.queue.len() as u32, ..Work::default() };
+        let best = self.rq.best(|p| self.goodness(tasks, p, cpu));
         if let Some((0, _)) = best {
             let mut n = 0;
             for t in tasks.iter().filter(|t| t.state != State::Exited) {
@@ -110,10 +83,7 @@ impl Policy for Linux20 {
             work.recalced = n;
         }
         let next = best.map(|(_, p)| p);
-        self.running[cpu] = next;
-        if next.is_some() {
-            self.last[cpu] = next;
-        }
+        self.rq.ran(cpu, next);
         Pick { next, work }
     }
 
@@ -126,8 +96,7 @@ impl Policy for Linux20 {
     }
 
     fn on_yield(&mut self, _tasks: &[SimTask], _cpu: usize, cur: TaskId) -> Work {
-        self.queue.retain(|&t| t != cur);
-        self.queue.push(cur);
+        self.rq.move_last(cur);
         let c = slot(&mut self.counter, cur);
         if self.yield_fix {
             *c = (*c - 1).max(0);

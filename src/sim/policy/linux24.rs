@@ -11,7 +11,7 @@
 //!   repeats.
 //! - A wake-up preempts when the woken task's goodness beats the current's.
 
-use super::{Pick, Policy, PolicyKind, Why, Work, slot};
+use super::{GlobalQueue, Pick, Policy, PolicyKind, Why, Work, slot};
 use crate::sim::engine::{SimTask, State, TaskId};
 
 pub const PROC_CHANGE_PENALTY: i64 = 15;
@@ -23,23 +23,14 @@ pub fn nice_to_ticks(nice: i32) -> i64 {
 
 pub struct Linux24 {
     cpus: usize,
-    queue: Vec<TaskId>,
+    rq: GlobalQueue,
     counter: Vec<i64>,
     yielded: Vec<bool>,
-    running: Vec<Option<TaskId>>,
-    last: Vec<Option<TaskId>>,
 }
 
 impl Linux24 {
     pub fn new(cpus: usize) -> Self {
-        Self {
-            cpus,
-            queue: Vec::new(),
-            counter: Vec::new(),
-            yielded: Vec::new(),
-            running: vec![None; cpus],
-            last: vec![None; cpus],
-        }
+        Self { cpus, rq: GlobalQueue::new(cpus), counter: Vec::new(), yielded: Vec::new() }
     }
 
     fn goodness(&self, tasks: &[SimTask], p: TaskId, cpu: usize) -> i64 {
@@ -52,7 +43,7 @@ impl Linux24 {
             if self.cpus > 1 && tasks[p].cpu == cpu {
                 w += PROC_CHANGE_PENALTY;
             }
-            if self.last[cpu].is_some_and(|l| tasks[l].mm == tasks[p].mm) {
+            if self.rq.same_mm_as_last(tasks, cpu, p) {
                 w += 1;
             }
         }
@@ -60,17 +51,7 @@ impl Linux24 {
     }
 
     fn scan(&self, tasks: &[SimTask], cpu: usize) -> Option<(i64, TaskId)> {
-        let mut best: Option<(i64, TaskId)> = None;
-        for &p in &self.queue {
-            if self.running.contains(&Some(p)) {
-                continue;
-            }
-            let g = self.goodness(tasks, p, cpu);
-            if best.is_none_or(|(c, _)| g > c) {
-                best = Some((g, p));
-            }
-        }
-        best
+        self.rq.best(|p| self.goodness(tasks, p, cpu))
     }
 }
 
@@ -89,24 +70,16 @@ impl Policy for Linux24 {
         }
         slot(&mut self.counter, id);
         *slot(&mut self.yielded, id) = false;
-        if !self.queue.contains(&id) {
-            self.queue.push(id);
-        }
-        self.running.iter().position(Option::is_none).unwrap_or(cpu)
+        self.rq.add(id, cpu)
     }
 
     fn remove(&mut self, _tasks: &[SimTask], id: TaskId) {
-        self.queue.retain(|&t| t != id);
-        for r in &mut self.running {
-            if *r == Some(id) {
-                *r = None;
-            }
-        }
+        self.rq.remove(id);
     }
 
     fn pick(&mut self, tasks: &[SimTask], cpu: usize, _prev: Option<TaskId>, _now: u64) -> Pick {
-        self.running[cpu] = None;
-        let mut work = Work { scanned: self.queue.len() as u32, ..Work::default() };
+        self.rq.running[cpu] = None;
+        let mut work = Work { scanned: self.rq.queue.len() as u32, ..Work::default() };
         let mut best = self.scan(tasks, cpu);
         if let Some((0, _)) = best {
             let mut n = 0;
@@ -116,7 +89,7 @@ impl Policy for Linux24 {
                 n += 1;
             }
             work.recalced = n;
-            work.scanned += self.queue.len() as u32;
+            work.scanned += self.rq.queue.len() as u32;
             best = self.scan(tasks, cpu);
         }
         // The yield flag lasts one schedule() of the yielder's CPU.
@@ -124,10 +97,7 @@ impl Policy for Linux24 {
             self.yielded[p] = false;
         }
         let next = best.map(|(_, p)| p);
-        self.running[cpu] = next;
-        if next.is_some() {
-            self.last[cpu] = next;
-        }
+        self.rq.ran(cpu, next);
         Pick { next, work }
     }
 
@@ -140,8 +110,7 @@ impl Policy for Linux24 {
     }
 
     fn on_yield(&mut self, _tasks: &[SimTask], _cpu: usize, cur: TaskId) -> Work {
-        self.queue.retain(|&t| t != cur);
-        self.queue.push(cur);
+        self.rq.move_last(cur);
         self.yielded[cur] = true;
         Work::default()
     }

@@ -120,6 +120,73 @@ impl PolicyKind {
     }
 }
 
+/// The one run queue of Linux 2.0 and 2.2/2.4: every runnable task in arrival order
+/// (running ones included), which task each CPU runs, and which it ran last.
+pub(crate) struct GlobalQueue {
+    pub queue: Vec<TaskId>,
+    pub running: Vec<Option<TaskId>>,
+    pub last: Vec<Option<TaskId>>,
+}
+
+impl GlobalQueue {
+    pub fn new(cpus: usize) -> Self {
+        Self { queue: Vec::new(), running: vec![None; cpus], last: vec![None; cpus] }
+    }
+
+    /// Adds a task at the tail; returns the CPU that should take it (reschedule_idle:
+    /// an idle one, else the waker's).
+    pub fn add(&mut self, id: TaskId, cpu: usize) -> usize {
+        if !self.queue.contains(&id) {
+            self.queue.push(id);
+        }
+        self.running.iter().position(Option::is_none).unwrap_or(cpu)
+    }
+
+    pub fn remove(&mut self, id: TaskId) {
+        self.queue.retain(|&t| t != id);
+        for r in &mut self.running {
+            if *r == Some(id) {
+                *r = None;
+            }
+        }
+    }
+
+    /// move_last_runqueue.
+    pub fn move_last(&mut self, id: TaskId) {
+        self.queue.retain(|&t| t != id);
+        self.queue.push(id);
+    }
+
+    /// The first task of the highest `goodness` not running on another CPU (every
+    /// queued task is visited).
+    pub fn best(&self, mut goodness: impl FnMut(TaskId) -> i64) -> Option<(i64, TaskId)> {
+        let mut best: Option<(i64, TaskId)> = None;
+        for &p in &self.queue {
+            if self.running.contains(&Some(p)) {
+                continue;
+            }
+            let g = goodness(p);
+            if best.is_none_or(|(c, _)| g > c) {
+                best = Some((g, p));
+            }
+        }
+        best
+    }
+
+    /// Records `next` as what `cpu` runs.
+    pub fn ran(&mut self, cpu: usize, next: Option<TaskId>) {
+        self.running[cpu] = next;
+        if next.is_some() {
+            self.last[cpu] = next;
+        }
+    }
+
+    /// Whether `p` shares its address space with the task `cpu` ran last.
+    pub fn same_mm_as_last(&self, tasks: &[SimTask], cpu: usize, p: TaskId) -> bool {
+        self.last[cpu].is_some_and(|l| tasks[l].mm == tasks[p].mm)
+    }
+}
+
 /// Grows a per-task table to hold `id`.
 pub(crate) fn slot<T: Default + Clone>(v: &mut Vec<T>, id: TaskId) -> &mut T {
     if v.len() <= id {
