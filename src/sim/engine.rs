@@ -90,7 +90,6 @@ pub struct Outcome {
     pub end_ns: u64,
     pub switches: u64,
     pub schedules: u64,
-    pub recalcs: u64,
     pub yields: u64,
     /// Runnable tasks (the running ones included) at each switch.
     pub runqueue_at_switch: Vec<u32>,
@@ -284,7 +283,6 @@ impl Engine {
         let pick = self.policy.pick(&self.tasks, cpu, prev_runnable, self.cpus[cpu].now);
         self.out.schedules += 1;
         if pick.work.recalced > 0 {
-            self.out.recalcs += 1;
             self.out.schedules_with_recalc += 1;
         }
         self.charge_sched(cpu, pick.work);

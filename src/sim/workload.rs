@@ -222,7 +222,11 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
             Report {
                 figures: vec![
                     fig("time per switch", per, "ns/switch"),
-                    fig("recalculations per yield", out.recalcs as f64 / out.yields.max(1) as f64, "ratio"),
+                    fig(
+                        "recalculations per yield",
+                        out.schedules_with_recalc as f64 / out.yields.max(1) as f64,
+                        "ratio",
+                    ),
                 ],
                 outcome: out,
             }
