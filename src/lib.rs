@@ -4,7 +4,8 @@
 //!
 //! Layout, lowest layer first (a module imports only from layers below it):
 //! - `sys` (the only unsafe code: thin wrappers by subsystem, the raw `syscall` and the
-//!   cycle counter) and `procfs` (readers of /proc);
+//!   cycle counter), `procfs` (readers of /proc) and `files` (the one way oscost creates
+//!   a file or folder: never through a link, never where another user can aim it);
 //! - `clock` (calibration), `stats`, `model` (the row, flag, count and run types every
 //!   layer agrees on), `machine` (the fingerprint), `kcounts` (what the kernel
 //!   observed), `placement` (the user's CPU, nice and policy request), `histo` (per-call
@@ -25,6 +26,7 @@
 pub mod bench;
 pub mod cli;
 pub mod clock;
+pub mod files;
 pub mod helper;
 pub mod histo;
 pub mod kcounts;

@@ -395,13 +395,13 @@ fn rescue(db: &Path, id: &str, error: &str, doc: &RunDocument, skipped: &[Skippe
         doc.run.id,
         std::process::id()
     );
+    // A new file (never through a link, never over another file) beside the database,
+    // else in a private folder of the temp folder that is kept for the user.
     let beside = db.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).join(&name);
-    let written = [beside, std::env::temp_dir().join(&name)].into_iter().find(|p| match std::fs::write(p, &json) {
-        Ok(()) => true,
-        Err(_) => {
-            let _ = std::fs::remove_file(p); // no half-written file left behind
-            false
-        }
+    let written = crate::files::write_new(&beside, json.as_bytes(), 0o600).map(|()| beside).ok().or_else(|| {
+        let dir = crate::files::private_dir("oscost-rescue-").ok()?.keep();
+        let p = dir.join(&name);
+        crate::files::write_new(&p, json.as_bytes(), 0o600).ok().map(|()| p)
     });
     let saved = match written {
         Some(p) => format!("printed above and saved to {} (oscost import reads it)", p.display()),

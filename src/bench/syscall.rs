@@ -249,29 +249,32 @@ fn run_gettimeofday(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// A file that exists for the open and stat probes: created in the temp directory,
-/// removed when dropped.
-struct TargetFile(std::path::PathBuf);
+/// A file that exists for the open and stat probes: created new (never through a
+/// link) in a private folder of mode 0700 with an unguessable name, so no other user
+/// can aim the probes' path at a file of theirs; removed, with its folder, when
+/// dropped.
+struct TargetFile {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+}
 impl TargetFile {
     fn create() -> Result<Self, BenchError> {
-        let p = std::env::temp_dir().join(format!("oscost-target-{}", sys::getpid()));
-        std::fs::write(&p, b"oscost\n").map_err(|e| BenchError::setup(&format!("creating {}", p.display()), e))?;
-        Ok(Self(p))
+        let dir = crate::files::private_dir("oscost-target-")
+            .map_err(|e| BenchError::setup("creating a private folder for the target file", e))?;
+        let path = dir.path().join("target");
+        crate::files::write_new(&path, b"oscost\n", 0o600)
+            .map_err(|e| BenchError::setup(&format!("creating {}", path.display()), e))?;
+        Ok(Self { _dir: dir, path })
     }
     fn cstring(&self) -> Result<CString, BenchError> {
-        CString::new(self.0.as_os_str().as_encoded_bytes()).map_err(|e| BenchError::setup("target path", e))
-    }
-}
-impl Drop for TargetFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        CString::new(self.path.as_os_str().as_encoded_bytes()).map_err(|e| BenchError::setup("target path", e))
     }
 }
 
 fn run_open_close(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let f = TargetFile::create()?;
     let mut rows = run_probe(ctx, "syscall.open_close", None, EntryKind::Kernel, OpenClose(f.cstring()?))?;
-    tag(&mut rows, "path", &f.0.display().to_string());
+    tag(&mut rows, "path", &f.path.display().to_string());
     out.rows.extend(rows);
     Ok(())
 }
@@ -279,7 +282,7 @@ fn run_open_close(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 fn run_stat(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let f = TargetFile::create()?;
     let mut rows = run_probe(ctx, "syscall.stat", None, EntryKind::Kernel, Stat(f.cstring()?))?;
-    tag(&mut rows, "path", &f.0.display().to_string());
+    tag(&mut rows, "path", &f.path.display().to_string());
     out.rows.extend(rows);
     Ok(())
 }

@@ -28,13 +28,22 @@ pub struct UsageError(pub String);
 
 /// The database: `--db`, else the default location; with neither HOME nor
 /// XDG_DATA_HOME set there is no default, and guessing one would hide the results.
+/// The default folder is used only when it is the user's own (no link planted there,
+/// no folder another user owns or can write on the way from HOME to it).
 fn db_path(cli_db: &Option<PathBuf>) -> Result<PathBuf> {
-    match cli_db.clone().or_else(crate::store::default_path) {
-        Some(p) => Ok(p),
-        None => {
-            Err(UsageError("no database given and neither HOME nor XDG_DATA_HOME is set: pass --db PATH".into()).into())
-        }
+    if let Some(p) = cli_db {
+        return Ok(p.clone());
     }
+    let Some((root, db)) = crate::store::default_location() else {
+        return Err(
+            UsageError("no database given and neither HOME nor XDG_DATA_HOME is set: pass --db PATH".into()).into()
+        );
+    };
+    if let Some(dir) = db.parent() {
+        crate::files::ensure_own_dir(&root, dir)
+            .map_err(|e| UsageError(format!("the default database folder: {e}")))?;
+    }
+    Ok(db)
 }
 
 /// Standard output closed by the reader (`oscost export | head`): not an error of
@@ -313,22 +322,9 @@ fn export(db: &Path, refs: Vec<String>, format: ExportFormat, output: Option<&Pa
 }
 
 /// Writes `text` to `path` so that a reader sees the old file or the new one, never a
-/// part (a collector may read at any moment): a temporary file beside it, then rename.
+/// part (a collector may read at any moment); see [`crate::files::write_atomic`].
 fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "export".into());
-    let tmp = path.with_file_name(format!(".{name}.tmp.{}", std::process::id()));
-    let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(anyhow::Error::new(e).context(format!("writing {}", path.display())));
-    }
-    Ok(())
+    crate::files::write_atomic(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
 }
 
 fn import(db: &Path, file: &Path) -> Result<i32> {
@@ -399,7 +395,7 @@ fn html_report(db: &Path, refs: Vec<String>, output: &Path) -> Result<i32> {
         });
         report::html::render(&docs, cmp.as_deref())
     };
-    std::fs::write(output, html).with_context(|| format!("writing {}", output.display()))?;
+    write_atomic(output, &html)?;
     outln(&format!("wrote {}", output.display()))?;
     Ok(0)
 }

@@ -255,17 +255,34 @@ pub(crate) fn effective_status(stored: String, owner: Option<Owner>) -> String {
 /// `~/.local/share/oscost/results.db`.
 /// None when neither is set: the caller asks for `--db` rather than guessing.
 pub fn default_path() -> Option<PathBuf> {
-    default_path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
+    default_location().map(|(_, db)| db)
+}
+
+/// The default database path and the folder it is trusted from (`$XDG_DATA_HOME` or
+/// `$HOME` as given): the folders between them must be the user's own
+/// ([`crate::files::ensure_own_dir`]).
+pub fn default_location() -> Option<(PathBuf, PathBuf)> {
+    default_location_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
 }
 
 /// [`default_path`] from given environment values (pure, for tests).
 pub fn default_path_from(xdg: Option<std::ffi::OsString>, home: Option<std::ffi::OsString>) -> Option<PathBuf> {
-    let base = match (xdg.filter(|x| !x.is_empty()), home.filter(|h| !h.is_empty())) {
-        (Some(x), _) => PathBuf::from(x),
-        (None, Some(h)) => PathBuf::from(h).join(".local/share"),
+    default_location_from(xdg, home).map(|(_, db)| db)
+}
+
+/// [`default_location`] from given environment values. A relative `XDG_DATA_HOME` is
+/// ignored, as the XDG base directory specification says.
+fn default_location_from(
+    xdg: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<(PathBuf, PathBuf)> {
+    let xdg = xdg.filter(|x| Path::new(x).is_absolute());
+    let (root, base) = match (xdg, home.filter(|h| !h.is_empty())) {
+        (Some(x), _) => (PathBuf::from(&x), PathBuf::from(x)),
+        (None, Some(h)) => (PathBuf::from(&h), PathBuf::from(h).join(".local/share")),
         (None, None) => return None,
     };
-    Some(base.join("oscost").join("results.db"))
+    Some((root, base.join("oscost").join("results.db")))
 }
 
 /// What an import did with one run.

@@ -673,6 +673,11 @@ mod tests {
         assert_eq!(default_path_from(Some("".into()), Some("/h".into())), p("/h/.local/share/oscost/results.db"));
         assert_eq!(default_path_from(None, None), None, "no guess when there is no home");
         assert_eq!(default_path_from(Some("".into()), Some("".into())), None);
+        // The XDG specification: a relative XDG_DATA_HOME is ignored.
+        assert_eq!(
+            default_path_from(Some("rel/dir".into()), Some("/h".into())),
+            p("/h/.local/share/oscost/results.db")
+        );
     }
 
     #[test]

@@ -1,0 +1,164 @@
+//! The hardening pass: each test reproduces one defect's scenario and checks it is
+//! closed. Tests that need root to act as another user say what they skip otherwise.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+const NOBODY: u32 = 65534;
+
+/// The pids the next processes will most likely get: the last one handed out and the
+/// few thousand after it.
+fn next_pids(count: u32) -> impl Iterator<Item = u32> {
+    let last: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1000);
+    let max: u32 =
+        std::fs::read_to_string("/proc/sys/kernel/pid_max").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(32768);
+    (0..count).map(move |i| 300 + (last + i) % (max - 300))
+}
+
+/// A symlink at `at` pointing to `to`, owned by `nobody` as another user's would be.
+fn plant_link(to: &Path, at: &Path) {
+    let _ = std::os::unix::fs::symlink(to, at);
+    std::os::unix::fs::lchown(at, Some(NOBODY), Some(NOBODY)).unwrap();
+}
+
+/// Defect 1: root wrote through another user's symlink (the open/stat target file, the
+/// export's temporary, the rescue file). Another user (`nobody`) fills a sticky,
+/// world-writable TMPDIR and the export's folder with links, named as every earlier
+/// oscost named its files for the next few thousand pids, all aimed at a root-only
+/// file; a run of the file probes and an export must leave that file as it was.
+#[test]
+fn symlink_farm_in_a_sticky_tmpdir_changes_no_file() {
+    if !oscost::sys::is_root() {
+        eprintln!("skipped: symlink_farm_in_a_sticky_tmpdir_changes_no_file needs root (it plants links as nobody)");
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let victim = base.path().join("victim");
+    std::fs::write(&victim, b"root's secret\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // Sticky and world-writable, like /tmp. Where fs.protected_symlinks is 1 the kernel
+    // itself refuses such links in a sticky folder, so the folder is made non-sticky
+    // there: the test must be able to fail on a writer that follows links.
+    let protected = std::fs::read_to_string("/proc/sys/fs/protected_symlinks").is_ok_and(|s| s.trim() != "0");
+    let tmp = base.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(if protected { 0o777 } else { 0o1777 })).unwrap();
+    let db_dir = base.path().join("db");
+    std::fs::create_dir(&db_dir).unwrap();
+    let db = db_dir.join("results.db");
+
+    let mut planted: Vec<PathBuf> = Vec::new();
+    for pid in next_pids(3000) {
+        for name in [
+            format!("oscost-target-{pid}"),
+            format!(".out.json.tmp.{pid}"),
+            format!("results.db.unsaved-run1-{pid}.json"),
+        ] {
+            let at = tmp.join(name);
+            plant_link(&victim, &at);
+            planted.push(at);
+        }
+    }
+
+    let out = oscost()
+        .env("TMPDIR", &tmp)
+        .args(["run", "syscall.open_close", "syscall.stat", "--rounds", "2", "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = json_of(&out);
+    assert!(!rows(&doc, "syscall.open_close").is_empty(), "{doc}");
+    assert!(!rows(&doc, "syscall.stat").is_empty(), "{doc}");
+    let exported = tmp.join("out.json");
+    let out = oscost()
+        .env("TMPDIR", &tmp)
+        .args(["export", "latest", "--format", "json", "-o"])
+        .arg(&exported)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    assert_eq!(std::fs::read(&victim).unwrap(), b"root's secret\n", "root wrote through a planted link");
+    assert_eq!(std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(std::fs::read_to_string(&exported).unwrap().contains("syscall.stat"));
+    // Every planted link is still a link: none was replaced, truncated or followed, and
+    // the probes' scratch folder is gone.
+    for p in &planted {
+        assert!(std::fs::symlink_metadata(p).unwrap().file_type().is_symlink(), "{}", p.display());
+    }
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .filter(|e| !e.file_type().unwrap().is_symlink() && e.path() != exported)
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "oscost left files in TMPDIR: {left:?}");
+}
+
+/// Defect 1, the default folder: root with another user's HOME (as `sudo` keeps it)
+/// must not follow a link planted at `~/.local/share/oscost`, nor use a folder that
+/// user owns; a relative XDG_DATA_HOME is ignored (the XDG specification).
+#[test]
+fn default_folder_planted_as_a_link_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".local/share")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), home.path().join(".local/share/oscost")).unwrap();
+    let out = oscost()
+        .env("HOME", home.path())
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("OSCOST_DB")
+        .args(["runs"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("symbolic link") && err.contains("--db"), "{err}");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0, "something was written through the link");
+
+    // A relative XDG_DATA_HOME falls back to HOME's folder, created 0700.
+    let home2 = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let out = oscost()
+        .current_dir(cwd.path())
+        .env("HOME", home2.path())
+        .env("XDG_DATA_HOME", "relative/data")
+        .env_remove("OSCOST_DB")
+        .args(["runs"])
+        .output()
+        .unwrap();
+    assert!(out.status.success() || out.status.code() == Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!cwd.path().join("relative").exists(), "a relative XDG_DATA_HOME was used");
+    let dir = home2.path().join(".local/share/oscost");
+    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+
+    if oscost::sys::is_root() {
+        // Root with a HOME whose folders belong to another user: refused.
+        let home3 = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home3.path().join(".local/share")).unwrap();
+        for p in [home3.path().join(".local"), home3.path().join(".local/share")] {
+            std::os::unix::fs::chown(&p, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
+        let out = oscost()
+            .env("HOME", home3.path())
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("OSCOST_DB")
+            .args(["runs"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("belongs to uid 65534"));
+    } else {
+        eprintln!("skipped: the foreign-owned HOME case of default_folder_planted_as_a_link_is_refused needs root");
+    }
+}
