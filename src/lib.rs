@@ -6,7 +6,7 @@
 //! - `sys` (the only unsafe code: thin wrappers by subsystem, the raw `syscall` and the
 //!   cycle counter), `procfs` (readers of /proc) and `files` (the one way oscost creates
 //!   a file or folder: never through a link, never where another user can aim it);
-//! - `clock` (calibration), `stats`, `model` (the row, flag, count and run types every
+//! - `published` (the founding texts' figures, embedded), `clock` (calibration), `stats`, `model` (the row, flag, count and run types every
 //!   layer agrees on), `machine` (the fingerprint), `kcounts` (what the kernel
 //!   observed), `placement` (the user's CPU, nice and policy request), `histo` (per-call
 //!   samples as HDR histograms), `helper` (the
@@ -35,6 +35,7 @@ pub mod model;
 pub mod observe;
 pub mod placement;
 pub mod procfs;
+pub mod published;
 pub mod report;
 pub mod rounds;
 pub mod runner;

@@ -672,7 +672,7 @@ impl ResultRow {
     pub fn variant_label(&self) -> String {
         self.params
             .iter()
-            .filter(|(k, _)| !matches!(k.as_str(), "batch_size" | "path" | "statement"))
+            .filter(|(k, _)| !matches!(k.as_str(), "batch_size" | "path" | "statement" | "cost_profile"))
             .map(|(k, v)| match v {
                 serde_json::Value::String(s) => format!("{k}={s}"),
                 other => format!("{k}={other}"),

@@ -135,7 +135,10 @@ pub enum Command {
         /// comma-separated; each workload has its own default.
         #[arg(long, value_delimiter = ',')]
         tasks: Option<Vec<usize>>,
-        /// Cost profile: live (this machine) or pentium200.
+        /// Cost profile: live (this machine, measured now), live@RUN (the profile stored
+        /// with sim run RUN: the same figures again), pentium200 (Travis's 1998 machine,
+        /// fitted to one published row) or smp2002 (Molnar's SMP boxes, fitted to one
+        /// published figure).
         #[arg(long, default_value = "live")]
         profile: String,
         #[arg(long, default_value_t = 1)]
@@ -147,7 +150,7 @@ pub enum Command {
         #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
         nice: i32,
         /// chat: messages each user sends to each other user of its room.
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = 20)]
         messages: u64,
         #[arg(long)]
         json: bool,

@@ -136,8 +136,8 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Observe { duration, interval, json } => observe(duration.0, interval.0, json, db()?),
         Command::Trace { duration, json, command } => trace(duration.0, &command, json, db()?),
         Command::Sim { policy, workload, cpus, tasks, profile, seed, threads, nice, messages, json } => {
-            let spec = SimSpec { policy, workload, cpus, tasks, profile, seed, threads, nice, messages };
-            sim(spec, json, db()?)
+            let plan = crate::sim::run::Plan { policies: policy, workload, cpus, tasks, threads, nice, messages, seed };
+            sim(plan, &profile, json, db()?)
         }
         Command::Push { runs, to } => push(&db()?, runs, &to),
         Command::Completions { shell } => completions(shell),
@@ -625,31 +625,6 @@ fn trace(d: std::time::Duration, command: &[String], json: bool, db: PathBuf) ->
     })
 }
 
-/// What `oscost sim` was asked.
-struct SimSpec {
-    policy: Vec<crate::sim::PolicyKind>,
-    workload: crate::sim::WorkloadKind,
-    cpus: Vec<usize>,
-    tasks: Option<Vec<usize>>,
-    profile: String,
-    seed: u64,
-    threads: bool,
-    nice: i32,
-    messages: u64,
-}
-
-/// Each workload's sizes when `--tasks` is not given.
-fn default_sim_tasks(w: crate::sim::WorkloadKind, cpus: usize) -> Vec<usize> {
-    use crate::sim::WorkloadKind as W;
-    match w {
-        W::Travis => vec![2, 4, 8, 10, 20, 40],
-        W::LoopYield => vec![2 * cpus],
-        W::Chat => vec![2],
-        W::Fork => vec![1000],
-        W::Server => vec![60],
-    }
-}
-
 /// The switch costs a live profile takes from the newest stored run that has them.
 fn stored_switch(db: &std::path::Path) -> Result<crate::sim::cost::StoredSwitch, String> {
     if !db.exists() && !crate::store::is_postgres(db) {
@@ -659,104 +634,92 @@ fn stored_switch(db: &std::path::Path) -> Result<crate::sim::cost::StoredSwitch,
     let filter = RunFilter { benchmark: Some("load.runqueue".into()), ..Default::default() };
     for listing in store.list_runs(&filter).map_err(|e| e.to_string())? {
         let (doc, _) = store.load_run(listing.id).map_err(|e| e.to_string())?;
-        let at_two = |mode: &str| {
-            doc.results.iter().find(|r| {
-                r.benchmark == "load.runqueue"
-                    && r.method == crate::model::Method::Batch
-                    && r.params.get("design").and_then(|v| v.as_str()) == Some("yield")
-                    && r.params.get("mode").and_then(|v| v.as_str()) == Some(mode)
-                    && r.params.get("tasks").and_then(|v| v.as_u64()) == Some(2)
-            })
-        };
-        let alone = doc.results.iter().find(|r| r.benchmark == "syscall.sched_yield").map(|r| r.median);
-        if let (Some(t), Some(p)) = (at_two("thread"), at_two("process")) {
-            return Ok(crate::sim::cost::StoredSwitch {
-                thread_ns: t.median,
-                process_ns: p.median,
-                yield_alone_ns: alone,
-            });
+        if let Some(s) = crate::sim::cost::StoredSwitch::from_run(&doc) {
+            return Ok(s);
         }
     }
     Err(format!("no run in {} has them", db.display()))
+}
+
+/// The stored switch costs, measured now (a run of `load.runqueue` at 2 tasks in a
+/// child oscost, stored in `db` like any run) when no stored run has them.
+fn stored_or_measured_switch(db: &std::path::Path) -> Result<crate::sim::cost::StoredSwitch> {
+    if let Ok(s) = stored_switch(db) {
+        return Ok(s);
+    }
+    let args = ["run", "load.runqueue", "--tasks", "2", "--rounds", "3", "--quick", "--no-trace"];
+    eprintln!(
+        "the live profile needs this machine's thread and process switch: no stored run has them, so measuring them now (oscost {} --db {})",
+        args.join(" "),
+        db.display()
+    );
+    let exe = std::env::current_exe().context("finding oscost's own executable")?;
+    let status = std::process::Command::new(exe)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .context("running the switch measurement")?;
+    if !status.success() {
+        anyhow::bail!("measuring the switch costs failed ({status})");
+    }
+    stored_switch(db).map_err(anyhow::Error::msg)
+}
+
+/// The profile `--profile` names: `live` (this machine, measured now), `live@RUN` (the
+/// profile a stored sim run carries), `pentium200` or `smp2002` (fitted).
+fn sim_profile(name: &str, db: &std::path::Path) -> Result<crate::sim::CostProfile> {
+    use crate::sim::cost;
+    if let Some(run) = name.strip_prefix("live@") {
+        let id: i64 = run.parse().map_err(|_| UsageError(format!("--profile live@RUN takes a run id, not {run:?}")))?;
+        let store = Store::open_existing(db)?;
+        let (doc, _) = store.load_run(id)?;
+        return doc
+            .results
+            .iter()
+            .find_map(crate::sim::run::profile_of)
+            .ok_or_else(|| UsageError(format!("run #{id} is not a simulation: it carries no cost profile")).into());
+    }
+    Ok(match name {
+        "live" => cost::live(stored_or_measured_switch(db)?),
+        "pentium200" => cost::pentium200()?,
+        "smp2002" => cost::smp2002()?,
+        other => return Err(UsageError(cost::ProfileError::Unknown(other.into()).to_string()).into()),
+    })
 }
 
 /// Longest run of one simulation's sizes (virtual work grows with them).
 const SIM_MAX_TASKS: usize = 4096;
 const SIM_MAX_CPUS: usize = 64;
 
-fn sim(spec: SimSpec, json: bool, db: PathBuf) -> Result<i32> {
-    use crate::model::{Count, Method, ResultRow};
-    if spec.cpus.iter().any(|&c| c == 0 || c > SIM_MAX_CPUS) {
+fn sim(plan: crate::sim::run::Plan, profile: &str, json: bool, db: PathBuf) -> Result<i32> {
+    if plan.cpus.iter().any(|&c| c == 0 || c > SIM_MAX_CPUS) {
         return Err(UsageError(format!("--cpus must be between 1 and {SIM_MAX_CPUS}")).into());
     }
-    if let Some(t) = &spec.tasks
+    if let Some(t) = &plan.tasks
         && t.iter().any(|&n| n == 0 || n > SIM_MAX_TASKS)
     {
         return Err(UsageError(format!("--tasks must be between 1 and {SIM_MAX_TASKS}")).into());
     }
-    if spec.messages == 0 || spec.messages > 10_000 {
+    if plan.messages == 0 || plan.messages > 10_000 {
         return Err(UsageError("--messages must be between 1 and 10000".into()).into());
     }
-    let profile = match crate::sim::cost::by_name(&spec.profile, stored_switch(&db)) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(1);
-        }
-    };
-    eprintln!("simulating ({} profile: {}) …", profile.name, profile.source);
+    let profile = sim_profile(profile, &db)?;
+    eprintln!("simulating with the {} profile ({}) …", profile.name, profile.machine);
     recorded_run(db, crate::model::RunKind::SIM, json, || {
         let mut rows = Vec::new();
-        for &policy in &spec.policy {
-            for &cpus in &spec.cpus {
-                let sizes = spec.tasks.clone().unwrap_or_else(|| default_sim_tasks(spec.workload, cpus));
-                for &tasks in &sizes {
-                    if crate::sys::interrupted() {
-                        return Ok((rows, Vec::new()));
-                    }
-                    let p = crate::sim::workload::Params {
-                        policy,
-                        workload: spec.workload,
-                        cpus,
-                        tasks,
-                        threads: spec.threads,
-                        nice: spec.nice,
-                        messages: spec.messages,
-                        seed: spec.seed,
-                    };
-                    let report = crate::sim::workload::simulate(&p, &profile);
-                    for f in &report.figures {
-                        let Some(mut r) = ResultRow::from_samples(
-                            &format!("sim.{}", spec.workload.name()),
-                            Method::Workload,
-                            f.unit,
-                            vec![f.value],
-                            1,
-                        ) else {
-                            continue;
-                        };
-                        r.params.insert("simulated".into(), format!("profile {}", profile.name).into());
-                        r.params.insert("policy".into(), policy.name().into());
-                        r.params.insert("cpus".into(), cpus.into());
-                        r.params.insert("tasks".into(), tasks.into());
-                        r.params.insert("figure".into(), f.name.into());
-                        if spec.threads {
-                            r.params.insert("mode".into(), "thread".into());
-                        }
-                        if spec.nice != 0 {
-                            r.params.insert("nice".into(), spec.nice.into());
-                        }
-                        r.counts.insert(Count::Switches, report.outcome.switches as f64);
-                        r.counts.insert(Count::Seconds, report.outcome.end_ns as f64 / 1e9);
-                        rows.push(r);
-                    }
-                }
+        for p in plan.params() {
+            if crate::sys::interrupted() {
+                break;
             }
+            rows.extend(crate::sim::run::simulate_rows(&p, &profile));
         }
-        let lines = vec![
-            format!("simulated, not measured: every figure is virtual time from the {} cost profile", profile.name),
-            format!("profile {}: {}", profile.name, profile.source),
-        ];
+        let mut lines = vec![format!(
+            "simulated, not measured: every figure is virtual time charged by the {} profile",
+            profile.name
+        )];
+        lines.extend(profile.describe());
         Ok((rows, lines))
     })
 }

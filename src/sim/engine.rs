@@ -3,9 +3,18 @@
 //! Each CPU has its own clock. The engine always advances the CPU whose clock is
 //! earliest (ties by index), so every interaction (a wake-up, a lock) happens in time
 //! order up to one step; a running task's computation is cut into steps of at most
-//! `STEP_NS` and at tick boundaries. An idle CPU's clock stops until a task is woken
-//! for it. Every nanosecond of every CPU is accounted for as task time, scheduler
-//! time (picks, switches, recalculation), lock waiting or idle.
+//! `STEP_NS` and at tick boundaries (each policy's HZ). An idle CPU's clock stops until
+//! a task is woken for it: at once plus the IPI's delay where the policy sends one
+//! (2.0's and 2.4's reschedule_idle, today's wake balancing), or at its next idle
+//! rebalance tick where it does not (2.6.0). Every nanosecond of every CPU is
+//! accounted for as task time, scheduler time (picks, switches, recalculation,
+//! ticks), lock waiting or idle.
+//!
+//! The physics of a switch (see `cost`): the switch itself; the address-space change
+//! when the CPU's last address space differs (so a thread switch skips it, and so does
+//! a switch back from idle to the same mm); the cache refill when the task's footprint
+//! is on another CPU; every scanned task_struct last written by another CPU; a global
+//! lock whose hand-on costs one line transfer per CPU spinning on it.
 
 use super::cost::CostProfile;
 use super::policy::{Policy, Work};
@@ -41,6 +50,9 @@ pub struct Shared {
     pub mailbox: Vec<u64>,
     pub forks: u64,
     pub exits: u64,
+    /// The web server: connections not yet accepted, and the httpd waiting in accept().
+    pub pending: u64,
+    pub in_accept: Vec<TaskId>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +78,8 @@ pub struct SimTask {
     pub waiting_children: bool,
     pub wake_pending: bool,
     pub woken_at: Option<u64>,
+    /// When it last blocked or yielded (the policies' sleep and run accounting).
+    pub stamp: u64,
     /// Computation left of the current action.
     pub remaining: u64,
     behavior: Option<Box<dyn Behavior>>,
@@ -75,6 +89,8 @@ pub struct SimTask {
 #[derive(Debug, Clone, Default)]
 pub struct Cpu {
     pub now: u64,
+    /// The address space loaded (kept across idle: lazy TLB).
+    pub last_mm: Option<usize>,
     pub current: Option<TaskId>,
     pub idle: bool,
     pub need_resched: bool,
@@ -104,6 +120,9 @@ pub struct Outcome {
     pub cpu_sched_ns: u64,
     pub cpu_idle_ns: u64,
     pub cpu_lock_wait_ns: u64,
+    /// Switches that changed address space, and that refilled a migrated task's cache.
+    pub address_space_changes: u64,
+    pub migrations: u64,
     pub cpus: usize,
     pub sent: u64,
     pub delivered: u64,
@@ -111,11 +130,8 @@ pub struct Outcome {
 
 /// The longest a running task's step is (so wake-ups from other CPUs land in order).
 const STEP_NS: u64 = 50_000;
-/// HZ = 100, as every scheduler here was published with (2.6.0 ran HZ = 1000;
-/// its timeslices are in ms, so only tick granularity differs).
+/// HZ = 100: Linux 2.0 and 2.4 on i386 (include/asm-i386/param.h).
 pub const TICK_NS: u64 = 10_000_000;
-/// The delay before an idle CPU notices a task woken for it.
-const IPI_NS: u64 = 2_000;
 
 pub struct Engine {
     pub tasks: Vec<SimTask>,
@@ -127,13 +143,19 @@ pub struct Engine {
     timers: std::collections::BinaryHeap<std::cmp::Reverse<(u64, TaskId)>>,
     lock_free_at: u64,
     lock_holder: Option<usize>,
+    /// The global lock's holds that end in the future: (release, cpu).
+    lock_queue: Vec<(u64, usize)>,
+    /// The mean number of other CPUs holding or queued for the lock when it is asked for.
+    lock_contenders: f64,
+    tick_ns: u64,
     out: Outcome,
     next_mm: usize,
 }
 
 impl Engine {
     pub fn new(policy: Box<dyn Policy>, cost: CostProfile, cpus: usize, seed: u64) -> Self {
-        let cpus = (0..cpus.max(1)).map(|_| Cpu { idle: true, next_tick: TICK_NS, ..Default::default() }).collect();
+        let tick_ns = policy.tick_ns();
+        let cpus = (0..cpus.max(1)).map(|_| Cpu { idle: true, next_tick: tick_ns, ..Default::default() }).collect();
         Self {
             tasks: Vec::new(),
             cpus,
@@ -144,6 +166,9 @@ impl Engine {
             timers: Default::default(),
             lock_free_at: 0,
             lock_holder: None,
+            lock_queue: Vec::new(),
+            lock_contenders: 0.0,
+            tick_ns,
             out: Outcome::default(),
             next_mm: 0,
         }
@@ -151,6 +176,14 @@ impl Engine {
 
     /// Adds a runnable task (a new address space unless `mm` is given) on `cpu`.
     pub fn spawn(&mut self, behavior: Box<dyn Behavior>, mm: Option<usize>, nice: i32, cpu: usize) -> TaskId {
+        let id = self.new_task(behavior, mm, nice, cpu);
+        let target = self.policy.add(&self.tasks, id, cpu % self.cpus.len(), super::policy::Why::New);
+        let now = self.cpus[cpu % self.cpus.len()].now;
+        self.placed(target, id, now);
+        id
+    }
+
+    fn new_task(&mut self, behavior: Box<dyn Behavior>, mm: Option<usize>, nice: i32, cpu: usize) -> TaskId {
         let id = self.tasks.len();
         let mm = mm.unwrap_or_else(|| {
             self.next_mm += 1;
@@ -168,21 +201,19 @@ impl Engine {
             waiting_children: false,
             wake_pending: false,
             woken_at: None,
+            stamp: 0,
             remaining: 0,
             behavior: Some(behavior),
         });
-        let target = self.policy.add(&self.tasks, id, cpu % self.cpus.len(), super::policy::Why::New);
-        let now = self.cpus[cpu % self.cpus.len()].now;
-        self.placed(target, id, now);
         id
     }
 
-    /// A task joined `target`'s queue at `now`: an idle `target` is kicked; a busy one
-    /// is preempted if the policy says so, and an idle CPU elsewhere is kicked to pull
-    /// work (new-idle balancing).
+    /// A task joined `target`'s queue at `now`. An idle `target` is sent an IPI; a busy
+    /// one is preempted if the policy says so. Other idle CPUs learn of the work by IPI
+    /// where the policy sends one, else at their next idle rebalance tick.
     fn placed(&mut self, target: usize, id: TaskId, now: u64) {
         if self.cpus[target].idle {
-            self.kick_idle(target, now);
+            self.kick_idle(target, now + CostProfile::ns(&self.cost.ipi));
             return;
         }
         if let Some(cur) = self.cpus[target].current
@@ -190,8 +221,18 @@ impl Engine {
         {
             self.cpus[target].need_resched = true;
         }
-        if let Some(idle) = self.cpus.iter().position(|c| c.idle) {
-            self.kick_idle(idle, now);
+        match self.policy.idle_rebalance_ns() {
+            None => {
+                if let Some(idle) = self.cpus.iter().position(|c| c.idle) {
+                    self.kick_idle(idle, now + CostProfile::ns(&self.cost.ipi));
+                }
+            }
+            Some(period) => {
+                let at = (now / period + 1) * period;
+                for c in 0..self.cpus.len() {
+                    self.kick_idle(c, at);
+                }
+            }
         }
     }
 
@@ -215,44 +256,58 @@ impl Engine {
 
     fn ns(&self, w: Work) -> u64 {
         let c = &self.cost;
-        (w.scanned as f64 * c.scan_per_task_ns
-            + w.recalced as f64 * c.recalc_per_task_ns
-            + w.picks as f64 * c.pick_o1_ns
-            + w.tree_steps as f64 * c.tree_step_ns)
+        (w.scanned as f64 * c.scan_per_task.ns
+            + w.recalced as f64 * c.recalc_per_task.ns
+            + w.picks as f64 * c.pick_o1.ns
+            + w.tree_steps as f64 * c.tree_step.ns
+            + w.remote as f64 * c.remote_line.ns)
             .round() as u64
     }
 
     /// Charges `w` on `cpu`, under the global run-queue lock when the policy has one.
+    /// The lock's line, when it comes from another CPU, costs one transfer for this CPU
+    /// and one for each other CPU holding or queued for the lock as CPUs ask for it
+    /// (spinners re-read the line at every hand-on): the collapse of one lock under
+    /// many CPUs emerges from that.
     fn charge_sched(&mut self, cpu: usize, w: Work) {
         let mut hold = self.ns(w);
         if self.policy.global_lock() {
+            let now = self.cpus[cpu].now;
+            self.lock_queue.retain(|&(until, _)| until > now);
+            let now_waiting = self.lock_queue.iter().filter(|&&(_, c)| c != cpu).count() as f64;
+            // The spinners a hand-on finds, averaged over the recent acquisitions: the
+            // instantaneous count locks into phases of the CPUs' lockstep, which no
+            // real bus arbitration keeps.
+            self.lock_contenders = 0.98 * self.lock_contenders + 0.02 * now_waiting;
             let c = &mut self.cpus[cpu];
             if self.lock_free_at > c.now {
                 c.lock_wait_ns += self.lock_free_at - c.now;
                 c.now = self.lock_free_at;
             }
             if self.lock_holder.is_some_and(|h| h != cpu) {
-                hold += self.cost.lock_bounce_ns as u64;
+                hold += (self.cost.lock_transfer.ns * (1.0 + self.lock_contenders)).round() as u64;
             }
             self.lock_holder = Some(cpu);
             self.lock_free_at = c.now + hold;
+            self.lock_queue.push((self.lock_free_at, cpu));
         }
         let c = &mut self.cpus[cpu];
         c.now += hold;
         c.sched_ns += hold;
     }
 
+    /// Wakes an idle CPU at `at` (no earlier than its own clock).
     fn kick_idle(&mut self, cpu: usize, at: u64) {
+        let tick = self.tick_ns;
         let c = &mut self.cpus[cpu];
         if c.idle {
             c.idle = false;
-            let wake = at + if at > 0 { IPI_NS } else { 0 };
-            if wake > c.now {
-                c.idle_ns += wake - c.now;
-                c.now = wake;
+            if at > c.now {
+                c.idle_ns += at - c.now;
+                c.now = at;
             }
             while c.next_tick <= c.now {
-                c.next_tick += TICK_NS;
+                c.next_tick += tick;
             }
         }
     }
@@ -290,11 +345,11 @@ impl Engine {
         match pick.next {
             Some(n) => {
                 if Some(n) != prev {
-                    let same_mm = prev.is_some_and(|p| self.tasks[p].mm == self.tasks[n].mm);
-                    let sw = if same_mm { self.cost.switch_thread_ns } else { self.cost.switch_process_ns };
+                    let sw = self.switch_cost(cpu, n);
                     let c = &mut self.cpus[cpu];
-                    c.now += sw as u64;
-                    c.sched_ns += sw as u64;
+                    c.now += sw;
+                    c.sched_ns += sw;
+                    c.last_mm = Some(self.tasks[n].mm);
                     self.out.switches += 1;
                     self.out.runqueue_at_switch.push(self.runnable_count());
                     if let Some(w) = self.tasks[n].woken_at.take() {
@@ -309,6 +364,21 @@ impl Engine {
                 self.cpus[cpu].idle = true;
             }
         }
+    }
+
+    /// What switching `cpu` to `n` costs: the switch, the address-space change when
+    /// the CPU held another mm, the cache refill when `n`'s footprint is on another CPU.
+    fn switch_cost(&mut self, cpu: usize, n: TaskId) -> u64 {
+        let mut ns = CostProfile::ns(&self.cost.switch);
+        if self.cpus[cpu].last_mm != Some(self.tasks[n].mm) {
+            ns += CostProfile::ns(&self.cost.address_space);
+            self.out.address_space_changes += 1;
+        }
+        if self.tasks[n].cpu != cpu {
+            ns += CostProfile::ns(&self.cost.migration_refill);
+            self.out.migrations += 1;
+        }
+        ns
     }
 
     /// Runs until `end_ns` of virtual time, or until nothing can run and no timer is
@@ -342,8 +412,11 @@ impl Engine {
     fn step(&mut self, cpu: usize) {
         let now = self.cpus[cpu].now;
         if now >= self.cpus[cpu].next_tick {
-            self.cpus[cpu].next_tick += TICK_NS;
+            self.cpus[cpu].next_tick += self.tick_ns;
             if let Some(cur) = self.cpus[cpu].current {
+                let t = CostProfile::ns(&self.cost.tick);
+                self.cpus[cpu].now += t;
+                self.cpus[cpu].sched_ns += t;
                 if self.policy.tick(&self.tasks, cpu, cur, now) {
                     self.cpus[cpu].need_resched = true;
                 }
@@ -376,14 +449,18 @@ impl Engine {
             Action::Compute(d) => self.tasks[cur].remaining = d,
             Action::Yield => {
                 self.out.yields += 1;
-                self.cpus[cpu].now += self.cost.syscall_ns as u64;
-                self.tasks[cur].run_ns += self.cost.syscall_ns as u64;
-                let w = self.policy.on_yield(&self.tasks, cpu, cur);
-                self.charge_sched(cpu, w);
-                self.cpus[cpu].need_resched = true;
+                let sys = CostProfile::ns(&self.cost.syscall);
+                self.cpus[cpu].now += sys;
+                self.tasks[cur].run_ns += sys;
+                if self.policy.yield_reschedules(&self.tasks, cpu, cur) {
+                    self.tasks[cur].stamp = self.cpus[cpu].now;
+                    let w = self.policy.on_yield(&self.tasks, cpu, cur);
+                    self.charge_sched(cpu, w);
+                    self.cpus[cpu].need_resched = true;
+                }
             }
             Action::Sleep(d) => {
-                self.block(cur);
+                self.block(cur, now);
                 self.timers.push(std::cmp::Reverse((now + d, cur)));
                 self.cpus[cpu].need_resched = true;
             }
@@ -391,25 +468,30 @@ impl Engine {
                 if std::mem::take(&mut self.tasks[cur].wake_pending) {
                     return;
                 }
-                self.block(cur);
+                self.block(cur, now);
                 self.cpus[cpu].need_resched = true;
             }
             Action::Wake(id) => {
-                self.cpus[cpu].now += self.cost.wake_ns as u64;
-                self.tasks[cur].run_ns += self.cost.wake_ns as u64;
+                let w = CostProfile::ns(&self.cost.wake);
+                self.cpus[cpu].now += w;
+                self.tasks[cur].run_ns += w;
                 let now = self.cpus[cpu].now;
                 self.wake(id, now, cpu);
             }
             Action::Fork { child, thread } => {
-                self.cpus[cpu].now += self.cost.fork_ns as u64;
-                self.tasks[cur].run_ns += self.cost.fork_ns as u64;
+                let f = CostProfile::ns(&self.cost.fork);
+                self.cpus[cpu].now += f;
+                self.tasks[cur].run_ns += f;
                 let mm = thread.then_some(self.tasks[cur].mm);
                 let nice = self.tasks[cur].nice;
-                let id = self.spawn(child, mm, nice, cpu);
+                let id = self.new_task(child, mm, nice, cpu);
                 self.tasks[id].parent = Some(cur);
                 self.tasks[id].woken_at = Some(self.cpus[cpu].now);
                 self.tasks[cur].live_children += 1;
                 self.out.forks += 1;
+                let target = self.policy.add(&self.tasks, id, cpu, super::policy::Why::Fork { parent: cur });
+                let now = self.cpus[cpu].now;
+                self.placed(target, id, now);
                 if self.policy.fork_child_first() {
                     self.cpus[cpu].need_resched = true;
                 }
@@ -417,17 +499,19 @@ impl Engine {
             Action::WaitChildren => {
                 if self.tasks[cur].live_children > 0 {
                     self.tasks[cur].waiting_children = true;
-                    self.block(cur);
+                    self.block(cur, now);
                     self.cpus[cpu].need_resched = true;
                 }
             }
             Action::Exit => {
-                self.cpus[cpu].now += self.cost.exit_ns as u64;
-                self.tasks[cur].run_ns += self.cost.exit_ns as u64;
+                let x = CostProfile::ns(&self.cost.exit);
+                self.cpus[cpu].now += x;
+                self.tasks[cur].run_ns += x;
                 self.policy.remove(&self.tasks, cur);
                 self.tasks[cur].state = State::Exited;
                 self.cpus[cpu].need_resched = true;
                 if let Some(p) = self.tasks[cur].parent {
+                    self.policy.reap(&self.tasks, cur, p);
                     // Whether the child ran before the parent went on.
                     if self.tasks[p].waiting_in_queue() {
                         self.out.child_first += 1;
@@ -443,7 +527,8 @@ impl Engine {
         }
     }
 
-    fn block(&mut self, id: TaskId) {
+    fn block(&mut self, id: TaskId, now: u64) {
+        self.tasks[id].stamp = now;
         self.policy.remove(&self.tasks, id);
         self.tasks[id].state = State::Blocked;
     }

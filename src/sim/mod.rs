@@ -7,11 +7,14 @@
 //! (`cost`), and every figure the simulator produces is labelled simulated, with its
 //! profile. The engine (`engine`) owns the tasks, the CPUs, the timers and the clock;
 //! a policy (`policy`) owns its run queues and decides who runs; a workload
-//! (`workload`) says what the tasks do. Same seed, same inputs: the same output.
+//! (`workload`) says what the tasks do; `run` makes stored rows of its figures. Same
+//! seed and same profile: the same output, to the nanosecond (a stored run carries its
+//! profile, so `--profile live@RUN` repeats it).
 
 pub mod cost;
 pub mod engine;
 pub mod policy;
+pub mod run;
 pub mod workload;
 
 pub use cost::CostProfile;

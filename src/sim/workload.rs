@@ -3,13 +3,21 @@
 //! - `travis`: N tasks looping on sched_yield on one CPU (processes or threads), among
 //!   `OTHERS` sleeping system tasks; time per switch (Travis's benchmark, 1998).
 //! - `loop_yield`: k yielders on c CPUs; switches per second (Molnar's loop_yield).
-//! - `chat`: rooms of 20 users, each sending `messages` messages to every other user
-//!   of its room and reading its own; messages per second (chat_c's shape).
-//! - `fork`: a parent forking children that exit at once, one at a time; time per
-//!   fork+exit and how often the child ran first.
-//! - `server`: mostly-blocked tasks, each running briefly then sleeping, as the 1999
-//!   article's web server; run-queue length at every switch and the share of
-//!   schedules that ran the recalculation loop.
+//! - `chat`: rooms of 20 users (processes), each sending `messages` rounds of one
+//!   message to every other user of its room, and reading its own one `read()` at a
+//!   time, blocking when none is there, as chat_c's users do on their sockets; every
+//!   write wakes the reader; messages delivered per second.
+//! - `fork`: lmbench's lat_proc fork: a parent forking a child that exits at once,
+//!   then waiting for it, one at a time; time per fork+exit and how often the child ran
+//!   before the parent went on. Where the child runs (the parent's CPU or an idle one)
+//!   is the policy's; a child on another CPU refills its cache there.
+//! - `server`: the 1999 article's web server: about 200 httpd and 220 other (mostly
+//!   sleeping) tasks; connections arrive at random (the network's interrupt modelled as
+//!   a task) and wake *every* httpd waiting in accept() (2.0's thundering herd); one
+//!   takes the connection and serves it in short bursts between waits on the slow
+//!   client (keep-alive), the others go back to sleep. Run-queue length at every
+//!   switch and the share of schedules that ran the recalculation loop. The rates are
+//!   assumptions of the workload ([`SERVER`]), not fitted to the article's statistics.
 
 use std::collections::VecDeque;
 
@@ -71,12 +79,21 @@ impl Behavior for Child {
 struct Forker {
     left: u64,
     waiting: bool,
+    /// The parent's way from fork() back to user space and into waitpid(): it races
+    /// the idle CPU that was sent the child.
+    to_wait_ns: u64,
+    returned: bool,
 }
 
 impl Behavior for Forker {
     fn next(&mut self, _: TaskId, shared: &mut Shared, _: &mut Rng) -> Action {
         if self.waiting {
+            if !self.returned {
+                self.returned = true;
+                return Action::Compute(self.to_wait_ns.max(1));
+            }
             self.waiting = false;
+            self.returned = false;
             return Action::WaitChildren;
         }
         if self.left == 0 {
@@ -89,54 +106,156 @@ impl Behavior for Forker {
     }
 }
 
-/// Runs for an exponential time, sleeps for an exponential time, forever.
-struct ServerTask {
-    run_mean: f64,
-    sleep_mean: f64,
-    ran: bool,
+/// The web server's assumed rates (per second, ns).
+pub struct ServerRates {
+    /// httpd processes (Apache's pre-forked servers).
+    pub httpd: usize,
+    /// Other tasks of the system, asleep most of the time.
+    pub others: usize,
+    /// Mean time between connections, and a connection's bursts and waits.
+    pub arrival_ns: f64,
+    pub bursts: u64,
+    pub burst_ns: f64,
+    pub client_wait_ns: f64,
+    /// accept() by an httpd woken in the herd, won or lost.
+    pub accept_ns: u64,
+    /// The other tasks: how often each wakes, and for how long it runs.
+    pub other_period_ns: f64,
+    pub other_run_ns: f64,
 }
 
-impl Behavior for ServerTask {
-    fn next(&mut self, _: TaskId, _: &mut Shared, rng: &mut Rng) -> Action {
-        self.ran = !self.ran;
-        if self.ran { Action::Compute(rng.exp(self.run_mean).max(1)) } else { Action::Sleep(rng.exp(self.sleep_mean)) }
+/// Assumed, for a 1998 site of about 200 httpd behind three T1 lines: about 10
+/// connections a second, each held (keep-alive, slow modem clients) for about 20 s in
+/// 15 bursts of 0.3 ms.
+pub const SERVER: ServerRates = ServerRates {
+    httpd: 200,
+    others: 220,
+    arrival_ns: 100e6,
+    bursts: 15,
+    burst_ns: 0.3e6,
+    client_wait_ns: 1.3e9,
+    accept_ns: 30_000,
+    other_period_ns: 10e9,
+    other_run_ns: 1e6,
+};
+
+/// How long the server runs, virtual time: counters drift down by the ticks that land
+/// on each task, and the recalculation comes when the first runnable tasks have none
+/// left, so the steady state takes minutes to reach.
+const SERVER_RUN_NS: u64 = 600_000_000_000;
+
+/// The network: at random moments a connection arrives and every httpd waiting in
+/// accept() is woken.
+struct Network {
+    mean_ns: f64,
+    arrived: bool,
+    wake: VecDeque<TaskId>,
+}
+
+impl Behavior for Network {
+    fn next(&mut self, _: TaskId, shared: &mut Shared, rng: &mut Rng) -> Action {
+        if let Some(t) = self.wake.pop_front() {
+            return Action::Wake(t);
+        }
+        if self.arrived {
+            self.arrived = false;
+            shared.pending += 1;
+            self.wake.extend(shared.in_accept.drain(..));
+            if let Some(t) = self.wake.pop_front() {
+                return Action::Wake(t);
+            }
+        }
+        self.arrived = true;
+        Action::Sleep(rng.exp(self.mean_ns).max(1))
     }
 }
 
-/// A chat user: sends each peer one message per turn (a computation, then a wake-up
-/// of the peer), reads what arrived, until it has sent and read everything.
-struct ChatUser {
-    peers: Vec<TaskId>,
-    to_send: u64,
-    to_read: u64,
+/// An httpd: waits in accept(); woken, tries to take a connection; serves it in
+/// bursts between waits on the client.
+struct Httpd {
     queue: VecDeque<Action>,
+    accepting: bool,
 }
 
-const CHAT_SEND_NS: u64 = 2_000;
-const CHAT_READ_NS: u64 = 1_000;
+impl Behavior for Httpd {
+    fn next(&mut self, me: TaskId, shared: &mut Shared, rng: &mut Rng) -> Action {
+        if let Some(a) = self.queue.pop_front() {
+            return a;
+        }
+        if self.accepting {
+            self.accepting = false;
+            if shared.pending > 0 {
+                shared.pending -= 1;
+                for _ in 0..SERVER.bursts {
+                    self.queue.push_back(Action::Compute(rng.exp(SERVER.burst_ns).max(1)));
+                    self.queue.push_back(Action::Sleep(rng.exp(SERVER.client_wait_ns).max(1)));
+                }
+                return Action::Compute(SERVER.accept_ns);
+            }
+        }
+        // Back into accept(): asleep until the next connection's herd.
+        self.accepting = true;
+        shared.in_accept.push(me);
+        self.queue.push_back(Action::Compute(SERVER.accept_ns));
+        Action::WaitWake
+    }
+}
+
+/// A daemon: asleep, now and then runs briefly.
+struct Daemon {
+    ran: bool,
+}
+
+impl Behavior for Daemon {
+    fn next(&mut self, _: TaskId, _: &mut Shared, rng: &mut Rng) -> Action {
+        self.ran = !self.ran;
+        if self.ran {
+            Action::Compute(rng.exp(SERVER.other_run_ns).max(1))
+        } else {
+            Action::Sleep(rng.exp(SERVER.other_period_ns).max(1))
+        }
+    }
+}
+
+/// A chat user, in rounds: writes its round's message to every peer (each write wakes
+/// that peer), then reads the round's messages from its peers one `read()` at a time,
+/// blocking whenever none is there, before its next round.
+struct ChatUser {
+    peers: Vec<TaskId>,
+    rounds: u64,
+    sent_rounds: u64,
+    read: u64,
+    queue: VecDeque<Action>,
+    send_ns: u64,
+    recv_ns: u64,
+}
 
 impl Behavior for ChatUser {
     fn next(&mut self, me: TaskId, shared: &mut Shared, _: &mut Rng) -> Action {
         if let Some(a) = self.queue.pop_front() {
             return a;
         }
-        let arrived = std::mem::take(&mut shared.mailbox[me]);
-        if arrived > 0 {
-            self.to_read -= arrived;
-            shared.delivered += arrived;
-            return Action::Compute(CHAT_READ_NS * arrived);
+        let due = self.sent_rounds * self.peers.len() as u64;
+        if self.read < due {
+            if shared.mailbox[me] == 0 {
+                return Action::WaitWake;
+            }
+            shared.mailbox[me] -= 1;
+            self.read += 1;
+            shared.delivered += 1;
+            return Action::Compute(self.recv_ns.max(1));
         }
-        if self.to_send > 0 {
-            self.to_send -= 1;
+        if self.sent_rounds < self.rounds {
+            self.sent_rounds += 1;
             for &p in &self.peers {
                 shared.mailbox[p] += 1;
                 shared.sent += 1;
-                self.queue.push_back(Action::Compute(CHAT_SEND_NS));
+                self.queue.push_back(Action::Compute(self.send_ns.max(1)));
                 self.queue.push_back(Action::Wake(p));
             }
             return self.queue.pop_front().unwrap_or(Action::Yield);
         }
-        if self.to_read > 0 { Action::WaitWake } else { Action::Exit }
+        Action::Exit
     }
 }
 
@@ -170,7 +289,7 @@ pub const OTHERS: usize = 30;
 pub const ROOM: usize = 20;
 
 /// One simulation's parameters.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Params {
     pub policy: PolicyKind,
     pub workload: WorkloadKind,
@@ -182,6 +301,13 @@ pub struct Params {
     pub nice: i32,
     pub messages: u64,
     pub seed: u64,
+}
+
+impl Params {
+    /// Processes at nice 0, 20 messages (chat), seed 1.
+    pub fn new(policy: PolicyKind, workload: WorkloadKind, cpus: usize, tasks: usize) -> Self {
+        Self { policy, workload, cpus, tasks, threads: false, nice: 0, messages: 20, seed: 1 }
+    }
 }
 
 /// One simulated figure.
@@ -246,8 +372,15 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
                 let ids: Vec<TaskId> = (r * ROOM..(r + 1) * ROOM).collect();
                 for &me in &ids {
                     let peers: Vec<TaskId> = ids.iter().copied().filter(|&x| x != me).collect();
-                    let to_read = p.messages * peers.len() as u64;
-                    let u = ChatUser { peers, to_send: p.messages, to_read, queue: VecDeque::new() };
+                    let u = ChatUser {
+                        peers,
+                        rounds: p.messages,
+                        sent_rounds: 0,
+                        read: 0,
+                        queue: VecDeque::new(),
+                        send_ns: CostProfile::ns(&cost.msg_send),
+                        recv_ns: CostProfile::ns(&cost.msg_recv),
+                    };
                     let id = e.spawn(Box::new(u), None, p.nice, me % p.cpus);
                     debug_assert_eq!(id, me);
                 }
@@ -258,7 +391,12 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
             Report { figures: vec![fig("messages per second", rate, "msgs/s")], outcome: out }
         }
         WorkloadKind::Fork => {
-            e.spawn(Box::new(Forker { left: n as u64, waiting: false }), None, p.nice, 0);
+            // lat_proc's parent: fork(), then waitpid(): fork's return, waitpid's entry and
+            // its walk of the children under tasklist_lock, three system calls' worth
+            // (assumed). It races the IPI to an idle CPU: whichever CPU reaches
+            // schedule() first takes the child under 2.0 and 2.4.
+            let to_wait_ns = 3 * CostProfile::ns(&cost.syscall);
+            e.spawn(Box::new(Forker { left: n as u64, waiting: false, to_wait_ns, returned: false }), None, p.nice, 0);
             let out = e.run(60_000_000_000, |_| false);
             let per = out.end_ns as f64 / out.forks.max(1) as f64;
             let first = out.child_first as f64 / out.forks.max(1) as f64;
@@ -268,13 +406,29 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
             }
         }
         WorkloadKind::Server => {
+            // `tasks` httpd (each first in accept), the other tasks asleep at random
+            // phases, and the network.
+            // A warm start: each httpd is found part-way through a connection (a random
+            // number of its bursts left), so the run opens in the steady state rather
+            // than with every httpd in accept().
             for i in 0..n {
-                // Each starts asleep, so the first moments are not one burst of every task.
-                let t = ServerTask { run_mean: 1e6, sleep_mean: 150e6, ran: false };
-                let wake = e.rng.exp(150e6);
-                e.spawn_sleeping(Box::new(t), p.nice, i % p.cpus, wake);
+                let mut h = Httpd { queue: VecDeque::new(), accepting: false };
+                let left = (e.rng.unit() * SERVER.bursts as f64) as u64;
+                for _ in 0..left {
+                    h.queue.push_back(Action::Compute(e.rng.exp(SERVER.burst_ns).max(1)));
+                    h.queue.push_back(Action::Sleep(e.rng.exp(SERVER.client_wait_ns).max(1)));
+                }
+                let wake = e.rng.exp(SERVER.client_wait_ns);
+                e.spawn_sleeping(Box::new(h), p.nice, i % p.cpus, wake);
             }
-            let out = e.run(60_000_000_000, |_| false);
+            for i in 0..SERVER.others {
+                let wake = e.rng.exp(SERVER.other_period_ns);
+                e.spawn_sleeping(Box::new(Daemon { ran: false }), 0, i % p.cpus, wake);
+            }
+            let net = Network { mean_ns: SERVER.arrival_ns, arrived: false, wake: VecDeque::new() };
+            let first = e.rng.exp(SERVER.arrival_ns);
+            e.spawn_sleeping(Box::new(net), -20, 0, first);
+            let out = e.run(SERVER_RUN_NS, |_| false);
             let rq: Vec<f64> = out.runqueue_at_switch.iter().map(|&x| x as f64).collect();
             let share =
                 |keep: &dyn Fn(f64) -> bool| rq.iter().filter(|&&x| keep(x)).count() as f64 / rq.len().max(1) as f64;

@@ -147,8 +147,9 @@ impl Policy for Fair {
     fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize {
         *slot(&mut self.weight, id) = weight(tasks[id].nice);
         slot(&mut self.ent, id);
+        let new = matches!(why, Why::New | Why::Fork { .. });
         let target = match why {
-            Why::New => cpu,
+            Why::New | Why::Fork { .. } => cpu,
             // select_idle_sibling: an idle CPU if there is one, else where it last ran.
             Why::Wake => (0..self.cpus.len()).find(|&c| self.load(c) == 0).unwrap_or(tasks[id].cpu),
         };
@@ -157,8 +158,8 @@ impl Policy for Fair {
         let slice = self.slice_virtual(id);
         let e = &mut self.ent[id];
         if self.eevdf {
-            e.vruntime = if why == Why::New { v } else { v - e.lag };
-        } else if why == Why::New {
+            e.vruntime = if new { v } else { v - e.lag };
+        } else if new {
             e.vruntime = min;
         } else {
             e.vruntime = e.vruntime.max(min - SCHED_LATENCY * self.factor / 2.0);

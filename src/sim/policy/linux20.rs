@@ -1,25 +1,43 @@
-//! Linux 2.0.30's scheduler (kernel/sched.c as Appleton's 1999 article describes it),
-//! and the article's sched_yield fix.
+//! Linux 2.0's scheduler (kernel/sched.c of 2.0.40, standing in for the 2.0.30 that
+//! Travis measured), and the sched_yield change Appleton's 1999 article proposes.
 //!
-//! - One global, unsorted run queue; tasks join at its tail. Every schedule() computes
-//!   goodness() for every task on it: the counter (ticks left); if nonzero, +1 for
-//!   the same address space as the previous task and, on SMP, PROC_CHANGE_PENALTY
-//!   for the CPU it last ran on; a task running on another CPU is skipped but still
-//!   visited. The first task of the highest goodness wins.
+//! - One global, unsorted run queue; `add_to_runqueue` links a task in at its tail.
+//! - `schedule()` computes `goodness()` for every task on it, head to tail, and the
+//!   first of the highest wins (`if (weight > c)`). goodness is the counter (ticks
+//!   left); when nonzero, +1 for the task that just ran (`p == prev`: the same task,
+//!   not the same address space) and, on SMP, `PROC_CHANGE_PENALTY` (20 on i386,
+//!   include/asm-i386/smp.h) for the CPU it last ran on. A task running on another CPU
+//!   scores -1000.
 //! - When the best goodness is 0, the recalculation loop runs over *every* task of the
-//!   system, runnable or not: counter = counter/2 + priority (DEF_PRIORITY, 20 ticks at
-//!   HZ = 100).
-//! - A tick takes one from the running task's counter; at 0 it is rescheduled.
-//! - A wake-up preempts when the woken task's counter exceeds the current's by 3.
-//! - sched_yield: move_last_runqueue, then counter = 0; with the fix, counter - 1 (the
-//!   yield costs one tick, so a recalculation comes about 1/20 as often).
-//! - SMP: one global lock around the run queue.
+//!   system (`for_each_task`), runnable or not: `counter = (counter >> 1) + priority`,
+//!   priority being 20 − nice (sys_nice; DEF_PRIORITY 20 ticks at HZ = 100). There is
+//!   no rescan: the first task that scored 0 runs.
+//! - The tick (`update_process_times`) takes one from the running task's counter and
+//!   reschedules when it goes *below* 0: a full slice is 21 ticks.
+//! - A wake-up (`add_to_runqueue`) preempts the waker's CPU when the woken counter
+//!   exceeds the current's by 3; on SMP the first idle CPU is sent MSG_RESCHEDULE (the
+//!   simulator then skips the +3 test, a simplification).
+//! - fork (`do_fork`): `p->counter = (current->counter >>= 1)`: parent and child share
+//!   the parent's ticks, so the child never preempts; it joins the queue's tail.
+//! - `sys_sched_yield`: `move_last_runqueue(current); current->counter = 0`, as the
+//!   article's Listing 2 and 2.0.31–2.0.40 have it (the 2.0.30 tag itself only moves
+//!   the task). `linux-2.0-yieldfix` is the article's Listing 3 (`if (counter)
+//!   counter--`): a proposal, in no 2.0 release; a yield then costs one tick, so the
+//!   recalculation runs about 1/20 as often.
+//! - SMP: one global lock around the run queue (2.0 serialised the whole kernel; the
+//!   simulator locks the scheduler's work only).
 
 use super::{GlobalQueue, Pick, Policy, PolicyKind, Why, Work, slot};
 use crate::sim::engine::{SimTask, State, TaskId};
 
 pub const DEF_PRIORITY: i64 = 20;
-pub const PROC_CHANGE_PENALTY: i64 = 15;
+/// include/asm-i386/smp.h of 2.0.
+pub const PROC_CHANGE_PENALTY: i64 = 20;
+
+/// sys_nice: priority = 20 − nice, within 1..40.
+pub fn priority(nice: i32) -> i64 {
+    (DEF_PRIORITY - nice as i64).clamp(1, 2 * DEF_PRIORITY)
+}
 
 pub struct Linux20 {
     yield_fix: bool,
@@ -33,17 +51,22 @@ impl Linux20 {
         Self { yield_fix, cpus, rq: GlobalQueue::new(cpus), counter: Vec::new() }
     }
 
-    fn goodness(&self, tasks: &[SimTask], p: TaskId, cpu: usize) -> i64 {
+    /// goodness(p, prev, this_cpu).
+    fn goodness(&self, tasks: &[SimTask], p: TaskId, prev: Option<TaskId>, cpu: usize) -> i64 {
         let mut w = self.counter[p];
         if w > 0 {
             if self.cpus > 1 && tasks[p].cpu == cpu {
                 w += PROC_CHANGE_PENALTY;
             }
-            if self.rq.same_mm_as_last(tasks, cpu, p) {
+            if prev == Some(p) {
                 w += 1;
             }
         }
         w
+    }
+
+    pub fn counter(&self, id: TaskId) -> i64 {
+        self.counter[id]
     }
 }
 
@@ -56,12 +79,19 @@ impl Policy for Linux20 {
         self.cpus > 1
     }
 
-    fn add(&mut self, _tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize {
-        if why == Why::New {
-            *slot(&mut self.counter, id) = DEF_PRIORITY;
+    fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize {
+        match why {
+            Why::New => *slot(&mut self.counter, id) = priority(tasks[id].nice),
+            Why::Fork { parent } => {
+                let half = self.counter[parent] >> 1;
+                self.counter[parent] = half;
+                *slot(&mut self.counter, id) = half;
+            }
+            Why::Wake => {}
         }
         slot(&mut self.counter, id);
-        self.rq.add(id, cpu)
+        self.rq.add(id, false);
+        self.rq.first_idle().unwrap_or(cpu)
     }
 
     fn remove(&mut self, _tasks: &[SimTask], id: TaskId) {
@@ -70,14 +100,12 @@ impl Policy for Linux20 {
 
     fn pick(&mut self, tasks: &[SimTask], cpu: usize, prev: Option<TaskId>, _now: u64) -> Pick {
         self.rq.running[cpu] = None;
-        let _ = prev; // prev stays on the queue where it was: only its counter matters.
-        let mut work = Work { scanned: self.rq.queue.len() as u32, ..Work::default() };
-        let best = self.rq.best(|p| self.goodness(tasks, p, cpu));
+        let (best, mut work) = self.rq.best(tasks, cpu, |p| self.goodness(tasks, p, prev, cpu));
         if let Some((0, _)) = best {
             let mut n = 0;
             for t in tasks.iter().filter(|t| t.state != State::Exited) {
                 let c = slot(&mut self.counter, t.id);
-                *c = (*c >> 1) + DEF_PRIORITY;
+                *c = (*c >> 1) + priority(t.nice);
                 n += 1;
             }
             work.recalced = n;
@@ -89,17 +117,21 @@ impl Policy for Linux20 {
 
     fn tick(&mut self, _tasks: &[SimTask], _cpu: usize, cur: TaskId, _now: u64) -> bool {
         let c = slot(&mut self.counter, cur);
-        if *c > 0 {
-            *c -= 1;
+        *c -= 1;
+        if *c < 0 {
+            *c = 0;
+            return true;
         }
-        *c == 0
+        false
     }
 
     fn on_yield(&mut self, _tasks: &[SimTask], _cpu: usize, cur: TaskId) -> Work {
         self.rq.move_last(cur);
         let c = slot(&mut self.counter, cur);
         if self.yield_fix {
-            *c = (*c - 1).max(0);
+            if *c > 0 {
+                *c -= 1;
+            }
         } else {
             *c = 0;
         }

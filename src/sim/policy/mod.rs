@@ -3,10 +3,10 @@
 //! pick, and passes on ticks, yields and wake-ups. Every decision returns the work it
 //! did (`Work`), which the engine charges from the cost profile.
 //!
-//! Sources of each rule are in the policy modules' docs. The rules are as the founding
-//! texts (Appleton 1999 on 2.0.30; Molnar's 2002 O(1) announcement) and the kernel's
-//! documentation describe them; they have not been checked line by line against the
-//! kernel sources in this build.
+//! Each rule is checked against the kernel's source and cited in the policy modules'
+//! docs by version, file and function: Linux 2.0.40 (standing in for 2.0.30: the
+//! differences are named), 2.4.16 and 2.6.0. Every cited rule has a test in
+//! `sim/tests.rs` named after the version and function it follows.
 
 use super::engine::{SimTask, TaskId};
 
@@ -26,6 +26,8 @@ pub struct Work {
     pub picks: u32,
     /// Balanced-tree levels walked.
     pub tree_steps: u32,
+    /// Scanned task_structs last written by another CPU (a cache line fetched).
+    pub remote: u32,
 }
 
 /// A pick: who runs next on the CPU (None: idle), and its cost.
@@ -38,8 +40,13 @@ pub struct Pick {
 /// Why a task became runnable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Why {
+    /// A task the workload starts.
     New,
     Wake,
+    /// A child forked by `parent` (on the CPU passed to `add`).
+    Fork {
+        parent: TaskId,
+    },
 }
 
 pub trait Policy {
@@ -67,6 +74,22 @@ pub trait Policy {
     fn idle_balance(&mut self, _tasks: &[SimTask], _cpu: usize, _now: u64) -> Work {
         Work::default()
     }
+    /// The timer tick (1/HZ).
+    fn tick_ns(&self) -> u64 {
+        crate::sim::engine::TICK_NS
+    }
+    /// None: a wake-up that leaves a CPU idle sends it an IPI (reschedule_idle). Some:
+    /// idle CPUs find work only at their idle rebalance tick, this often.
+    fn idle_rebalance_ns(&self) -> Option<u64> {
+        None
+    }
+    /// Whether sched_yield by `cur` does anything (2.4 returns at once when no other
+    /// task waits).
+    fn yield_reschedules(&self, _tasks: &[SimTask], _cpu: usize, _cur: TaskId) -> bool {
+        true
+    }
+    /// `child` exited and `parent` reaps it.
+    fn reap(&mut self, _tasks: &[SimTask], _child: TaskId, _parent: TaskId) {}
 }
 
 /// The policies by name.
@@ -133,13 +156,25 @@ impl GlobalQueue {
         Self { queue: Vec::new(), running: vec![None; cpus], last: vec![None; cpus] }
     }
 
-    /// Adds a task at the tail; returns the CPU that should take it (reschedule_idle:
-    /// an idle one, else the waker's).
-    pub fn add(&mut self, id: TaskId, cpu: usize) -> usize {
+    /// Adds a task at the tail (2.0's add_to_runqueue) or the head (2.4's, `list_add`).
+    pub fn add(&mut self, id: TaskId, at_head: bool) {
         if !self.queue.contains(&id) {
-            self.queue.push(id);
+            if at_head {
+                self.queue.insert(0, id);
+            } else {
+                self.queue.push(id);
+            }
         }
-        self.running.iter().position(Option::is_none).unwrap_or(cpu)
+    }
+
+    /// The first idle CPU, in CPU order (2.0's wake_up_process on SMP).
+    pub fn first_idle(&self) -> Option<usize> {
+        self.running.iter().position(Option::is_none)
+    }
+
+    /// Tasks waiting (queued, not running on a CPU).
+    pub fn waiting(&self) -> usize {
+        self.queue.iter().filter(|&&p| !self.running.contains(&Some(p))).count()
     }
 
     pub fn remove(&mut self, id: TaskId) {
@@ -158,10 +193,20 @@ impl GlobalQueue {
     }
 
     /// The first task of the highest `goodness` not running on another CPU (every
-    /// queued task is visited).
-    pub fn best(&self, mut goodness: impl FnMut(TaskId) -> i64) -> Option<(i64, TaskId)> {
+    /// queued task is visited), and the scan's work: every queued task, and on SMP a
+    /// remote line for each whose task_struct was last written by another CPU.
+    pub fn best(
+        &self,
+        tasks: &[SimTask],
+        cpu: usize,
+        mut goodness: impl FnMut(TaskId) -> i64,
+    ) -> (Option<(i64, TaskId)>, Work) {
         let mut best: Option<(i64, TaskId)> = None;
+        let mut work = Work { scanned: self.queue.len() as u32, ..Work::default() };
         for &p in &self.queue {
+            if self.running.len() > 1 && tasks[p].cpu != cpu {
+                work.remote += 1;
+            }
             if self.running.contains(&Some(p)) {
                 continue;
             }
@@ -170,7 +215,7 @@ impl GlobalQueue {
                 best = Some((g, p));
             }
         }
-        best
+        (best, work)
     }
 
     /// Records `next` as what `cpu` runs.
