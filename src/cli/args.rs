@@ -52,6 +52,10 @@ pub enum Command {
         /// Include raw samples in JSON output.
         #[arg(long)]
         samples: bool,
+        /// Reprint the run in a suite's layout (travis98, molnar02, bartz24, lmbench):
+        /// the published figures beside the run's simulated and measured ones.
+        #[arg(long, value_name = "NAME")]
+        suite: Option<String>,
     },
     /// Compare two runs (or two sets of runs): ratio of medians with an interval from
     /// resampling runs, rounds and samples, and a verdict where it clears the noise.

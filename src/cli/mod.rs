@@ -124,8 +124,9 @@ fn dispatch(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Info { json } => info(json),
-        Command::Show { run, json, format, samples } => {
-            show(&db()?, run.as_deref().unwrap_or("latest"), if json { Format::Json } else { format }, samples)
+        Command::Show { run, json, format, samples, suite } => {
+            let format = if json { Format::Json } else { format };
+            show(&db()?, run.as_deref().unwrap_or("latest"), format, samples, suite.as_deref())
         }
         Command::Compare { sides, baseline, db_b, by, threshold, json } => {
             compare(&db()?, db_b.as_deref(), CompareRequest { sides, baseline, by }, threshold, json)
@@ -177,9 +178,14 @@ fn info(json: bool) -> Result<i32> {
     Ok(0)
 }
 
-fn show(db: &Path, reference: &str, format: Format, samples: bool) -> Result<i32> {
+fn show(db: &Path, reference: &str, format: Format, samples: bool, suite: Option<&str>) -> Result<i32> {
+    let suite = suite.map(find_suite).transpose()?;
     let store = Store::open_existing(db)?;
     let (doc, skipped) = load(&store, reference)?;
+    if let Some(s) = suite {
+        out(&(s.render)(&doc))?;
+        return Ok(0);
+    }
     match format {
         Format::Json => outln(&report::json::render_run(&doc, &skipped, samples))?,
         Format::Table => out(&report::table::render_run(&doc, &skipped))?,
@@ -430,18 +436,21 @@ struct Plan {
     options: BenchOptions,
 }
 
+/// A suite by name, or a usage error naming the closest.
+fn find_suite(name: &str) -> Result<&'static report::suites::Suite> {
+    report::suites::find(name).ok_or_else(|| {
+        let names = report::suites::SUITES.iter().map(|s| s.name);
+        UsageError(format!(
+            "unknown suite {name:?}{}",
+            select::closest(name, names).map(|c| format!("; did you mean {c:?}?")).unwrap_or_default()
+        ))
+        .into()
+    })
+}
+
 fn plan(args: &RunArgs) -> Result<Plan> {
     let registry = bench::registry();
-    let suite = match &args.suite {
-        Some(name) => Some(report::suites::find(name).ok_or_else(|| {
-            let names = report::suites::SUITES.iter().map(|s| s.name);
-            UsageError(format!(
-                "unknown suite {name:?}{}",
-                select::closest(name, names).map(|c| format!("; did you mean {c:?}?")).unwrap_or_default()
-            ))
-        })?),
-        None => None,
-    };
+    let suite = args.suite.as_deref().map(find_suite).transpose()?;
     let selectors: Vec<String> = match suite {
         Some(s) => s.selectors.iter().map(|x| x.to_string()).collect(),
         None => args.benchmarks.clone(),
@@ -471,6 +480,9 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         if let Some(rooms) = s.presets.rooms {
             options.rooms = rooms;
         }
+        if let Some(storm) = s.presets.storm_tasks {
+            options.storm_tasks = storm.to_vec();
+        }
     }
     crate::sys::raise_nofile_limit();
     bench::check_options(&selected, &options).map_err(UsageError)?;
@@ -498,7 +510,11 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         command_line: command_line(),
         progress: !args.json && std::io::stderr().is_terminal(),
     };
-    let outcome = session::execute(req)?;
+    let db = req.db.clone();
+    let mut outcome = session::execute(req)?;
+    if let Some(s) = suite {
+        add_suite_simulations(s.name, &db, &mut outcome)?;
+    }
     let (doc, skipped) = outcome.store.load_run(outcome.run_id).context("reading the run back from the database")?;
     if args.json {
         outln(&report::json::render_run(&doc, &skipped, args.samples))?;
@@ -530,6 +546,30 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         return Ok(128 + sig);
     }
     Ok(if outcome.failures.is_empty() { 0 } else { 1 })
+}
+
+/// A suite's simulations, added to its run: the texts' experiments under the period
+/// profile and under `live` (its switch costs from this very run, else from the newest
+/// stored run that has them).
+fn add_suite_simulations(suite: &str, db: &Path, outcome: &mut session::RunOutcome) -> Result<()> {
+    let mut profiles = Vec::new();
+    match crate::sim::suites::period_profile(suite) {
+        Some(Ok(p)) => profiles.push(p),
+        Some(Err(e)) => eprintln!("note: no period simulation: {e}"),
+        None => return Ok(()),
+    }
+    let (doc, _) = outcome.store.load_run(outcome.run_id)?;
+    match crate::sim::cost::StoredSwitch::from_run(&doc).or_else(|| stored_switch(db).ok()) {
+        Some(s) => profiles.push(crate::sim::cost::live(s)),
+        None => eprintln!("note: no live simulation: no run has load.runqueue yield rows at 2 tasks"),
+    }
+    eprintln!(
+        "simulating the suite's experiments ({}) …",
+        profiles.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+    );
+    let rows = crate::sim::suites::rows(suite, &profiles, crate::sys::interrupted);
+    outcome.store.add_benchmark(outcome.run_id, &rows, &[])?;
+    Ok(())
 }
 
 /// A stop signal's name, for messages.
@@ -715,12 +755,7 @@ fn sim(plan: crate::sim::run::Plan, profile: &str, json: bool, db: PathBuf) -> R
             }
             rows.extend(crate::sim::run::simulate_rows(&p, &profile));
         }
-        let mut lines = vec![format!(
-            "simulated, not measured: every figure is virtual time charged by the {} profile",
-            profile.name
-        )];
-        lines.extend(profile.describe());
-        Ok((rows, lines))
+        Ok((rows, Vec::new()))
     })
 }
 

@@ -7,6 +7,8 @@ pub mod html;
 pub mod json;
 pub mod matrix;
 pub mod prometheus;
+pub mod reprint;
+pub mod sim;
 pub mod suites;
 pub mod table;
 pub mod trace;

@@ -80,6 +80,15 @@ fn centre(r: &ResultRow) -> String {
 
 /// Renders the run as a table followed by numbered flag notes and skipped variants.
 pub fn render_run(doc: &RunDocument, skipped: &[Skipped]) -> String {
+    if doc.run.kind == crate::model::RunKind::SIM {
+        let mut out = super::sim::render(doc);
+        out.push('\n');
+        for line in super::sim::profiles(doc) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        return out;
+    }
     let m = &doc.machine;
     let mut out = format!(
         "oscost run #{} ({}) · {} · {} · {} · kernel {} · {}\n",

@@ -292,8 +292,9 @@ pub fn pentium200() -> Result<CostProfile, ProfileError> {
 /// steps, then 5 ns around the best) and keeps the value whose simulated rate comes
 /// closest to the published one; every other term is assumed.
 pub fn smp2002() -> Result<CostProfile, ProfileError> {
-    let target = crate::published::mean_of_runs("molnar02 loop_yield", "4 instances of ./loop_yield", "old scheduler")
-        .ok_or(ProfileError::Unfittable("smp2002"))?;
+    let target =
+        crate::published::mean_of_runs("molnar02 loop_yield", "2-CPU", "4 instances of ./loop_yield", "old scheduler")
+            .ok_or(ProfileError::Unfittable("smp2002"))?;
     let mut p = smp2002_assumed();
     let rate = |p: &CostProfile| {
         let params = super::workload::Params::new(super::PolicyKind::Linux24, super::WorkloadKind::LoopYield, 2, 4);

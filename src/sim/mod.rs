@@ -15,6 +15,7 @@ pub mod cost;
 pub mod engine;
 pub mod policy;
 pub mod run;
+pub mod suites;
 pub mod workload;
 
 pub use cost::CostProfile;

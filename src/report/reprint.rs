@@ -1,0 +1,177 @@
+//! The founding texts' tables reprinted: every published cell beside what the
+//! simulator gives under the text's period profile, what it gives under this machine's
+//! `live` profile, and what this machine measured, with the simulated/published ratio;
+//! below each reprint, the cells where model and text part by more than 30%, with the
+//! rule or cost term suspected. Pure: a stored run in, text out.
+
+use crate::model::{ResultRow, RunDocument};
+use crate::published::Figure;
+
+/// Where model and text part: beyond this ratio either way.
+pub const DISAGREE: f64 = 1.3;
+
+/// One row of a block: a published figure (or none: a row of this machine only) and
+/// the other columns, all in the published unit.
+pub struct Cell {
+    pub label: String,
+    pub published: Option<&'static Figure>,
+    pub period: Option<f64>,
+    pub live: Option<f64>,
+    pub here: Result<f64, &'static str>,
+}
+
+/// A table of cells under a title, with the rule or cost term suspected where the
+/// period simulation disagrees with the text.
+pub struct Block {
+    pub title: String,
+    pub unit: String,
+    pub cells: Vec<Cell>,
+    pub suspect: &'static str,
+}
+
+/// A number as the texts print them: up to 4 significant digits, no exponent.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 || v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// A published value as printed (N/A where the text prints N/A).
+pub fn published_text(f: &Figure) -> String {
+    f.value.map(num).unwrap_or_else(|| "N/A".into())
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_else(|| "-".into())
+}
+
+/// Renders blocks with the period profile's name in the header.
+pub fn render(title: &str, period: &str, blocks: &[Block]) -> String {
+    let mut out = format!("{title}\n");
+    out.push_str(&format!(
+        "columns: published | simulated, {period} profile | simulated, live profile | measured here | simulated ({period}) / published\n"
+    ));
+    let mut notes: Vec<String> = Vec::new();
+    let mut parts: Vec<String> = Vec::new();
+    for b in blocks {
+        let mut apart: Vec<(String, f64)> = Vec::new();
+        out.push_str(&format!("\n{} ({})\n", b.title, b.unit));
+        let w = b.cells.iter().map(|c| c.label.chars().count()).max().unwrap_or(0).max(8);
+        out.push_str(&format!(
+            "{:<w$}  {:>10}  {:>12}  {:>12}  {:>12}  {:>7}\n",
+            "", "published", period, "live", "here", "ratio"
+        ));
+        for c in &b.cells {
+            let published = c.published.map(published_text).unwrap_or_else(|| "-".into());
+            let ratio = match (c.published.and_then(|f| f.value), c.period) {
+                (Some(p), Some(s)) if p != 0.0 => Some(s / p),
+                _ => None,
+            };
+            let here = match &c.here {
+                Ok(v) => num(*v),
+                Err(why) => {
+                    if !notes.iter().any(|n| n.ends_with(why)) {
+                        notes.push(format!("- \"here\" is empty where: {why}"));
+                    }
+                    "-".into()
+                }
+            };
+            out.push_str(&format!(
+                "{:<w$}  {:>10}  {:>12}  {:>12}  {:>12}  {:>7}\n",
+                c.label,
+                published,
+                opt(c.period),
+                opt(c.live),
+                here,
+                ratio.map(|r| format!("{r:.2}")).unwrap_or_else(|| "-".into())
+            ));
+            if let Some(r) = ratio
+                && !(1.0 / DISAGREE..=DISAGREE).contains(&r)
+            {
+                apart.push((c.label.clone(), r));
+            }
+        }
+        if !apart.is_empty() {
+            let compared =
+                b.cells.iter().filter(|c| c.period.is_some() && c.published.is_some_and(|f| f.value.is_some())).count();
+            let cells = apart.iter().map(|(l, r)| format!("{l} ({r:.2})")).collect::<Vec<_>>().join("; ");
+            parts.push(format!(
+                "- {}: {} of {compared} cells: {cells}. Suspected: {}",
+                b.title,
+                apart.len(),
+                b.suspect
+            ));
+        }
+    }
+    out.push_str("\nWhere the model and the text part by more than 30%:\n");
+    if parts.is_empty() {
+        out.push_str("- nowhere\n");
+    }
+    for p in parts {
+        out.push_str(&p);
+        out.push('\n');
+    }
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    out
+}
+
+/// The simulated row of `workload` whose parameters include all of `want` (a missing
+/// `nice` is 0, a missing `mode` is process), under `profile`.
+pub fn sim<'a>(d: &'a RunDocument, workload: &str, profile: &str, want: &[(&str, &str)]) -> Option<&'a ResultRow> {
+    let id = format!("sim.{workload}");
+    let label = format!("profile {profile}");
+    d.results.iter().find(|r| {
+        r.benchmark == id
+            && r.params.get("simulated").and_then(|v| v.as_str()) == Some(label.as_str())
+            && want.iter().all(|(k, v)| {
+                let got = r.params.get(*k).map(|p| match p {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
+                match (*k, got) {
+                    (_, Some(g)) => g == *v,
+                    ("nice", None) => *v == "0",
+                    ("mode", None) => *v == "process",
+                    _ => false,
+                }
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_as_the_texts_do() {
+        assert_eq!(num(19.0), "19");
+        assert_eq!(num(0.019), "0.0190");
+        assert_eq!(num(440.0), "440");
+        assert_eq!(num(491.6364), "491.6");
+        assert_eq!(num(2.5), "2.50");
+        assert_eq!(num(241_247.0), "241247");
+    }
+
+    #[test]
+    fn a_disagreement_beyond_30_percent_is_listed_with_its_suspect() {
+        let f: &'static Figure = crate::published::all().iter().find(|f| f.value == Some(19.0)).unwrap();
+        let cell =
+            |period| Cell { label: "x".into(), published: Some(f), period: Some(period), live: None, here: Err("no") };
+        let quiet =
+            render("t", "p", &[Block { title: "b".into(), unit: "µs".into(), cells: vec![cell(20.0)], suspect: "S" }]);
+        assert!(quiet.contains("- nowhere"), "{quiet}");
+        let loud =
+            render("t", "p", &[Block { title: "b".into(), unit: "µs".into(), cells: vec![cell(30.0)], suspect: "S" }]);
+        assert!(loud.contains("- b: 1 of 1 cells: x (1.58). Suspected: S"), "{loud}");
+    }
+}
