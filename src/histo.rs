@@ -23,6 +23,11 @@ pub const MAGIC: &[u8; 4] = b"HDR1";
 const UNITS_PER_NS: f64 = 64.0;
 /// Significant decimal digits the histograms keep.
 const SIGFIG: u8 = 4;
+/// The most samples one blob may hold. A compressed count costs a few bytes whatever
+/// its size, so a blob's length bounds nothing: this does, checked against each
+/// histogram's total count before anything is allocated for it. oscost's largest rows
+/// hold a few million samples.
+pub const MAX_SAMPLES: usize = 10_000_000;
 
 /// Why a blob could not be encoded or read.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +40,8 @@ pub enum HistoError {
     Build(String),
     #[error("a histogram could not be read: {0}")]
     Decode(String),
+    #[error("a histogram holds {0} samples, more than the {MAX_SAMPLES} any row of oscost has: refused")]
+    TooMany(u64),
 }
 
 /// Encodes rounds of samples (ns). Non-finite samples are left out.
@@ -84,11 +91,17 @@ pub fn decode(blob: &[u8]) -> Result<Vec<Vec<f64>>, HistoError> {
     let offset = f64::from_le_bytes(take(&mut rest, 8)?.try_into().map_err(|_| HistoError::Truncated)?);
     let n = u32::from_le_bytes(take(&mut rest, 4)?.try_into().map_err(|_| HistoError::Truncated)?) as usize;
     let mut de = Deserializer::new();
-    let mut rounds = Vec::with_capacity(n.min(1024));
+    // Each round takes at least its 4-byte length.
+    let mut rounds = Vec::with_capacity(n.min(rest.len() / 4));
+    let mut total: u64 = 0;
     for _ in 0..n {
         let len = u32::from_le_bytes(take(&mut rest, 4)?.try_into().map_err(|_| HistoError::Truncated)?) as usize;
         let mut bytes = take(&mut rest, len)?;
         let h: Histogram<u64> = de.deserialize(&mut bytes).map_err(|e| HistoError::Decode(format!("{e:?}")))?;
+        total = total.saturating_add(h.len());
+        if total > MAX_SAMPLES as u64 {
+            return Err(HistoError::TooMany(total));
+        }
         let mut values = Vec::with_capacity(h.len() as usize);
         for v in h.iter_recorded() {
             let x = offset + h.median_equivalent(v.value_iterated_to()) as f64 / UNITS_PER_NS;
@@ -134,5 +147,27 @@ mod tests {
         assert!(matches!(decode(b"XXXX1234"), Err(HistoError::NotHistogram)));
         assert!(decode(b"HD").is_err());
         assert_eq!(decode(&encode(&[]).unwrap()).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn a_crafted_count_is_refused_before_it_is_allocated() {
+        // One histogram whose single bucket claims 2^40 samples (8 TB as f64s).
+        let mut h = Histogram::<u64>::new(SIGFIG).unwrap();
+        h.record_n(640, 1u64 << 40).unwrap();
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new().serialize(&h, &mut bytes).unwrap();
+        let mut blob = MAGIC.to_vec();
+        blob.extend_from_slice(&0f64.to_le_bytes());
+        blob.extend_from_slice(&1u32.to_le_bytes());
+        blob.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        blob.extend_from_slice(&bytes);
+        assert!(blob.len() < 100, "a few bytes claim a huge count");
+        let e = decode(&blob).unwrap_err();
+        assert!(matches!(e, HistoError::TooMany(n) if n == 1 << 40), "{e}");
+        // A round count beyond what the bytes can hold allocates nothing either.
+        let mut many = MAGIC.to_vec();
+        many.extend_from_slice(&0f64.to_le_bytes());
+        many.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(decode(&many), Err(HistoError::Truncated)));
     }
 }

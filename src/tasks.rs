@@ -214,9 +214,10 @@ impl TaskGroup {
                 hs.push(h);
             }
             Handles::Processes(ps) => {
+                let parent = sys::getpid();
                 let pid = sys::fork_child(|| {
                     sys::default_signals();
-                    sys::die_with_parent();
+                    sys::die_with_parent(Some(parent));
                     if m.prepare(cpus, nice) { body(&m) } else { PREPARE_FAILED }
                 })?;
                 ps.push((pid, false));

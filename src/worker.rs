@@ -59,6 +59,9 @@ pub struct RoundRequest {
     pub policy_bound: Duration,
 }
 
+/// The environment variable through which a worker learns its coordinator's pid.
+const COORDINATOR_ENV: &str = "OSCOST_COORDINATOR";
+
 /// What one round measured, and how it ended.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct RoundReply {
@@ -81,7 +84,9 @@ fn wire_noop(opts: &BenchOptions, fd: Option<i32>) -> Result<(i32, String), Stri
 /// The worker's main: one round, its reply on standard output. The exit status is 0
 /// whenever a reply was written (the reply says how the benchmark ended).
 pub fn serve() -> i32 {
-    sys::die_with_parent();
+    // The coordinator names itself, so a worker whose coordinator died before the death
+    // signal was armed ends at once instead of measuring for no one.
+    sys::die_with_parent(std::env::var(COORDINATOR_ENV).ok().and_then(|p| p.parse().ok()));
     let reply = match read_request() {
         Ok(req) => measure_round(req),
         Err(e) => RoundReply { rows: Vec::new(), skipped: Vec::new(), outcome: Err(BenchError::Setup(e)) },
@@ -229,6 +234,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
     let text = serde_json::to_vec(&req).map_err(|e| BenchError::setup("encoding the round's request", e))?;
     let mut child = Command::new("/proc/self/exe")
         .arg(WORKER_COMMAND)
+        .env(COORDINATOR_ENV, sys::getpid().to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -1,82 +1,114 @@
-//! `oscost sim` end to end: profiles, storage as a run of kind `sim`, determinism and
-//! bad input.
+//! `oscost sim` end to end: a newcomer's first simulation on a fresh database, profiles
+//! stored with every row and reused to the nanosecond, the reprints, and bad input.
 
 mod common;
 
 use common::*;
 
+/// The medians of a sim run's JSON, in row order.
+fn medians(doc: &serde_json::Value) -> Vec<f64> {
+    doc["results"].as_array().unwrap().iter().map(|r| r["median"].as_f64().unwrap()).collect()
+}
+
 #[test]
-fn a_simulation_is_stored_labelled_and_reproducible() {
+fn a_first_simulation_on_a_fresh_database_measures_what_live_needs() {
     let db = temp_db();
-    // The live profile takes its switch costs from a stored run.
-    let out = oscost().args(["sim", "--policy", "o1", "--workload", "fork", "--db"]).arg(&db.path).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let out = oscost()
+        .args([
+            "sim",
+            "--policy",
+            "linux-2.4,o1",
+            "--workload",
+            "fork",
+            "--tasks",
+            "20",
+            "--cpus",
+            "2",
+            "--json",
+            "--db",
+        ])
+        .arg(&db.path)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("oscost run load.runqueue"), "{err}");
-    run_ok(&["run", "load.runqueue", "--tasks", "2", "--quick", "--rounds", "1"], &db.path);
-    let sim = |seed: &str| {
-        let out = run_ok(
-            &[
-                "sim",
-                "--policy",
-                "linux-2.0,linux-2.0-yieldfix,o1",
-                "--workload",
-                "travis",
-                "--tasks",
-                "2,4",
-                "--seed",
-                seed,
-                "--json",
-            ],
-            &db.path,
-        );
-        json_of(&out)
-    };
-    let a = sim("5");
-    assert_eq!(a["run"]["kind"], "sim");
-    let rows = rows(&a, "sim.travis");
-    assert_eq!(rows.len(), 3 * 2 * 2, "three policies, two sizes, two figures");
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("measuring them now"), "the first run says it measures: {err}");
+    let doc = json_of(&out);
+    assert_eq!(doc["run"]["kind"], "sim");
+    let rows = rows(&doc, "sim.fork");
+    assert_eq!(rows.len(), 2 * 2, "two policies, two figures");
     for r in &rows {
         assert_eq!(r["params"]["simulated"], "profile live", "{r}");
-        assert!(r["median"].as_f64().unwrap().is_finite());
+        assert_eq!(r["n"], 1, "a simulated figure is one deterministic value: {r}");
+        assert_eq!(r["ci_low"], r["median"]);
+        // Every term of the stored profile says where it comes from.
+        let profile = &r["params"]["cost_profile"];
+        for term in ["syscall", "switch", "address_space", "scan_per_task", "remote_line", "lock_transfer", "fork"] {
+            let basis = profile[term]["basis"].as_str().unwrap_or_default();
+            assert!(["measured", "fitted", "assumed"].contains(&basis), "{term}: {profile}");
+            assert!(!profile[term]["why"].as_str().unwrap_or_default().is_empty(), "{term} says why");
+        }
     }
-    let recalc = |pol: &str, n: u64| {
-        rows.iter()
-            .find(|r| {
-                r["params"]["policy"] == pol
-                    && r["params"]["tasks"] == n
-                    && r["params"]["figure"] == "recalculations per yield"
-            })
-            .unwrap()["median"]
-            .as_f64()
-            .unwrap()
-    };
-    assert!((recalc("linux-2.0", 4) - 0.25).abs() < 0.01);
-    assert!(recalc("linux-2.0-yieldfix", 4) < 0.02);
-    assert_eq!(recalc("o1", 4), 0.0);
-    // The live profile's scan costs are measured anew each time, so only the shape
-    // repeats here; the same seed on a fixed profile repeats exactly (unit tests).
-    let b = sim("5");
-    assert_eq!(rows.len(), common::rows(&b, "sim.travis").len());
-    let shown = run_ok(&["show", "latest"], &db.path);
-    assert!(String::from_utf8_lossy(&shown.stdout).contains("sim.travis"));
+    // The measurement it made is an ordinary stored run.
+    let runs = run_ok(&["runs", "--json"], &db.path);
+    let listed = json_of(&runs);
+    assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
+
+    // The same profile, read back from the stored run, gives the same figures exactly.
+    let id = doc["run"]["id"].as_i64().unwrap().to_string();
+    let again = run_ok(
+        &[
+            "sim",
+            "--policy",
+            "linux-2.4,o1",
+            "--workload",
+            "fork",
+            "--tasks",
+            "20",
+            "--cpus",
+            "2",
+            "--profile",
+            &format!("live@{id}"),
+            "--json",
+        ],
+        &db.path,
+    );
+    assert_eq!(medians(&json_of(&again)), medians(&doc));
+}
+
+#[test]
+fn a_fitted_profile_gives_the_same_output_every_time_and_prints_as_a_table() {
+    let db = temp_db();
+    let args = ["sim", "--policy", "linux-2.0,linux-2.0-yieldfix", "--workload", "travis", "--profile", "pentium200"];
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let a = json_of(&run_ok(&json_args, &db.path));
+    let b = json_of(&run_ok(&json_args, &db.path));
+    assert_eq!(medians(&a), medians(&b));
+    assert_eq!(rows(&a, "sim.travis").len(), 2 * 6 * 2, "two policies, six sizes, two figures");
+    let text = String::from_utf8_lossy(&run_ok(&args, &db.path).stdout).into_owned();
+    // Policy rows by size, no interval, the profile term by term with its fit.
+    assert!(text.contains("simulated, not measured"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("tasks") && l.contains(" 40")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("linux-2.0-yieldfix")), "{text}");
+    assert!(!text.contains('['), "no interval is printed: {text}");
+    assert!(text.contains("scan_per_task") && text.contains("fitted") && text.contains("residuals"), "{text}");
+    assert!(!text.contains("kernel 6."), "no host fingerprint heads a simulation: {text}");
 }
 
 #[test]
 fn profiles_and_sizes_are_checked() {
     let db = temp_db();
-    let out = oscost()
-        .args(["sim", "--policy", "o1", "--workload", "fork", "--profile", "pentium200", "--db"])
-        .arg(&db.path)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("Table 2") && err.contains("--profile live"), "{err}");
-    for bad in [["--cpus", "0"], ["--tasks", "0"], ["--tasks", "100000"]] {
+    for bad in [
+        vec!["--cpus", "0"],
+        vec!["--tasks", "0"],
+        vec!["--tasks", "100000"],
+        vec!["--profile", "k6"],
+        vec!["--profile", "live@x"],
+    ] {
         let out = oscost()
             .args(["sim", "--policy", "cfs", "--workload", "server"])
-            .args(bad)
+            .args(&bad)
             .arg("--db")
             .arg(&db.path)
             .output()
@@ -84,5 +116,39 @@ fn profiles_and_sizes_are_checked() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
     let out = oscost().args(["sim", "--policy", "bfs", "--workload", "server", "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // A measured run carries no profile to simulate with.
+    run_ok(&["run", "syscall.getppid", "--rounds", "1"], &db.path);
+    let out = oscost()
+        .args(["sim", "--policy", "o1", "--workload", "fork", "--profile", "live@1", "--db"])
+        .arg(&db.path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a simulation"));
+}
+
+#[test]
+fn the_travis98_reprint_sets_published_simulated_and_measured_side_by_side() {
+    let db = temp_db();
+    let out = run_ok(&["run", "--suite", "travis98", "--quick", "--rounds", "1"], &db.path);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Table 2, Linux before change process switch"))
+        .find(|l| l.starts_with("2 contexts"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let cols: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(cols[2], "19", "published: {line}");
+    for (i, what) in [(3, "pentium200"), (4, "live"), (5, "here")] {
+        let v: f64 = cols[i].parse().unwrap_or_else(|_| panic!("{what} missing: {line}"));
+        assert!(v > 0.0, "{what}: {line}");
+    }
+    assert!(text.contains("Where the model and the text part by more than 30%"), "{text}");
+    // The stored run reprints the same.
+    let shown = run_ok(&["show", "latest", "--suite", "travis98"], &db.path);
+    let again = String::from_utf8_lossy(&shown.stdout);
+    assert!(again.contains(line), "{again}");
+    let out = oscost().args(["show", "latest", "--suite", "travis99", "--db"]).arg(&db.path).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }

@@ -75,7 +75,7 @@ fn expand_histograms(v: &mut serde_json::Value) -> Result<(), String> {
 /// Bounds on what an import may contain, so hostile input cannot exhaust the machine.
 const MAX_RUNS: usize = 10_000;
 const MAX_ROWS: usize = 100_000;
-const MAX_SAMPLES: usize = 10_000_000;
+const MAX_SAMPLES: usize = crate::histo::MAX_SAMPLES;
 const MAX_TEXT: usize = 64 * 1024;
 
 fn check_text(what: &str, s: &str) -> Result<(), String> {

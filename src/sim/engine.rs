@@ -564,3 +564,27 @@ impl SimTask {
         self.state == State::Runnable
     }
 }
+
+/// Tasks for driving a policy by hand in tests: processes (one mm each) at `nice` on
+/// CPU 0, runnable.
+#[cfg(test)]
+pub fn test_tasks(n: usize, nice: i32) -> Vec<SimTask> {
+    (0..n)
+        .map(|id| SimTask {
+            id,
+            mm: id + 1,
+            nice,
+            state: State::Runnable,
+            cpu: 0,
+            run_ns: 0,
+            parent: None,
+            live_children: 0,
+            waiting_children: false,
+            wake_pending: false,
+            woken_at: None,
+            stamp: 0,
+            remaining: 0,
+            behavior: None,
+        })
+        .collect()
+}

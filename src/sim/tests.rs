@@ -167,3 +167,134 @@ fn the_o1_child_runs_first_and_the_others_let_the_parent_go_on() {
         }
     }
 }
+
+// The kernel's rules, one test each, named after the version and function they follow.
+
+fn tasks_for(n: usize) -> Vec<SimTask> {
+    super::engine::test_tasks(n, 0)
+}
+
+#[test]
+fn linux_2_0_40_goodness_gives_its_bonus_to_prev_itself() {
+    // kernel/sched.c goodness(): `if (p == prev) weight += 1;`. Under the article's
+    // yield change (counter − 1) two yielders alternate A, B, B, A, A, B, …: the one
+    // that yielded ties the other's counter, and its +1 picks it again every other
+    // time; threads of one mm get no more than processes.
+    for threads in [false, true] {
+        let p = Params { threads, ..params(PolicyKind::Linux20YieldFix, WorkloadKind::Travis, 1, 2) };
+        let o = simulate(&p, &unit_profile()).outcome;
+        let share = o.switches as f64 / o.yields as f64;
+        assert!((0.45..0.55).contains(&share), "threads {threads}: {share}");
+    }
+    assert_eq!(policy::linux20::PROC_CHANGE_PENALTY, 20, "include/asm-i386/smp.h of 2.0");
+}
+
+#[test]
+fn linux_2_0_40_update_process_times_reschedules_below_zero() {
+    // `p->counter -= ticks; if (p->counter < 0) { p->counter = 0; need_resched = 1; }`:
+    // a slice of DEF_PRIORITY (20) runs 21 ticks, so two hogs switch every 210 ms.
+    let mut e = super::engine::Engine::new(PolicyKind::Linux20.build(1), unit_profile(), 1, 0);
+    e.spawn(Box::new(super::workload::Hog), None, 0, 0);
+    e.spawn(Box::new(super::workload::Hog), None, 0, 0);
+    let o = e.run(10_500_000_000, |_| false);
+    assert_eq!(o.switches, 50, "10.5 s / 210 ms");
+}
+
+#[test]
+fn linux_2_0_40_do_fork_halves_the_counter_for_parent_and_child() {
+    // kernel/fork.c do_fork(): `p->counter = (current->counter >>= 1);`.
+    let tasks = tasks_for(2);
+    let mut l = policy::linux20::Linux20::new(1, false);
+    l.add(&tasks, 0, 0, Why::New);
+    l.add(&tasks, 1, 0, Why::Fork { parent: 0 });
+    assert_eq!((l.counter(0), l.counter(1)), (10, 10));
+    // The child never preempts its parent (equal counters: no `> current + 3`).
+    assert!(!l.wake_preempts(&tasks, 1, 0));
+}
+
+#[test]
+fn linux_2_4_16_do_fork_splits_the_counter_and_release_task_returns_it() {
+    // kernel/fork.c do_fork(): `p->counter = (current->counter + 1) >> 1;
+    // current->counter >>= 1;`; kernel/exit.c release_task(): the parent gets the
+    // child's counter back, up to MAX_COUNTER (20).
+    let tasks = tasks_for(3);
+    let mut l = policy::linux24::Linux24::new(1);
+    l.add(&tasks, 0, 0, Why::New); // NICE_TO_TICKS(0) = 6
+    assert_eq!(l.counter(0), 6);
+    l.add(&tasks, 1, 0, Why::Fork { parent: 0 });
+    assert_eq!((l.counter(0), l.counter(1)), (3, 3));
+    l.add(&tasks, 2, 0, Why::Fork { parent: 0 });
+    assert_eq!((l.counter(0), l.counter(2)), (1, 2));
+    l.reap(&tasks, 1, 0);
+    l.reap(&tasks, 2, 0);
+    assert_eq!(l.counter(0), 6);
+}
+
+#[test]
+fn linux_2_4_16_add_to_runqueue_puts_a_task_at_the_head() {
+    // kernel/sched.c add_to_runqueue(): `list_add(&p->run_list, &runqueue_head)`; the
+    // scan goes head to tail and keeps the first of the best: among equals, the task
+    // added last runs first.
+    let tasks = tasks_for(3);
+    let mut l = policy::linux24::Linux24::new(1);
+    for id in 0..3 {
+        l.add(&tasks, id, 0, Why::New);
+    }
+    assert_eq!(l.pick(&tasks, 0, None, 0).next, Some(2));
+}
+
+#[test]
+fn linux_2_4_16_sys_sched_yield_does_nothing_when_no_task_waits() {
+    // kernel/sched.c sys_sched_yield(): `if (nr_pending) { … }`. One yielder per CPU
+    // enters schedule() only when its slice runs out (every 6 ticks: about 17 times a
+    // second), never for a yield; with a second one on the CPU every yield does.
+    let alone = simulate(&params(PolicyKind::Linux24, WorkloadKind::LoopYield, 1, 1), &unit_profile()).outcome;
+    assert!(alone.yields > 1000 && alone.schedules <= 20, "{} yields, {} schedules", alone.yields, alone.schedules);
+    let two = simulate(&params(PolicyKind::Linux24, WorkloadKind::LoopYield, 1, 2), &unit_profile()).outcome;
+    assert!(two.schedules >= two.yields, "{} yields, {} schedules", two.yields, two.schedules);
+}
+
+#[test]
+fn linux_2_4_16_reschedule_idle_prefers_the_last_cpu_then_the_longest_idle() {
+    // kernel/sched.c reschedule_idle(): the task's last CPU if idle, else the idle CPU
+    // with the oldest last_schedule.
+    let mut tasks = tasks_for(4);
+    tasks[0].cpu = 2;
+    let mut l = policy::linux24::Linux24::new(3);
+    assert_eq!(l.add(&tasks, 0, 0, Why::Wake), 2, "its last CPU, idle");
+    assert_eq!(l.pick(&tasks, 2, None, 5).next, Some(0)); // CPU 2 busy from t = 5
+    let _ = l.pick(&tasks, 0, None, 9); // CPU 0 looked last at t = 9, found nothing
+    tasks[1].cpu = 2;
+    assert_eq!(l.add(&tasks, 1, 0, Why::Wake), 1, "CPU 2 busy: CPU 1, idle since t = 0");
+}
+
+#[test]
+fn linux_2_6_0_wake_up_forked_process_runs_the_child_first_on_the_parents_cpu() {
+    // kernel/sched.c wake_up_forked_process(): the child takes the parent's prio and is
+    // queued just before it on the parent's CPU, with half its slice; do_fork flags
+    // the parent to reschedule. No other CPU is told (they pull at their idle tick).
+    let tasks = tasks_for(2);
+    let mut o1 = policy::o1::O1::new(1);
+    o1.add(&tasks, 0, 0, Why::New);
+    assert_eq!(o1.pick(&tasks, 0, None, 0).next, Some(0));
+    assert_eq!(o1.add(&tasks, 1, 0, Why::Fork { parent: 0 }), 0, "the parent's CPU");
+    assert_eq!((o1.slice(0), o1.slice(1)), (51_000_000, 51_000_000), "half of 102 ms each");
+    assert_eq!(o1.prio(1), o1.prio(0));
+    assert_eq!(o1.pick(&tasks, 0, Some(0), 1).next, Some(1), "the child runs first");
+    let one = simulate(&params(PolicyKind::O1, WorkloadKind::Fork, 1, 200), &unit_profile());
+    assert_eq!(one.figures[1].value, 1.0);
+    let two = simulate(&params(PolicyKind::O1, WorkloadKind::Fork, 2, 200), &unit_profile());
+    assert!(two.figures[1].value > 0.9, "{}", two.figures[1].value);
+}
+
+#[test]
+fn linux_2_0_and_2_4_reschedule_idle_hands_the_child_to_an_idle_cpu() {
+    // 2.0 wake_up_process / 2.4 reschedule_idle: an idle CPU is sent the new child by
+    // IPI; when the IPI beats the parent to waitpid (as in the unit profile), the child
+    // runs there and refills its cache: a migration per fork.
+    for pol in [PolicyKind::Linux20, PolicyKind::Linux24] {
+        let r = simulate(&params(pol, WorkloadKind::Fork, 2, 100), &unit_profile());
+        assert!(r.outcome.migrations >= 100, "{}: {} migrations", pol.name(), r.outcome.migrations);
+        assert_eq!(r.figures[1].value, 0.0);
+    }
+}

@@ -68,8 +68,15 @@ pub fn default_signals() {
 }
 
 /// Makes the calling child process receive SIGKILL when its parent dies, so no
-/// benchmark child outlives oscost.
+/// benchmark child outlives oscost; then, since a parent that died before the signal
+/// was armed sends none, exits at once if its parent is no longer `parent` (it was
+/// reparented). Async-signal-safe: forked children call it before anything else.
 #[inline(always)]
-pub fn die_with_parent() {
+pub fn die_with_parent(parent: Option<libc::pid_t>) {
     let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    if let Some(parent) = parent
+        && rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get()) != parent
+    {
+        super::exit_now(0);
+    }
 }

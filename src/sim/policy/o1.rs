@@ -418,3 +418,58 @@ impl Policy for O1 {
         self.load_balance(cpu, true, now)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linux_2_6_0_task_timeslice_and_the_sleep_average_constants() {
+        // kernel/sched.c BASE_TIMESLICE at HZ = 1000; MAX_SLEEP_AVG = AVG_TIMESLICE ×
+        // MAX_BONUS; JUST_INTERACTIVE_SLEEP at nice 0.
+        assert_eq!(timeslice(0), 102 * TICK_NS);
+        assert_eq!(timeslice(19), 10 * TICK_NS);
+        assert_eq!(timeslice(-20), 200 * TICK_NS);
+        assert_eq!(MAX_SLEEP_AVG_NS, 1_020_000_000);
+        assert_eq!(just_interactive_sleep(0), 815 * TICK_NS);
+    }
+
+    #[test]
+    fn linux_2_6_0_task_interactive_is_bonus_delta_over_static_prio() {
+        // TASK_INTERACTIVE(p): prio <= static_prio − DELTA(p), DELTA = nice×10/40 + 2:
+        // at nice 0 a CURRENT_BONUS of 7 (prio 118) is interactive, 6 is not; at nice
+        // 19 no bonus is enough.
+        assert_eq!((delta(0), delta(19), delta(-20)), (2, 6, -3));
+        let tasks = crate::sim::engine::test_tasks(1, 0);
+        let mut o = O1::new(1);
+        o.add(&tasks, 0, 0, Why::New);
+        for (bonus, interactive) in [(7, true), (6, false)] {
+            o.state[0].sleep_avg = bonus * AVG_TIMESLICE * TICK_NS;
+            o.prio[0] = o.effective_prio(&tasks, 0);
+            assert_eq!(o.interactive(&tasks, 0), interactive, "bonus {bonus}: prio {}", o.prio[0]);
+        }
+        let nice19 = crate::sim::engine::test_tasks(1, 19);
+        o.state[0].sleep_avg = MAX_SLEEP_AVG_NS;
+        o.prio[0] = o.effective_prio(&nice19, 0);
+        assert!(!o.interactive(&nice19, 0));
+    }
+
+    #[test]
+    fn linux_2_6_0_recalc_task_prio_credits_sleep_at_the_wake_up() {
+        // recalc_task_prio(): a sleep past JUST_INTERACTIVE_SLEEP sets sleep_avg to
+        // MAX_SLEEP_AVG − AVG_TIMESLICE; a short one adds the sleep × (MAX_BONUS −
+        // CURRENT_BONUS).
+        let mut tasks = crate::sim::engine::test_tasks(1, 0);
+        let mut o = O1::new(1);
+        o.add(&tasks, 0, 0, Why::New);
+        tasks[0].stamp = 0;
+        tasks[0].woken_at = Some(900 * TICK_NS);
+        o.recalc_task_prio(&tasks, 0, 900 * TICK_NS);
+        assert_eq!(o.state[0].sleep_avg, 918 * TICK_NS);
+        o.state[0].sleep_avg = 0;
+        o.recalc_task_prio(&tasks, 0, 10 * TICK_NS);
+        assert_eq!(o.state[0].sleep_avg, 100 * TICK_NS, "10 ms × (10 − 0)");
+        // The credit comes before the preemption test: the woken task's prio is new.
+        assert_eq!(o.prio[0], o.effective_prio(&tasks, 0));
+    }
+}
