@@ -208,7 +208,11 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
     let mut h =
         format!("<section><h2>Run #{} ({}) · {}</h2>", doc.run.id, esc(&doc.run.status), esc(&doc.run.started_at));
     let _ = write!(h, "<p class=cmd><code>{}</code></p>", esc(&doc.run.command_line));
-    h.push_str(&fingerprint_table(&doc.machine));
+    if doc.run.kind == crate::model::RunKind::SIM {
+        h.push_str("<p>Simulated, not measured: every figure is virtual time charged by the cost profile its row names; the machine it stands for is the profile's, not this one.</p>");
+    } else {
+        h.push_str(&fingerprint_table(&doc.machine));
+    }
     h.push_str(&results_table(&doc.results));
     h.push_str(&trace_table(&doc.results));
     h.push_str(&notes(&doc.results, skipped));
@@ -336,8 +340,106 @@ fn notes(results: &[ResultRow], skipped: &[Skipped]) -> String {
 }
 
 /// The sweeps' curves and the per-call histograms.
-fn plots(results: &[ResultRow]) -> String {
+/// The simulated rows' profiles, as their rows name them (`profile NAME`), in order.
+fn sim_profiles(results: &[ResultRow]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in results.iter().filter(|r| crate::sim::run::is_simulated(r)) {
+        let p = param_str(r, crate::sim::run::SIMULATED_PARAM);
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A simulated series: `figure` of `workload` under `profile`, against the numeric
+/// parameter `x`, for rows whose parameters include `want` (a missing mode is process).
+fn sim_series(results: &[ResultRow], workload: &str, profile: &str, x: &str, want: &[(&str, &str)]) -> Vec<(f64, f64)> {
+    let id = format!("sim.{workload}");
+    let mut pts: Vec<(f64, f64)> = results
+        .iter()
+        .filter(|r| r.benchmark == id && param_str(r, crate::sim::run::SIMULATED_PARAM) == profile)
+        .filter(|r| {
+            want.iter().all(|(k, v)| {
+                let got = param_str(r, k);
+                got == *v || (got.is_empty() && *k == "mode" && *v == "process")
+            })
+        })
+        .filter_map(|r| Some((param_f64(r, x)?, r.median)))
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    pts
+}
+
+/// The laboratory's charts: each published curve on one chart with the simulated ones
+/// (every profile of the run) and, where this machine can measure it, today's kernel.
+fn laboratory(results: &[ResultRow]) -> String {
     let mut h = String::new();
+    let profiles = sim_profiles(results);
+    let has = |id: &str| results.iter().any(|r| r.benchmark == id);
+    if has("sim.travis") {
+        for (row, policy, mode) in [
+            ("Linux before change process switch", "linux-2.0", "process"),
+            ("Linux before change thread switch", "linux-2.0", "thread"),
+            ("Linux after change process switch", "linux-2.0-yieldfix", "process"),
+            ("Linux after change thread switch", "linux-2.0-yieldfix", "thread"),
+        ] {
+            let published = crate::published::table2_row(row).into_iter().map(|(n, us)| (n, us * 1000.0)).collect();
+            let mut series = vec![("published (Appleton 1999)".to_string(), published)];
+            for p in &profiles {
+                let want = [("policy", policy), ("mode", mode), ("figure", "time per switch")];
+                let pts = sim_series(results, "travis", p, "tasks", &want);
+                if !pts.is_empty() {
+                    series.push((format!("simulated, {p}"), pts));
+                }
+            }
+            if policy == "linux-2.0" {
+                let here = series_by(results, "load.runqueue", |r| {
+                    (param_str(r, "design") == "yield" && param_str(r, "mode") == mode)
+                        .then(|| Some(("measured here (today's kernel)".to_string(), param_f64(r, "tasks")?)))
+                        .flatten()
+                });
+                series.extend(here);
+            }
+            h.push_str(&line_chart(
+                &format!("Table 2, {row}: time per switch against contexts"),
+                "contexts in the run queue",
+                "ns/switch",
+                &series,
+                false,
+            ));
+        }
+    }
+    if has("sim.loop_yield") {
+        for (label, policy, column) in [("old scheduler (2.4)", "linux-2.4", "old"), ("O(1)", "o1", "O(1)")] {
+            let published =
+                [(2.0, "2-CPU", "4 instances of ./loop_yield"), (8.0, "8-CPU", "16 instances of ./loop_yield")]
+                    .iter()
+                    .filter_map(|&(cpus, system, row)| {
+                        Some((cpus, crate::published::mean_of_runs("molnar02 loop_yield", system, row, column)?))
+                    })
+                    .collect();
+            let mut series = vec![("published (Molnar 2002)".to_string(), published)];
+            for p in &profiles {
+                let pts = sim_series(results, "loop_yield", p, "cpus", &[("policy", policy)]);
+                if !pts.is_empty() {
+                    series.push((format!("simulated, {p}"), pts));
+                }
+            }
+            h.push_str(&line_chart(
+                &format!("loop_yield, {label}: context switches per second against CPUs"),
+                "CPUs",
+                "switches/s",
+                &series,
+                true,
+            ));
+        }
+    }
+    h
+}
+
+fn plots(results: &[ResultRow]) -> String {
+    let mut h = laboratory(results);
     let rq = series_by(results, "load.runqueue", |r| {
         Some((format!("{} {}", param_str(r, "design"), param_str(r, "mode")), param_f64(r, "tasks")?))
     });
