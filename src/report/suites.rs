@@ -202,6 +202,24 @@ fn molnar_policy(column: &str) -> &'static str {
     if column.starts_with("O(1)") { "o1" } else { "linux-2.4" }
 }
 
+/// A molnar02 cell: the published figure, `workload` simulated with `want` under
+/// smp2002 and live, and what this machine measured.
+fn molnar_cell(
+    d: &RunDocument,
+    f: &'static Figure,
+    workload: &str,
+    want: &[(&str, &str)],
+    measured: Result<f64, &'static str>,
+) -> Cell {
+    cell(
+        f,
+        format!("{}, {} · {}", f.system, f.row, f.column),
+        simulated(sim(d, workload, "smp2002", want), 1.0),
+        simulated(sim(d, workload, "live", want), 1.0),
+        measured,
+    )
+}
+
 fn molnar_chat(d: &RunDocument) -> Block {
     let cells = published::table("molnar02 chat")
         .map(|f| {
@@ -214,13 +232,7 @@ fn molnar_chat(d: &RunDocument) -> Block {
                 ("figure", "messages per second"),
             ];
             let measured = if cpus == "8" { Err(NO_8_CPUS) } else { here(fig(d, "load.chat", &[("nice", nice)]), 1.0) };
-            cell(
-                f,
-                format!("{}, {} · {}", f.system, f.row, f.column),
-                simulated(sim(d, "chat", "smp2002", &want), 1.0),
-                simulated(sim(d, "chat", "live", &want), 1.0),
-                measured,
-            )
+            molnar_cell(d, f, "chat", &want, measured)
         })
         .collect();
     Block {
@@ -243,13 +255,7 @@ fn molnar_loop_yield(d: &RunDocument) -> Block {
             ];
             let measured =
                 if cpus == "8" { Err(NO_8_CPUS) } else { here(fig(d, "load.yield_storm", &[("tasks", tasks)]), 1.0) };
-            cell(
-                f,
-                format!("{}, {} · {}", f.system, f.row, f.column),
-                simulated(sim(d, "loop_yield", "smp2002", &want), 1.0),
-                simulated(sim(d, "loop_yield", "live", &want), 1.0),
-                measured,
-            )
+            molnar_cell(d, f, "loop_yield", &want, measured)
         })
         .collect();
     Block {

@@ -189,22 +189,7 @@ impl Engine {
             self.next_mm += 1;
             self.next_mm
         });
-        self.tasks.push(SimTask {
-            id,
-            mm,
-            nice,
-            state: State::Runnable,
-            cpu: cpu % self.cpus.len(),
-            run_ns: 0,
-            parent: None,
-            live_children: 0,
-            waiting_children: false,
-            wake_pending: false,
-            woken_at: None,
-            stamp: 0,
-            remaining: 0,
-            behavior: Some(behavior),
-        });
+        self.tasks.push(SimTask::new(id, mm, nice, cpu % self.cpus.len(), Some(behavior)));
         id
     }
 
@@ -558,6 +543,26 @@ impl Engine {
 }
 
 impl SimTask {
+    /// A runnable task that has not run yet.
+    fn new(id: TaskId, mm: usize, nice: i32, cpu: usize, behavior: Option<Box<dyn Behavior>>) -> Self {
+        Self {
+            id,
+            mm,
+            nice,
+            state: State::Runnable,
+            cpu,
+            run_ns: 0,
+            parent: None,
+            live_children: 0,
+            waiting_children: false,
+            wake_pending: false,
+            woken_at: None,
+            stamp: 0,
+            remaining: 0,
+            behavior,
+        }
+    }
+
     /// A parent still waiting in the run queue (not blocked in wait, not running) when
     /// its child exits: the child ran before the parent went on.
     fn waiting_in_queue(&self) -> bool {
@@ -569,22 +574,5 @@ impl SimTask {
 /// CPU 0, runnable.
 #[cfg(test)]
 pub fn test_tasks(n: usize, nice: i32) -> Vec<SimTask> {
-    (0..n)
-        .map(|id| SimTask {
-            id,
-            mm: id + 1,
-            nice,
-            state: State::Runnable,
-            cpu: 0,
-            run_ns: 0,
-            parent: None,
-            live_children: 0,
-            waiting_children: false,
-            wake_pending: false,
-            woken_at: None,
-            stamp: 0,
-            remaining: 0,
-            behavior: None,
-        })
-        .collect()
+    (0..n).map(|id| SimTask::new(id, id + 1, nice, 0, None)).collect()
 }
