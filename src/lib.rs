@@ -16,6 +16,9 @@
 //!   merged, intervals and flags judged over them);
 //! - `bench` (the registry and the family contract) with one module per family;
 //!   `observe`; `worker` (a round in a fresh process, and the coordinator's side);
+//! - `sim` (the scheduler laboratory: a discrete-event engine, the policies, the
+//!   founding texts' workloads and cost profiles; it measures only what a `live`
+//!   profile needs, through `sys`) and `trace` (the scheduler's tracepoints);
 //! - `store` (SQLite) and `report` (renderings), which know the model, never a family;
 //! - `session` (a run's side effects), `select`, and `cli` (arguments and commands).
 //!

@@ -42,8 +42,15 @@ pub const WORKER_COMMAND: &str = "__worker";
 /// benchmark's bound to SECONDS (so a test need not wait the real bound out).
 pub const FAULT_ENV: &str = "OSCOST_WORKER_FAULT";
 
-/// How long a stopped worker may take to report before it is killed.
-const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long a stopped worker may take to report before it is killed: 5 s, and 20 ms
+/// more for each task the round may have started, since it stops and reaps them all
+/// first (1024 tasks under two CPU hogs took longer than 5 s, and the round's finished
+/// points were lost with the worker).
+fn stop_grace(opts: &crate::bench::BenchOptions) -> Duration {
+    let tasks = [opts.tasks.iter().max(), opts.storm_tasks.iter().max()].into_iter().flatten().copied().max();
+    let tasks = tasks.unwrap_or(0).max(opts.rooms * 20);
+    Duration::from_secs(5) + Duration::from_millis(20) * tasks as u32
+}
 
 /// What one round is to measure.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -256,6 +263,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
         let _ = tx.send(r);
     });
     let bound = fault_bound(id).unwrap_or(plan.bound);
+    let grace = stop_grace(plan.opts);
     let started = Instant::now();
     let mut stop_sent: Option<Instant> = None;
     let mut killed_for = None;
@@ -272,7 +280,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
             stop_sent = Some(Instant::now());
         }
         let overdue = started.elapsed() > bound;
-        let stuck = stop_sent.is_some_and(|t| t.elapsed() > STOP_GRACE);
+        let stuck = stop_sent.is_some_and(|t| t.elapsed() > grace);
         if (overdue || stuck) && killed_for.is_none() {
             killed_for = Some(if stuck { "it did not stop when asked" } else { "it ran past its bound" });
             sys::signal_group(pgid, libc::SIGKILL);

@@ -243,10 +243,13 @@ impl Owner {
 }
 
 /// What a run's stored status means now: a run still marked `running` whose owner is
-/// gone was abandoned (killed without a chance to say so).
-pub(crate) fn effective_status(stored: String, owner: Option<Owner>) -> String {
+/// gone was abandoned (killed without a chance to say so). Only a run of this host can
+/// be judged: another machine's run in a shared store stays `running`, since nothing
+/// here can tell whether its owner still runs (its boot id is not ours by nature).
+pub(crate) fn effective_status(stored: String, owner: Option<Owner>, run_host: &str) -> String {
+    let this_host = crate::sys::uname().1;
     match owner {
-        Some(o) if stored == "running" && !o.alive() => "abandoned".into(),
+        Some(o) if stored == "running" && run_host == this_host && !o.alive() => "abandoned".into(),
         _ => stored,
     }
 }
@@ -360,4 +363,24 @@ pub(crate) fn counts_json(counts: &std::collections::BTreeMap<crate::model::Coun
 
 pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, StoreError> {
     serde_json::from_str(s).map_err(|e| StoreError::Malformed(format!("{what}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_this_hosts_runs_are_judged_abandoned() {
+        let here = crate::sys::uname().1;
+        let me = Owner::current().expect("/proc tells who this process is");
+        let gone = Owner { boot_id: "another-boot".into(), ..me.clone() };
+        let running = || "running".to_string();
+        // This host: a live owner keeps its run running, a gone one abandons it.
+        assert_eq!(effective_status(running(), Some(me.clone()), &here), "running");
+        assert_eq!(effective_status(running(), Some(gone.clone()), &here), "abandoned");
+        // Another host's run in a shared store: its boot id is never ours, and says
+        // nothing about whether it still runs.
+        assert_eq!(effective_status(running(), Some(gone), "another-host"), "running");
+        assert_eq!(effective_status("complete".into(), None, &here), "complete");
+    }
 }

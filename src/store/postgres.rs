@@ -316,12 +316,13 @@ impl Backend for PgStore {
             .iter()
             .map(|r| {
                 let owner = owner_at(r, 8);
+                let hostname: String = r.get(2);
                 RunListing {
                     id: r.get(0),
                     started_at: r.get(1),
-                    hostname: r.get(2),
+                    status: effective_status(r.get(4), owner, &hostname),
+                    hostname,
                     kernel_release: r.get(3),
-                    status: effective_status(r.get(4), owner),
                     save_name: r.get(5),
                     command_line: r.get(6),
                     results: r.get(7),
@@ -343,16 +344,16 @@ impl Backend for PgStore {
             .map_err(|e| me.err(e))?
             .ok_or_else(|| StoreError::NoSuchRun(run_id.to_string()))?;
         let owner = owner_at(&head, 7);
+        let machine: Machine = parse_json("machine", head.get(5))?;
         let run = RunInfo {
             id: head.get(0),
             started_at: head.get(1),
             command_line: head.get(2),
             save_name: head.get(3),
-            status: effective_status(head.get(4), owner),
+            status: effective_status(head.get(4), owner, &machine.hostname),
             uuid: head.get(6),
             kind: head.get(10),
         };
-        let machine: Machine = parse_json("machine", head.get(5))?;
         let results = me.load_results(run_id).map_err(|e| me.fail(e))?;
         let skipped = me
             .client

@@ -355,7 +355,7 @@ impl SqliteStore {
                 started_at: r.get(1)?,
                 hostname: r.get(2)?,
                 kernel_release: r.get(3)?,
-                status: effective_status(r.get(4)?, owner_of(r, 8)?),
+                status: effective_status(r.get(4)?, owner_of(r, 8)?, &r.get::<_, String>(2)?),
                 save_name: r.get(5)?,
                 command_line: r.get(6)?,
                 results: r.get(7)?,
@@ -403,8 +403,9 @@ impl SqliteStore {
             )
             .optional()?
             .ok_or_else(|| StoreError::NoSuchRun(run_id.to_string()))?;
-        info.status = effective_status(std::mem::take(&mut info.status), owner);
-        Ok((info, parse_json("machine", &machine_json)?))
+        let machine: Machine = parse_json("machine", &machine_json)?;
+        info.status = effective_status(std::mem::take(&mut info.status), owner, &machine.hostname);
+        Ok((info, machine))
     }
 
     fn load_results(&self, run_id: i64) -> Result<Vec<ResultRow>, StoreError> {
