@@ -227,7 +227,7 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let rounds = rounds_of(&req);
     let per_round = cfg.per_round(rounds);
     let mut failures = Vec::new();
-    let mut storage_error = None;
+    let mut unstored: Vec<Unstored> = Vec::new();
     let mut progress: Vec<Progress> = req.selected.iter().map(|_| Progress::default()).collect();
     let jobs: usize = req.selected.iter().map(|(d, _)| if d.rounds == RoundPlan::Once { 1 } else { rounds }).sum();
     let bar = req.progress.then(|| progress_bar(jobs as u64, estimate_of(&req, &cfg)));
@@ -295,27 +295,16 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
                 b.inc(1);
             }
             if p.finished
-                && let Err(e) = store_benchmark(&mut run, p)
+                && let Err(e) = store_benchmark(&mut run, p, def.id)
             {
-                let doc = unsaved_document(&req, &machine, (id, &start.uuid), &started_at, &e.rows);
-                storage_error = Some(rescue(&req.db, def.id, &e.error, &doc, &e.skipped));
+                // Nothing new is measured once the store fails; what finished is kept.
+                unstored.push(e);
                 break 'rounds;
             }
         }
     }
-    // A stop leaves benchmarks with some of their rounds: those are kept, merged.
-    if storage_error.is_none() {
-        for (i, p) in progress.iter_mut().enumerate() {
-            if !p.stored
-                && (!p.rounds.is_empty() || !p.skipped.is_empty())
-                && let Err(e) = store_benchmark(&mut run, p)
-            {
-                let doc = unsaved_document(&req, &machine, (id, &start.uuid), &started_at, &e.rows);
-                storage_error = Some(rescue(&req.db, req.selected[i].0.id, &e.error, &doc, &e.skipped));
-                break;
-            }
-        }
-    }
+    keep_unfinished(&mut run, &req, &mut progress, &mut unstored);
+    let storage_error = (!unstored.is_empty()).then(|| rescue_all(&req, &machine, id, &started_at, &unstored));
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -340,23 +329,69 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     Ok(RunOutcome { run_id: id, stopped_by, failures, storage_error, store, elapsed: started.elapsed() })
 }
 
-/// A benchmark's merged rows that the store refused, and why.
+/// A benchmark's merged rows that were not stored, and why (the store's error, or
+/// None: the store had already failed for another benchmark).
 struct Unstored {
+    benchmark: &'static str,
     rows: Vec<ResultRow>,
     skipped: Vec<Skipped>,
-    error: String,
+    error: Option<String>,
 }
 
 /// Merges a benchmark's rounds and stores the rows with its skips.
-fn store_benchmark(run: &mut OpenRun, p: &mut Progress) -> Result<(), Unstored> {
+fn store_benchmark(run: &mut OpenRun, p: &mut Progress, benchmark: &'static str) -> Result<(), Unstored> {
     p.stored = true;
     let rows = rounds::merge(&p.rounds);
     let id = run.id;
     run.store().add_benchmark(id, &rows, &p.skipped).map_err(|e| Unstored {
+        benchmark,
         rows,
         skipped: p.skipped.clone(),
-        error: e.to_string(),
+        error: Some(e.to_string()),
     })
+}
+
+/// A stop or a store failure leaves benchmarks with some of their rounds: each is
+/// merged and stored, or, once the store has failed, set aside for the rescue file.
+fn keep_unfinished(run: &mut OpenRun, req: &RunRequest, progress: &mut [Progress], unstored: &mut Vec<Unstored>) {
+    for (i, p) in progress.iter_mut().enumerate() {
+        if p.stored || (p.rounds.is_empty() && p.skipped.is_empty()) {
+            continue;
+        }
+        let benchmark = req.selected[i].0.id;
+        if unstored.is_empty() {
+            if let Err(e) = store_benchmark(run, p, benchmark) {
+                unstored.push(e);
+            }
+        } else {
+            p.stored = true;
+            unstored.push(Unstored {
+                benchmark,
+                rows: rounds::merge(&p.rounds),
+                skipped: p.skipped.clone(),
+                error: None,
+            });
+        }
+    }
+}
+
+/// Every benchmark the store refused, rescued in one importable file. The file is a
+/// run of its own (a new UUID): the stored part of the run already holds the run's, and
+/// an import would take the file for it and add nothing.
+fn rescue_all(
+    req: &RunRequest,
+    machine: &machine::Machine,
+    id: i64,
+    started_at: &str,
+    unstored: &[Unstored],
+) -> String {
+    let rows: Vec<ResultRow> = unstored.iter().flat_map(|u| u.rows.iter().cloned()).collect();
+    let skipped: Vec<Skipped> = unstored.iter().flat_map(|u| u.skipped.iter().cloned()).collect();
+    let uuid = crate::store::new_uuid();
+    let doc = unsaved_document(req, machine, (id, &uuid), started_at, &rows);
+    let names = unstored.iter().map(|u| u.benchmark).collect::<Vec<_>>().join(", ");
+    let error = unstored.iter().find_map(|u| u.error.clone()).unwrap_or_default();
+    rescue(&req.db, &names, &error, &doc, &skipped)
 }
 
 /// The figures a benchmark measured but could not store, as a run document.

@@ -214,3 +214,77 @@ fn kill_9_of_the_coordinator_during_a_group_start_leaves_no_task() {
         assert!(left.is_empty(), "trial {trial}: {} tasks of the run outlived the coordinator by 2 s", left.len());
     }
 }
+
+/// Defect 3: when one benchmark's rows could not be stored, the run left its round
+/// loop and never stored the others' finished rounds, and the rescue file carried the
+/// run's UUID, so importing it back added nothing. The database sits on a small tmpfs
+/// (in a mount namespace of the test's own, gone with it) that fills mid-run: every
+/// benchmark of the family is then either stored or in the rescue file, and the rescue
+/// file imports into the same database as a run of its own.
+#[test]
+fn disk_full_mid_run_loses_no_finished_round_and_the_rescue_file_imports_back() {
+    if !oscost::sys::is_root() {
+        eprintln!(
+            "skipped: disk_full_mid_run_loses_no_finished_round_and_the_rescue_file_imports_back needs root (a small tmpfs in a mount namespace of its own)"
+        );
+        return;
+    }
+    let exe = env!("CARGO_BIN_EXE_oscost");
+    let listed = run_ok(&["list"], &temp_db().path);
+    let family: std::collections::BTreeSet<String> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|id| id.starts_with("syscall."))
+        .map(String::from)
+        .collect();
+    let mut mid_run = false;
+    for size in ["240k", "320k", "400k", "480k"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (full, out, tmp) = (dir.path().join("full"), dir.path().join("out"), dir.path().join("tmp"));
+        for d in [&full, &out, &tmp] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let db = full.join("results.db");
+        let script = format!(
+            "mount -t tmpfs -o size={size} tmpfs '{f}' && '{exe}' run syscall --rounds 2 --quick --db '{db}'; s=$?; cp -a '{f}/.' '{o}/'; exit $s",
+            f = full.display(),
+            db = db.display(),
+            o = out.display()
+        );
+        let run = std::process::Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", &script])
+            .env("TMPDIR", &tmp)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&run.stderr).into_owned();
+        let Some(saved) = err.split("saved to ").nth(1).and_then(|s| s.split(" (oscost import").next()) else {
+            continue; // the database fitted, or did not even start: another size
+        };
+        let copied = out.join("results.db");
+        let stored = json_of(&run_ok(&["show", "latest", "--json"], &copied));
+        let stored_ids: std::collections::BTreeSet<String> = stored["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["benchmark"].as_str().unwrap().to_string())
+            .collect();
+        if stored_ids.is_empty() {
+            continue; // full before the first benchmark: not mid-run
+        }
+        mid_run = true;
+        assert_eq!(run.status.code(), Some(1), "{err}");
+        let rescued: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(saved).unwrap()).unwrap();
+        let rescued_ids: std::collections::BTreeSet<String> = rescued["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["benchmark"].as_str().unwrap().to_string())
+            .collect();
+        let all: std::collections::BTreeSet<String> = stored_ids.union(&rescued_ids).cloned().collect();
+        assert_eq!(all, family, "size {size}: stored {stored_ids:?}, rescued {rescued_ids:?}\n{err}");
+        let imported = run_ok(&["import", saved], &copied);
+        assert!(String::from_utf8_lossy(&imported.stdout).contains("imported 1 run"), "{imported:?}");
+        break;
+    }
+    assert!(mid_run, "no tmpfs size made the database fill mid-run");
+}
