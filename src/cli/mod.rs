@@ -724,7 +724,7 @@ fn sim_profile(name: &str, db: &std::path::Path) -> Result<crate::sim::CostProfi
     Ok(match name {
         "live" => cost::live(stored_or_measured_switch(db)?),
         "pentium200" => cost::pentium200()?,
-        "smp2002" => cost::smp2002()?,
+        "smp2002" => crate::sim::fit::smp2002()?,
         other => return Err(UsageError(cost::ProfileError::Unknown(other.into()).to_string()).into()),
     })
 }

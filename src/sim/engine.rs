@@ -17,73 +17,7 @@
 //! lock whose hand-on costs one line transfer per CPU spinning on it.
 
 use super::cost::CostProfile;
-use super::policy::{Policy, Work};
-use super::{Rng, workload::Behavior};
-
-pub type TaskId = usize;
-
-/// What a task does next when it has the CPU.
-pub enum Action {
-    /// Computes for this long.
-    Compute(u64),
-    /// sched_yield.
-    Yield,
-    /// Sleeps this long (a timer wakes it).
-    Sleep(u64),
-    /// Blocks until another task wakes it (at once if a wake-up is pending).
-    WaitWake,
-    /// Wakes a task (a message, a token).
-    Wake(TaskId),
-    /// Creates a task running this behaviour (same address space if `thread`).
-    Fork { child: Box<dyn Behavior>, thread: bool },
-    /// Waits for its children to exit.
-    WaitChildren,
-    /// Ends.
-    Exit,
-}
-
-/// State the workload's tasks share (mailboxes, counters); the engine never reads it.
-#[derive(Debug, Default)]
-pub struct Shared {
-    pub sent: u64,
-    pub delivered: u64,
-    pub mailbox: Vec<u64>,
-    pub forks: u64,
-    pub exits: u64,
-    /// The web server: connections not yet accepted, and the httpd waiting in accept().
-    pub pending: u64,
-    pub in_accept: Vec<TaskId>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    Runnable,
-    Running,
-    Blocked,
-    Exited,
-}
-
-/// What the engine and the policies know of a task.
-pub struct SimTask {
-    pub id: TaskId,
-    /// Address space: tasks with the same `mm` switch as threads.
-    pub mm: usize,
-    pub nice: i32,
-    pub state: State,
-    /// The CPU it last ran on.
-    pub cpu: usize,
-    pub run_ns: u64,
-    pub parent: Option<TaskId>,
-    pub live_children: u32,
-    pub waiting_children: bool,
-    pub wake_pending: bool,
-    pub woken_at: Option<u64>,
-    /// When it last blocked or yielded (the policies' sleep and run accounting).
-    pub stamp: u64,
-    /// Computation left of the current action.
-    pub remaining: u64,
-    behavior: Option<Box<dyn Behavior>>,
-}
+use super::types::{Action, Asleep, Behavior, Policy, Rng, Shared, SimTask, State, TaskId, Why, Work};
 
 /// One CPU.
 #[derive(Debug, Clone, Default)]
@@ -130,8 +64,6 @@ pub struct Outcome {
 
 /// The longest a running task's step is (so wake-ups from other CPUs land in order).
 const STEP_NS: u64 = 50_000;
-/// HZ = 100: Linux 2.0 and 2.4 on i386 (include/asm-i386/param.h).
-pub const TICK_NS: u64 = 10_000_000;
 
 pub struct Engine {
     pub tasks: Vec<SimTask>,
@@ -177,7 +109,7 @@ impl Engine {
     /// Adds a runnable task (a new address space unless `mm` is given) on `cpu`.
     pub fn spawn(&mut self, behavior: Box<dyn Behavior>, mm: Option<usize>, nice: i32, cpu: usize) -> TaskId {
         let id = self.new_task(behavior, mm, nice, cpu);
-        let target = self.policy.add(&self.tasks, id, cpu % self.cpus.len(), super::policy::Why::New);
+        let target = self.policy.add(&self.tasks, id, cpu % self.cpus.len(), Why::New);
         let now = self.cpus[cpu % self.cpus.len()].now;
         self.placed(target, id, now);
         id
@@ -233,7 +165,7 @@ impl Engine {
     /// Adds a task that never runs but is counted by loops over all tasks (the
     /// system's sleeping daemons, which Linux 2.0's recalculation loop visits).
     pub fn spawn_sleeper(&mut self) -> TaskId {
-        let id = self.spawn(Box::new(super::workload::Asleep), None, 0, 0);
+        let id = self.spawn(Box::new(Asleep), None, 0, 0);
         self.tasks[id].state = State::Blocked;
         self.policy.remove(&self.tasks, id);
         id
@@ -305,7 +237,7 @@ impl Engine {
         }
         self.tasks[id].state = State::Runnable;
         self.tasks[id].woken_at = Some(now);
-        let target = self.policy.add(&self.tasks, id, from_cpu, super::policy::Why::Wake);
+        let target = self.policy.add(&self.tasks, id, from_cpu, Why::Wake);
         self.placed(target, id, now);
     }
 
@@ -474,7 +406,7 @@ impl Engine {
                 self.tasks[id].woken_at = Some(self.cpus[cpu].now);
                 self.tasks[cur].live_children += 1;
                 self.out.forks += 1;
-                let target = self.policy.add(&self.tasks, id, cpu, super::policy::Why::Fork { parent: cur });
+                let target = self.policy.add(&self.tasks, id, cpu, Why::Fork { parent: cur });
                 let now = self.cpus[cpu].now;
                 self.placed(target, id, now);
                 if self.policy.fork_child_first() {
@@ -540,39 +472,4 @@ impl Engine {
         out.delivered = self.shared.delivered;
         out
     }
-}
-
-impl SimTask {
-    /// A runnable task that has not run yet.
-    fn new(id: TaskId, mm: usize, nice: i32, cpu: usize, behavior: Option<Box<dyn Behavior>>) -> Self {
-        Self {
-            id,
-            mm,
-            nice,
-            state: State::Runnable,
-            cpu,
-            run_ns: 0,
-            parent: None,
-            live_children: 0,
-            waiting_children: false,
-            wake_pending: false,
-            woken_at: None,
-            stamp: 0,
-            remaining: 0,
-            behavior,
-        }
-    }
-
-    /// A parent still waiting in the run queue (not blocked in wait, not running) when
-    /// its child exits: the child ran before the parent went on.
-    fn waiting_in_queue(&self) -> bool {
-        self.state == State::Runnable
-    }
-}
-
-/// Tasks for driving a policy by hand in tests: processes (one mm each) at `nice` on
-/// CPU 0, runnable.
-#[cfg(test)]
-pub fn test_tasks(n: usize, nice: i32) -> Vec<SimTask> {
-    (0..n).map(|id| SimTask::new(id, id + 1, nice, 0, None)).collect()
 }

@@ -13,34 +13,17 @@
 
 pub mod cost;
 pub mod engine;
+pub mod fit;
 pub mod policy;
 pub mod run;
 pub mod suites;
+pub mod types;
 pub mod workload;
 
 pub use cost::CostProfile;
 pub use engine::{Engine, Outcome};
-pub use policy::{Policy, PolicyKind};
+pub use types::{Policy, PolicyKind, Rng};
 pub use workload::WorkloadKind;
-
-/// The simulator's only source of chance: the statistics' seeded SplitMix64.
-pub struct Rng(crate::stats::SplitMix64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(crate::stats::SplitMix64::new(seed))
-    }
-
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.0.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Exponentially distributed with this mean.
-    pub fn exp(&mut self, mean: f64) -> u64 {
-        (-mean * (1.0 - self.unit()).ln()).round() as u64
-    }
-}
 
 #[cfg(test)]
 mod tests;

@@ -56,7 +56,7 @@ pub fn experiments(suite: &str) -> Vec<Params> {
 pub fn period_profile(suite: &str) -> Option<Result<CostProfile, cost::ProfileError>> {
     match suite {
         "travis98" => Some(cost::pentium200()),
-        "molnar02" | "lmbench" => Some(cost::smp2002()),
+        "molnar02" | "lmbench" => Some(super::fit::smp2002()),
         _ => None,
     }
 }

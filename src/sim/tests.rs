@@ -1,8 +1,8 @@
 //! The simulator's invariants (virtual time only: nothing here depends on the machine).
 
 use super::cost::unit_profile;
-use super::engine::{SimTask, State};
 use super::policy::Why;
+use super::types::{SimTask, State};
 use super::workload::{Params, WorkloadKind, simulate};
 use super::*;
 
@@ -171,7 +171,7 @@ fn the_o1_child_runs_first_and_the_others_let_the_parent_go_on() {
 // The kernel's rules, one test each, named after the version and function they follow.
 
 fn tasks_for(n: usize) -> Vec<SimTask> {
-    super::engine::test_tasks(n, 0)
+    super::types::test_tasks(n, 0)
 }
 
 #[test]

@@ -21,22 +21,10 @@
 
 use std::collections::VecDeque;
 
-use super::engine::{Action, Engine, Outcome, Shared, TaskId};
+use super::engine::{Engine, Outcome};
+pub use super::types::Behavior;
+use super::types::{Action, Shared, TaskId};
 use super::{CostProfile, PolicyKind, Rng};
-
-/// What a task does, one action at a time.
-pub trait Behavior {
-    fn next(&mut self, me: TaskId, shared: &mut Shared, rng: &mut Rng) -> Action;
-}
-
-/// A task that never runs (a sleeping daemon).
-pub struct Asleep;
-
-impl Behavior for Asleep {
-    fn next(&mut self, _: TaskId, _: &mut Shared, _: &mut Rng) -> Action {
-        Action::WaitWake
-    }
-}
 
 /// sched_yield forever, with `work` ns of computation between yields.
 pub struct Yielder {

@@ -770,10 +770,12 @@ mod tests {
         let path = dir.path().join("r.db");
         let mut s = SqliteStore::open(&path).unwrap();
         let me = Owner::current().expect("/proc names this process");
-        let live = s.begin_run(&start("t", "c", None), &machine(), Some(&me)).unwrap();
+        // Runs of this host: only they can be judged (another host's stays running).
+        let here = Machine { hostname: crate::sys::uname().1, ..machine() };
+        let live = s.begin_run(&start("t", "c", None), &here, Some(&me)).unwrap();
         let gone = Owner { start_ticks: me.start_ticks + 1, ..me.clone() };
-        let dead = s.begin_run(&start("t", "c", None), &machine(), Some(&gone)).unwrap();
-        let unknown = s.begin_run(&start("t", "c", None), &machine(), None).unwrap();
+        let dead = s.begin_run(&start("t", "c", None), &here, Some(&gone)).unwrap();
+        let unknown = s.begin_run(&start("t", "c", None), &here, None).unwrap();
         assert_eq!(s.load_run(live).unwrap().0.run.status, "running");
         assert_eq!(s.load_run(dead).unwrap().0.run.status, "abandoned");
         assert_eq!(s.load_run(unknown).unwrap().0.run.status, "running", "no owner recorded: as stored");

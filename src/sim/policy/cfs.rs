@@ -18,7 +18,7 @@
 //!   The weighted lags of the queued tasks sum to zero by construction of V.
 
 use super::{Pick, Policy, PolicyKind, Why, Work, slot};
-use crate::sim::engine::{SimTask, TaskId};
+use crate::sim::types::{SimTask, TaskId};
 
 /// sched_prio_to_weight, nice -20 … 19.
 pub const WEIGHTS: [u64; 40] = [

@@ -28,7 +28,7 @@
 //!   simulator locks the scheduler's work only).
 
 use super::{GlobalQueue, Pick, Policy, PolicyKind, Why, Work, slot};
-use crate::sim::engine::{SimTask, State, TaskId};
+use crate::sim::types::{SimTask, State, TaskId};
 
 pub const DEF_PRIORITY: i64 = 20;
 /// include/asm-i386/smp.h of 2.0.

@@ -27,7 +27,7 @@
 //!   the simulator charges it under the lock.
 
 use super::{GlobalQueue, Pick, Policy, PolicyKind, Why, Work, slot};
-use crate::sim::engine::{SimTask, State, TaskId};
+use crate::sim::types::{SimTask, State, TaskId};
 
 /// include/asm-i386/smp.h of 2.4.
 pub const PROC_CHANGE_PENALTY: i64 = 15;

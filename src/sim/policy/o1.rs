@@ -44,7 +44,7 @@
 use std::collections::VecDeque;
 
 use super::{Pick, Policy, PolicyKind, Why, Work, slot};
-use crate::sim::engine::{SimTask, TaskId};
+use crate::sim::types::{SimTask, TaskId};
 
 const MAX_PRIO: usize = 140;
 pub const TICK_NS: u64 = 1_000_000;
@@ -440,7 +440,7 @@ mod tests {
         // at nice 0 a CURRENT_BONUS of 7 (prio 118) is interactive, 6 is not; at nice
         // 19 no bonus is enough.
         assert_eq!((delta(0), delta(19), delta(-20)), (2, 6, -3));
-        let tasks = crate::sim::engine::test_tasks(1, 0);
+        let tasks = crate::sim::types::test_tasks(1, 0);
         let mut o = O1::new(1);
         o.add(&tasks, 0, 0, Why::New);
         for (bonus, interactive) in [(7, true), (6, false)] {
@@ -448,7 +448,7 @@ mod tests {
             o.prio[0] = o.effective_prio(&tasks, 0);
             assert_eq!(o.interactive(&tasks, 0), interactive, "bonus {bonus}: prio {}", o.prio[0]);
         }
-        let nice19 = crate::sim::engine::test_tasks(1, 19);
+        let nice19 = crate::sim::types::test_tasks(1, 19);
         o.state[0].sleep_avg = MAX_SLEEP_AVG_NS;
         o.prio[0] = o.effective_prio(&nice19, 0);
         assert!(!o.interactive(&nice19, 0));
@@ -459,7 +459,7 @@ mod tests {
         // recalc_task_prio(): a sleep past JUST_INTERACTIVE_SLEEP sets sleep_avg to
         // MAX_SLEEP_AVG − AVG_TIMESLICE; a short one adds the sleep × (MAX_BONUS −
         // CURRENT_BONUS).
-        let mut tasks = crate::sim::engine::test_tasks(1, 0);
+        let mut tasks = crate::sim::types::test_tasks(1, 0);
         let mut o = O1::new(1);
         o.add(&tasks, 0, 0, Why::New);
         tasks[0].stamp = 0;

@@ -1,0 +1,255 @@
+//! The simulator's shared vocabulary: tasks and what they do, the policy contract and
+//! its work units, the tick, the random source. The engine, the policies and the
+//! workloads all build on it; it builds on none of them.
+
+/// HZ = 100: Linux 2.0 and 2.4 on i386 (include/asm-i386/param.h).
+pub const TICK_NS: u64 = 10_000_000;
+
+pub type TaskId = usize;
+
+/// What a task does next when it has the CPU.
+pub enum Action {
+    /// Computes for this long.
+    Compute(u64),
+    /// sched_yield.
+    Yield,
+    /// Sleeps this long (a timer wakes it).
+    Sleep(u64),
+    /// Blocks until another task wakes it (at once if a wake-up is pending).
+    WaitWake,
+    /// Wakes a task (a message, a token).
+    Wake(TaskId),
+    /// Creates a task running this behaviour (same address space if `thread`).
+    Fork { child: Box<dyn Behavior>, thread: bool },
+    /// Waits for its children to exit.
+    WaitChildren,
+    /// Ends.
+    Exit,
+}
+
+/// State the workload's tasks share (mailboxes, counters); the engine never reads it.
+#[derive(Debug, Default)]
+pub struct Shared {
+    pub sent: u64,
+    pub delivered: u64,
+    pub mailbox: Vec<u64>,
+    pub forks: u64,
+    pub exits: u64,
+    /// The web server: connections not yet accepted, and the httpd waiting in accept().
+    pub pending: u64,
+    pub in_accept: Vec<TaskId>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Runnable,
+    Running,
+    Blocked,
+    Exited,
+}
+
+/// What the engine and the policies know of a task.
+pub struct SimTask {
+    pub id: TaskId,
+    /// Address space: tasks with the same `mm` switch as threads.
+    pub mm: usize,
+    pub nice: i32,
+    pub state: State,
+    /// The CPU it last ran on.
+    pub cpu: usize,
+    pub run_ns: u64,
+    pub parent: Option<TaskId>,
+    pub live_children: u32,
+    pub waiting_children: bool,
+    pub wake_pending: bool,
+    pub woken_at: Option<u64>,
+    /// When it last blocked or yielded (the policies' sleep and run accounting).
+    pub stamp: u64,
+    /// Computation left of the current action.
+    pub remaining: u64,
+    pub(crate) behavior: Option<Box<dyn Behavior>>,
+}
+
+impl SimTask {
+    /// A runnable task that has not run yet.
+    pub(crate) fn new(id: TaskId, mm: usize, nice: i32, cpu: usize, behavior: Option<Box<dyn Behavior>>) -> Self {
+        Self {
+            id,
+            mm,
+            nice,
+            state: State::Runnable,
+            cpu,
+            run_ns: 0,
+            parent: None,
+            live_children: 0,
+            waiting_children: false,
+            wake_pending: false,
+            woken_at: None,
+            stamp: 0,
+            remaining: 0,
+            behavior,
+        }
+    }
+
+    /// A parent still waiting in the run queue (not blocked in wait, not running) when
+    /// its child exits: the child ran before the parent went on.
+    pub(crate) fn waiting_in_queue(&self) -> bool {
+        self.state == State::Runnable
+    }
+}
+
+/// Tasks for driving a policy by hand in tests: processes (one mm each) at `nice` on
+/// CPU 0, runnable.
+#[cfg(test)]
+pub fn test_tasks(n: usize, nice: i32) -> Vec<SimTask> {
+    (0..n).map(|id| SimTask::new(id, id + 1, nice, 0, None)).collect()
+}
+
+/// What a task does, one action at a time.
+pub trait Behavior {
+    fn next(&mut self, me: TaskId, shared: &mut Shared, rng: &mut Rng) -> Action;
+}
+
+/// A task that never runs (a sleeping daemon).
+pub struct Asleep;
+
+impl Behavior for Asleep {
+    fn next(&mut self, _: TaskId, _: &mut Shared, _: &mut Rng) -> Action {
+        Action::WaitWake
+    }
+}
+
+/// What a scheduling decision cost, in operations (the profile prices them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Tasks whose goodness was computed.
+    pub scanned: u32,
+    /// Tasks visited by a counter recalculation.
+    pub recalced: u32,
+    /// Constant-time picks.
+    pub picks: u32,
+    /// Balanced-tree levels walked.
+    pub tree_steps: u32,
+    /// Scanned task_structs last written by another CPU (a cache line fetched).
+    pub remote: u32,
+}
+
+/// A pick: who runs next on the CPU (None: idle), and its cost.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pick {
+    pub next: Option<TaskId>,
+    pub work: Work,
+}
+
+/// Why a task became runnable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// A task the workload starts.
+    New,
+    Wake,
+    /// A child forked by `parent` (on the CPU passed to `add`).
+    Fork {
+        parent: TaskId,
+    },
+}
+
+pub trait Policy {
+    fn kind(&self) -> PolicyKind;
+    /// One run-queue lock for all CPUs (contention then emerges on SMP).
+    fn global_lock(&self) -> bool;
+    /// `id` became runnable (woken or new) from `cpu`'s context; returns the CPU whose
+    /// queue it joined (the one to kick or preempt).
+    fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize;
+    /// `id` stopped being runnable (blocked, slept, exited).
+    fn remove(&mut self, tasks: &[SimTask], id: TaskId);
+    /// schedule() on `cpu`; `prev` is the task that just ran if it is still runnable.
+    fn pick(&mut self, tasks: &[SimTask], cpu: usize, prev: Option<TaskId>, now: u64) -> Pick;
+    /// A timer tick on `cpu` while `cur` runs; true asks for a reschedule.
+    fn tick(&mut self, tasks: &[SimTask], cpu: usize, cur: TaskId, now: u64) -> bool;
+    /// sched_yield by `cur` (a reschedule follows).
+    fn on_yield(&mut self, tasks: &[SimTask], cpu: usize, cur: TaskId) -> Work;
+    /// Whether waking `woken` preempts `cur`.
+    fn wake_preempts(&self, tasks: &[SimTask], woken: TaskId, cur: TaskId) -> bool;
+    /// Whether a forked child runs before its parent goes on.
+    fn fork_child_first(&self) -> bool;
+    /// `id` ran `ns` more (virtual-runtime policies account it).
+    fn charge(&mut self, _tasks: &[SimTask], _id: TaskId, _ns: u64) {}
+    /// An idle CPU's tick: pull work from a busier CPU.
+    fn idle_balance(&mut self, _tasks: &[SimTask], _cpu: usize, _now: u64) -> Work {
+        Work::default()
+    }
+    /// The timer tick (1/HZ).
+    fn tick_ns(&self) -> u64 {
+        TICK_NS
+    }
+    /// None: a wake-up that leaves a CPU idle sends it an IPI (reschedule_idle). Some:
+    /// idle CPUs find work only at their idle rebalance tick, this often.
+    fn idle_rebalance_ns(&self) -> Option<u64> {
+        None
+    }
+    /// Whether sched_yield by `cur` does anything (2.4 returns at once when no other
+    /// task waits).
+    fn yield_reschedules(&self, _tasks: &[SimTask], _cpu: usize, _cur: TaskId) -> bool {
+        true
+    }
+    /// `child` exited and `parent` reaps it.
+    fn reap(&mut self, _tasks: &[SimTask], _child: TaskId, _parent: TaskId) {}
+}
+
+/// The policies by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+pub enum PolicyKind {
+    #[value(name = "linux-2.0")]
+    Linux20,
+    #[value(name = "linux-2.0-yieldfix")]
+    Linux20YieldFix,
+    #[value(name = "linux-2.4")]
+    Linux24,
+    #[value(name = "o1")]
+    O1,
+    #[value(name = "cfs")]
+    Cfs,
+    #[value(name = "eevdf")]
+    Eevdf,
+}
+
+impl PolicyKind {
+    pub const ALL: [PolicyKind; 6] = [
+        PolicyKind::Linux20,
+        PolicyKind::Linux20YieldFix,
+        PolicyKind::Linux24,
+        PolicyKind::O1,
+        PolicyKind::Cfs,
+        PolicyKind::Eevdf,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Linux20 => "linux-2.0",
+            PolicyKind::Linux20YieldFix => "linux-2.0-yieldfix",
+            PolicyKind::Linux24 => "linux-2.4",
+            PolicyKind::O1 => "o1",
+            PolicyKind::Cfs => "cfs",
+            PolicyKind::Eevdf => "eevdf",
+        }
+    }
+}
+
+/// The simulator's only source of chance: the statistics' seeded SplitMix64.
+pub struct Rng(crate::stats::SplitMix64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(crate::stats::SplitMix64::new(seed))
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.0.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Exponentially distributed with this mean.
+    pub fn exp(&mut self, mean: f64) -> u64 {
+        (-mean * (1.0 - self.unit()).ln()).round() as u64
+    }
+}
