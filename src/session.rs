@@ -375,9 +375,11 @@ fn keep_unfinished(run: &mut OpenRun, req: &RunRequest, progress: &mut [Progress
     }
 }
 
-/// Every benchmark the store refused, rescued in one importable file. The file is a
-/// run of its own (a new UUID): the stored part of the run already holds the run's, and
-/// an import would take the file for it and add nothing.
+/// Every benchmark the store refused, printed and rescued in one importable file, or,
+/// when that file cannot be written (a file-size limit, a nearly full disk), in one
+/// file a benchmark, so that whatever fits is saved. Each file is a run of its own (a
+/// new UUID): the stored part of the run already holds the run's, and an import would
+/// take the file for it and add nothing.
 fn rescue_all(
     req: &RunRequest,
     machine: &machine::Machine,
@@ -387,11 +389,31 @@ fn rescue_all(
 ) -> String {
     let rows: Vec<ResultRow> = unstored.iter().flat_map(|u| u.rows.iter().cloned()).collect();
     let skipped: Vec<Skipped> = unstored.iter().flat_map(|u| u.skipped.iter().cloned()).collect();
-    let uuid = crate::store::new_uuid();
-    let doc = unsaved_document(req, machine, (id, &uuid), started_at, &rows);
+    print!("{}", report::table::render_results(&rows, &skipped));
     let names = unstored.iter().map(|u| u.benchmark).collect::<Vec<_>>().join(", ");
     let error = unstored.iter().find_map(|u| u.error.clone()).unwrap_or_default();
-    rescue(&req.db, &names, &error, &doc, &skipped)
+    let doc = |rows: &[ResultRow]| unsaved_document(req, machine, (id, &crate::store::new_uuid()), started_at, rows);
+    let saved = match write_rescue(&req.db, &doc(&rows), &skipped, "") {
+        Some(p) => format!("printed above and saved to {} (oscost import reads it)", p.display()),
+        None => {
+            let (mut files, mut lost) = (Vec::new(), Vec::new());
+            for u in unstored {
+                match write_rescue(&req.db, &doc(&u.rows), &u.skipped, &format!("-{}", u.benchmark)) {
+                    Some(p) => files.push(p.display().to_string()),
+                    None => lost.push(u.benchmark),
+                }
+            }
+            let mut said = format!(
+                "printed above and, as one file could not be written, saved one benchmark a file: {} (oscost import reads each)",
+                if files.is_empty() { "none".to_string() } else { files.join(", ") }
+            );
+            if !lost.is_empty() {
+                said.push_str(&format!("; no file could be written for {}", lost.join(", ")));
+            }
+            said
+        }
+    };
+    format!("storing {names} failed ({error}); their figures are {saved}; the run stopped there")
 }
 
 /// The figures a benchmark measured but could not store, as a run document.
@@ -418,31 +440,26 @@ fn unsaved_document(
     }
 }
 
-/// When a benchmark's figures cannot be stored: prints them, writes them as an
-/// importable export beside the database (else in the temp directory), and returns
-/// what happened, in words.
-fn rescue(db: &Path, id: &str, error: &str, doc: &RunDocument, skipped: &[Skipped]) -> String {
-    print!("{}", report::table::render_results(&doc.results, skipped));
+/// Writes a rescue document as an importable export: a new file (never through a link,
+/// never over another file) beside the database, else in a private folder of the temp
+/// folder that is kept for the user. `suffix` tells apart one benchmark's file.
+fn write_rescue(db: &Path, doc: &RunDocument, skipped: &[Skipped], suffix: &str) -> Option<std::path::PathBuf> {
     let json = report::export::to_json(&[(doc.clone(), skipped.to_vec())]);
     let name = format!(
-        "{}.unsaved-run{}-{}.json",
+        "{}.unsaved-run{}-{}{suffix}.json",
         db.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "oscost".into()),
         doc.run.id,
         std::process::id()
     );
-    // A new file (never through a link, never over another file) beside the database,
-    // else in a private folder of the temp folder that is kept for the user.
     let beside = db.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).join(&name);
-    let written = crate::files::write_new(&beside, json.as_bytes(), 0o600).map(|()| beside).ok().or_else(|| {
-        let dir = crate::files::private_dir("oscost-rescue-").ok()?.keep();
-        let p = dir.join(&name);
-        crate::files::write_new(&p, json.as_bytes(), 0o600).ok().map(|()| p)
-    });
-    let saved = match written {
-        Some(p) => format!("printed above and saved to {} (oscost import reads it)", p.display()),
-        None => "printed above (no file could be written either)".into(),
-    };
-    format!("storing {id} failed ({error}); its figures are {saved}; the run stopped there")
+    crate::files::write_new(&beside, json.as_bytes(), 0o600).map(|()| beside).ok().or_else(|| {
+        // The folder is kept only when the file could be written in it.
+        let dir = crate::files::private_dir("oscost-rescue-").ok()?;
+        let p = dir.path().join(&name);
+        crate::files::write_new(&p, json.as_bytes(), 0o600).ok()?;
+        let _ = dir.keep();
+        Some(p)
+    })
 }
 
 /// Fingerprints the machine and says, before anything is measured, what the run
