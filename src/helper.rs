@@ -52,7 +52,9 @@ impl Executable {
     /// (effective uid) or root, and not writable by group or others.
     pub fn open_verified(path: &Path) -> Result<Self, String> {
         let shown = path.display();
-        let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        // Non-blocking: a FIFO planted or named here must not hang the open (it is then
+        // refused as not a regular file).
+        let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK, Mode::empty())
             .map_err(|e| format!("the no-op helper {shown} cannot be opened: {}", io::Error::from(e)))?;
         let st = rustix::fs::fstat(&fd).map_err(|e| format!("fstat of {shown}: {}", io::Error::from(e)))?;
         check_trusted(st.st_mode, st.st_uid, rustix::process::geteuid().as_raw())

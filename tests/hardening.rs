@@ -288,3 +288,45 @@ fn disk_full_mid_run_loses_no_finished_round_and_the_rescue_file_imports_back() 
     }
     assert!(mid_run, "no tmpfs size made the database fill mid-run");
 }
+
+/// Defect 7, `--noop`: the helper was opened blocking, so a FIFO named there (or planted
+/// where a user points it) hung oscost for ever, even with no exec benchmark selected.
+/// It is opened non-blocking and refused as not a regular file; the run goes on.
+#[test]
+fn a_fifo_given_as_the_noop_helper_hangs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("noop");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let db = dir.path().join("r.db");
+    let mut child = oscost()
+        .args(["run", "syscall.getppid", "--quick", "--rounds", "1", "--noop"])
+        .arg(&fifo)
+        .arg("--db")
+        .arg(&db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("oscost hung opening a FIFO given as --noop");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "no exec benchmark was selected: the run completes");
+}
+
+/// Defect 7, `observe --for`: no upper bound, while its samples stay in memory.
+#[test]
+fn observe_for_longer_than_ten_minutes_is_refused() {
+    let db = temp_db();
+    let out = oscost().args(["observe", "--for", "11m", "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at most 10 minutes"));
+}

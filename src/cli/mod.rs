@@ -584,6 +584,10 @@ fn signal_name(sig: i32) -> &'static str {
 }
 
 fn observe(d: std::time::Duration, iv: std::time::Duration, json: bool, db: PathBuf) -> Result<i32> {
+    // The samples are kept in memory until the end (about 10 MB a minute at 10 ms).
+    if d > TRACE_LIMIT {
+        return Err(UsageError("--for must be at most 10 minutes".into()).into());
+    }
     if iv >= d {
         return Err(UsageError("--interval must be shorter than --for".into()).into());
     }
