@@ -230,13 +230,7 @@ fn disk_full_mid_run_loses_no_finished_round_and_the_rescue_file_imports_back() 
         return;
     }
     let exe = env!("CARGO_BIN_EXE_oscost");
-    let listed = run_ok(&["list"], &temp_db().path);
-    let family: std::collections::BTreeSet<String> = String::from_utf8_lossy(&listed.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|id| id.starts_with("syscall."))
-        .map(String::from)
-        .collect();
+    let family = benchmark_ids("syscall.");
     let mut mid_run = false;
     for size in ["240k", "320k", "400k", "480k"] {
         let dir = tempfile::tempdir().unwrap();

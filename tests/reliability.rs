@@ -166,13 +166,7 @@ fn a_disk_that_fills_mid_run_loses_no_figure() {
     };
     let mut all = ids(&db.path);
     all.extend(ids(&other.path));
-    let listed = run_ok(&["list"], &temp_db().path);
-    let family: std::collections::BTreeSet<String> = String::from_utf8_lossy(&listed.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|id| id.starts_with("syscall."))
-        .map(String::from)
-        .collect();
+    let family = benchmark_ids("syscall.");
     assert_eq!(all, family, "{stderr}");
     integrity_ok(&db.path);
 }

@@ -107,3 +107,14 @@ pub fn wait_unmarked(mark: &str) -> Vec<u32> {
     }
     marked(mark)
 }
+
+/// The ids of every benchmark whose id starts with `prefix` (`syscall.`), as `list` shows.
+pub fn benchmark_ids(prefix: &str) -> std::collections::BTreeSet<String> {
+    let out = oscost().arg("list").output().expect("run oscost list");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|id| id.starts_with(prefix))
+        .map(String::from)
+        .collect()
+}
