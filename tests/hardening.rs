@@ -105,6 +105,17 @@ fn symlink_farm_in_a_sticky_tmpdir_changes_no_file() {
     assert!(left.is_empty(), "oscost left files in TMPDIR: {left:?}");
 }
 
+/// `oscost runs` with the default database: HOME as given, XDG_DATA_HOME as given or unset.
+fn runs_with_default_db(home: &Path, xdg: Option<&str>, cwd: &Path) -> std::process::Output {
+    let mut c = oscost();
+    c.current_dir(cwd).env("HOME", home).env_remove("OSCOST_DB").arg("runs");
+    match xdg {
+        Some(x) => c.env("XDG_DATA_HOME", x),
+        None => c.env_remove("XDG_DATA_HOME"),
+    };
+    c.output().unwrap()
+}
+
 /// Defect 1, the default folder: root with another user's HOME (as `sudo` keeps it)
 /// must not follow a link planted at `~/.local/share/oscost`, nor use a folder that
 /// user owns; a relative XDG_DATA_HOME is ignored (the XDG specification).
@@ -114,13 +125,7 @@ fn default_folder_planted_as_a_link_is_refused() {
     let elsewhere = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(home.path().join(".local/share")).unwrap();
     std::os::unix::fs::symlink(elsewhere.path(), home.path().join(".local/share/oscost")).unwrap();
-    let out = oscost()
-        .env("HOME", home.path())
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("OSCOST_DB")
-        .args(["runs"])
-        .output()
-        .unwrap();
+    let out = runs_with_default_db(home.path(), None, home.path());
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("symbolic link") && err.contains("--db"), "{err}");
@@ -129,14 +134,7 @@ fn default_folder_planted_as_a_link_is_refused() {
     // A relative XDG_DATA_HOME falls back to HOME's folder, created 0700.
     let home2 = tempfile::tempdir().unwrap();
     let cwd = tempfile::tempdir().unwrap();
-    let out = oscost()
-        .current_dir(cwd.path())
-        .env("HOME", home2.path())
-        .env("XDG_DATA_HOME", "relative/data")
-        .env_remove("OSCOST_DB")
-        .args(["runs"])
-        .output()
-        .unwrap();
+    let out = runs_with_default_db(home2.path(), Some("relative/data"), cwd.path());
     assert!(out.status.success() || out.status.code() == Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!cwd.path().join("relative").exists(), "a relative XDG_DATA_HOME was used");
     let dir = home2.path().join(".local/share/oscost");
@@ -149,13 +147,7 @@ fn default_folder_planted_as_a_link_is_refused() {
         for p in [home3.path().join(".local"), home3.path().join(".local/share")] {
             std::os::unix::fs::chown(&p, Some(NOBODY), Some(NOBODY)).unwrap();
         }
-        let out = oscost()
-            .env("HOME", home3.path())
-            .env_remove("XDG_DATA_HOME")
-            .env_remove("OSCOST_DB")
-            .args(["runs"])
-            .output()
-            .unwrap();
+        let out = runs_with_default_db(home3.path(), None, home3.path());
         assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
         assert!(String::from_utf8_lossy(&out.stderr).contains("belongs to uid 65534"));
     } else {
@@ -180,22 +172,11 @@ fn kill_9_of_the_coordinator_during_a_group_start_leaves_no_task() {
     for trial in 0..10u64 {
         let db = temp_db();
         let mark = new_mark();
-        let mut child = oscost()
-            .env(MARK, &mark)
-            .args(["run", "load.runqueue", "--tasks", "1024", "--rounds", "1", "--no-trace"])
-            .args(policy)
-            .arg("--db")
-            .arg(&db.path)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let args = [&["run", "load.runqueue", "--tasks", "1024", "--rounds", "1", "--no-trace"], policy].concat();
+        let mut child = spawn_marked(&args, &db.path, &mark);
         // Wait for the group to be starting (some of its tasks exist), then a little
         // more, different each trial.
-        let start = std::time::Instant::now();
-        while marked(&mark).len() < 20 && start.elapsed() < std::time::Duration::from_secs(20) {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        wait_marked(&mark, 20, std::time::Duration::from_secs(20));
         std::thread::sleep(std::time::Duration::from_millis(trial * 40));
         let _ = child.kill();
         let _ = child.wait();

@@ -44,20 +44,11 @@ fn sigint_during_a_1024_task_run_under_cpu_load_keeps_the_finished_points() {
     let _hogs = Hogs::start(2);
     let db = temp_db();
     let mark = new_mark();
-    let mut run = oscost()
-        .env(MARK, &mark)
-        .args(["run", "load.runqueue", "--tasks", "2,1024", "--rounds", "1", "--no-trace", "--db"])
-        .arg(&db.path)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let args = ["run", "load.runqueue", "--tasks", "2,1024", "--rounds", "1", "--no-trace"];
+    let mut run = spawn_marked(&args, &db.path, &mark);
     // The 1024-task point is starting once hundreds of the run's tasks exist.
-    let start = std::time::Instant::now();
-    while marked(&mark).len() < 300 && start.elapsed() < std::time::Duration::from_secs(120) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(marked(&mark).len() >= 300, "the 1024-task point never started");
+    let started = wait_marked(&mark, 300, std::time::Duration::from_secs(120));
+    assert!(started >= 300, "the 1024-task point never started");
     let _ = std::process::Command::new("kill").args(["-INT", &run.id().to_string()]).status();
     let status = run.wait().unwrap();
     assert_eq!(status.code(), Some(130), "stopped by SIGINT");

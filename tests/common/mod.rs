@@ -118,3 +118,25 @@ pub fn benchmark_ids(prefix: &str) -> std::collections::BTreeSet<String> {
         .map(String::from)
         .collect()
 }
+
+/// Starts `oscost ARGS --db DB` with its processes marked `mark`, output discarded.
+pub fn spawn_marked(args: &[&str], db: &Path, mark: &str) -> std::process::Child {
+    oscost()
+        .env(MARK, mark)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start oscost")
+}
+
+/// Waits (up to `limit`) until at least `n` processes are marked `mark`; returns how many.
+pub fn wait_marked(mark: &str, n: usize, limit: std::time::Duration) -> usize {
+    let start = std::time::Instant::now();
+    while marked(mark).len() < n && start.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    marked(mark).len()
+}
