@@ -44,8 +44,8 @@ pub const FAULT_ENV: &str = "OSCOST_WORKER_FAULT";
 
 /// How long a stopped worker may take to report before it is killed: 5 s, and 20 ms
 /// more for each task the round may have started, since it stops and reaps them all
-/// first (1024 tasks under two CPU hogs took longer than 5 s, and the round's finished
-/// points were lost with the worker).
+/// first. Under heavy CPU load even this can be too short (the round's finished points
+/// are then lost with the worker): reporting before reaping would close that.
 fn stop_grace(opts: &crate::bench::BenchOptions) -> Duration {
     let tasks = [opts.tasks.iter().max(), opts.storm_tasks.iter().max()].into_iter().flatten().copied().max();
     let tasks = tasks.unwrap_or(0).max(opts.rooms * 20);
