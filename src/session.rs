@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench::{BenchDef, BenchOptions, Family, Output, RoundPlan, Scope};
+use crate::bench::{BenchDef, BenchOptions, Family, RoundPlan, Scope};
 use crate::clock::Calibration;
 use crate::model::{ResultRow, RunDocument, RunInfo, Skipped};
 use crate::placement::Placement;
@@ -266,13 +266,12 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
                 bound: bound_of(def, *scope, &req.options, job_cfg),
             };
             let reply = run_round(&job, req.executor);
-            let out = Output { rows: reply.rows, skipped: reply.skipped };
-            let ended = classify(def, reply.outcome, &out);
-            for s in out.skipped {
+            let ended = classify(def, reply.outcome, &reply.rows, &reply.skipped);
+            for s in reply.skipped {
                 p.skip_once(s);
             }
-            if !out.rows.is_empty() {
-                p.rounds.push(out.rows);
+            if !reply.rows.is_empty() {
+                p.rounds.push(reply.rows);
             }
             match ended {
                 Ended::Done => {}
@@ -490,11 +489,11 @@ enum Ended {
     Failed(Skipped),
 }
 
-fn classify(def: &BenchDef, result: Result<(), BenchError>, out: &Output) -> Ended {
+fn classify(def: &BenchDef, result: Result<(), BenchError>, rows: &[ResultRow], skipped: &[Skipped]) -> Ended {
     let failed = |reason: String| Ended::Failed(Skipped { benchmark: def.id.into(), params: String::new(), reason });
     match result {
         // A benchmark that measured nothing and said why not did not do its job.
-        Ok(()) if out.rows.is_empty() && out.skipped.is_empty() => {
+        Ok(()) if rows.is_empty() && skipped.is_empty() => {
             failed("failed: it measured nothing (check the sizes and lists given to it)".into())
         }
         Ok(()) => Ended::Done,

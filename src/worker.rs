@@ -9,6 +9,10 @@
 //! [`RoundRequest`] from its standard input, measures, writes one [`RoundReply`] to
 //! its standard output and exits. It opens no database and draws nothing.
 //!
+//! The reply is a stream of JSON lines: each row and each skipped variant the moment the
+//! benchmark gives it, then how the round ended. So a round stopped (or killed) while it
+//! reaps a thousand tasks on a busy machine keeps every point it finished.
+//!
 //! The coordinator (`session`) keeps the database, the terminal and the watchdog. A
 //! worker runs in a process group of its own, so the coordinator can stop it and
 //! everything it started at once: a stop signal is passed on to the group (the worker
@@ -17,7 +21,7 @@
 //! is reported for its benchmark while the run goes on. A worker dies with the
 //! coordinator (PR_SET_PDEATHSIG). Real-time policies are entered in the worker only.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -26,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{self, BenchDef, BenchOptions, Ctx, Output, Scope};
+use crate::bench::{self, BenchDef, BenchOptions, Ctx, Output, Produced, Scope};
 use crate::clock::Calibration;
 use crate::helper::Executable;
 use crate::model::{ResultRow, Skipped};
@@ -42,10 +46,10 @@ pub const WORKER_COMMAND: &str = "__worker";
 /// benchmark's bound to SECONDS (so a test need not wait the real bound out).
 pub const FAULT_ENV: &str = "OSCOST_WORKER_FAULT";
 
-/// How long a stopped worker may take to report before it is killed: 5 s, and 20 ms
-/// more for each task the round may have started, since it stops and reaps them all
-/// first. Under heavy CPU load even this can be too short (the round's finished points
-/// are then lost with the worker): reporting before reaping would close that.
+/// How long a stopped worker may take to end before it is killed: 5 s, and 20 ms more
+/// for each task the round may have started, since it stops and reaps them all first.
+/// A worker killed at the end of it loses nothing it finished: its rows are already
+/// reported.
 fn stop_grace(opts: &crate::bench::BenchOptions) -> Duration {
     let tasks = [opts.tasks.iter().max(), opts.storm_tasks.iter().max()].into_iter().flatten().copied().max();
     let tasks = tasks.unwrap_or(0).max(opts.rooms * 20);
@@ -70,11 +74,36 @@ pub struct RoundRequest {
 const COORDINATOR_ENV: &str = "OSCOST_COORDINATOR";
 
 /// What one round measured, and how it ended.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub struct RoundReply {
     pub rows: Vec<ResultRow>,
     pub skipped: Vec<Skipped>,
     pub outcome: Result<(), BenchError>,
+}
+
+/// One line of a worker's reply, as the coordinator reads it.
+#[derive(Debug, Deserialize)]
+enum Message {
+    Row(Box<ResultRow>),
+    Skipped(Skipped),
+    Ended(Result<(), BenchError>),
+}
+
+/// One line of a worker's reply, as the worker writes it (borrowing what it sends).
+#[derive(Serialize)]
+enum MessageRef<'a> {
+    Row(&'a ResultRow),
+    Skipped(&'a Skipped),
+    Ended(&'a Result<(), BenchError>),
+}
+
+impl<'a> From<Produced<'a>> for MessageRef<'a> {
+    fn from(p: Produced<'a>) -> Self {
+        match p {
+            Produced::Row(r) => MessageRef::Row(r),
+            Produced::Skipped(s) => MessageRef::Skipped(s),
+        }
+    }
 }
 
 /// The helper as it crosses exec: the number of the descriptor the worker inherits.
@@ -88,25 +117,27 @@ fn wire_noop(opts: &BenchOptions, fd: Option<i32>) -> Result<(i32, String), Stri
 
 // --- the worker's side -------------------------------------------------------------
 
-/// The worker's main: one round, its reply on standard output. The exit status is 0
-/// whenever a reply was written (the reply says how the benchmark ended).
+/// The worker's main: one round, reported line by line on standard output. The exit
+/// status is 0 whenever the round's end was reported (the report says how it ended).
 pub fn serve() -> i32 {
     // The coordinator names itself, so a worker whose coordinator died before the death
     // signal was armed ends at once instead of measuring for no one.
     sys::die_with_parent(std::env::var(COORDINATOR_ENV).ok().and_then(|p| p.parse().ok()));
-    let reply = match read_request() {
-        Ok(req) => measure_round(req),
-        Err(e) => RoundReply { rows: Vec::new(), skipped: Vec::new(), outcome: Err(BenchError::Setup(e)) },
+    let mut out = Output::reporting_to(|p| {
+        // A coordinator that stopped reading is gone: the death signal ends us.
+        let _ = send(&p.into());
+    });
+    let outcome = match read_request() {
+        Ok(req) => measure_round(req, &mut out),
+        Err(e) => Err(BenchError::Setup(e)),
     };
-    let text = match serde_json::to_vec(&reply) {
-        Ok(t) => t,
-        Err(_) => return 70,
-    };
+    if send(&MessageRef::Ended(&outcome)) { 0 } else { 74 }
+}
+
+/// Writes one line of the reply and flushes it.
+fn send(message: &MessageRef) -> bool {
     let mut out = std::io::stdout().lock();
-    if out.write_all(&text).and_then(|()| out.flush()).is_err() {
-        return 74;
-    }
-    0
+    serde_json::to_writer(&mut out, message).is_ok() && out.write_all(b"\n").is_ok() && out.flush().is_ok()
 }
 
 fn read_request() -> Result<RoundRequest, String> {
@@ -115,24 +146,20 @@ fn read_request() -> Result<RoundRequest, String> {
     serde_json::from_str(&text).map_err(|e| format!("the round's request is malformed: {e}"))
 }
 
-fn measure_round(req: RoundRequest) -> RoundReply {
-    let mut out = Output::default();
-    let outcome = (|| {
-        sys::install_interrupt_flag().map_err(|e| BenchError::setup("installing the signal handlers", e))?;
-        let def = bench::registry()
-            .into_iter()
-            .find(|b| b.id == req.bench)
-            .ok_or_else(|| BenchError::Setup(format!("no benchmark {:?} in this binary", req.bench)))?;
-        inject_fault(def.id);
-        let mut opts = req.options;
-        opts.noop = req.noop.and_then(|(fd, origin)| Executable::adopt(fd, origin)).map(Arc::new);
-        opts.placement.apply_static().map_err(|e| BenchError::Setup(e.to_string()))?;
-        // The request's text and whatever parsing it left: given back before measuring.
-        sys::release_free_memory();
-        let ctx = Ctx { cfg: &req.cfg, calib: &req.calib, opts: &opts, scope: req.scope };
-        run_one(def, &ctx, req.policy_bound, &mut out)
-    })();
-    RoundReply { rows: out.rows, skipped: out.skipped, outcome }
+fn measure_round(req: RoundRequest, out: &mut Output) -> Result<(), BenchError> {
+    sys::install_interrupt_flag().map_err(|e| BenchError::setup("installing the signal handlers", e))?;
+    let def = bench::registry()
+        .into_iter()
+        .find(|b| b.id == req.bench)
+        .ok_or_else(|| BenchError::Setup(format!("no benchmark {:?} in this binary", req.bench)))?;
+    inject_fault(def.id);
+    let mut opts = req.options;
+    opts.noop = req.noop.and_then(|(fd, origin)| Executable::adopt(fd, origin)).map(Arc::new);
+    opts.placement.apply_static().map_err(|e| BenchError::Setup(e.to_string()))?;
+    // The request's text and whatever parsing it left: given back before measuring.
+    sys::release_free_memory();
+    let ctx = Ctx { cfg: &req.cfg, calib: &req.calib, opts: &opts, scope: req.scope };
+    run_one(def, &ctx, req.policy_bound, out)
 }
 
 /// The test hook named by [`FAULT_ENV`].
@@ -166,18 +193,18 @@ fn run_one(def: &BenchDef, ctx: &Ctx, bound: Duration, out: &mut Output) -> Resu
     } else {
         None
     };
+    if policy != Policy::Other {
+        out.label("policy", policy.as_str(), true);
+    }
+    if let Some(label) = ctx.opts.placement.label() {
+        out.label("runner", label, false);
+    }
     let r = (def.run)(ctx, out);
     if let Some(g) = guard {
         let fired = g.fired();
         drop(g);
         if fired {
             return Err(BenchError::Timeout(format!("the real-time watchdog demoted {} after its bound", def.id)));
-        }
-        bench::tag(&mut out.rows, "policy", policy.as_str());
-    }
-    if let Some(label) = ctx.opts.placement.label() {
-        for r in &mut out.rows {
-            r.params.entry("runner".into()).or_insert(label.clone().into());
         }
     }
     r
@@ -217,7 +244,8 @@ pub fn run_round(plan: &RoundJob, executor: Executor) -> RoundReply {
             let mut out = Output::default();
             let ctx = Ctx { cfg: plan.cfg, calib: plan.calib, opts: plan.opts, scope: plan.scope };
             let outcome = run_one(plan.def, &ctx, plan.bound, &mut out);
-            Ok(RoundReply { rows: out.rows, skipped: out.skipped, outcome })
+            let (rows, skipped) = out.into_parts();
+            Ok(RoundReply { rows, skipped, outcome })
         }
     };
     result.unwrap_or_else(|e| RoundReply { rows: Vec::new(), skipped: Vec::new(), outcome: Err(e) })
@@ -239,6 +267,8 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
         policy_bound: plan.bound,
     };
     let text = serde_json::to_vec(&req).map_err(|e| BenchError::setup("encoding the round's request", e))?;
+    // So the tasks of a worker killed with its group are ours to reap, not init's.
+    let _ = sys::become_subreaper();
     let mut child = Command::new("/proc/self/exe")
         .arg(WORKER_COMMAND)
         .env(COORDINATOR_ENV, sys::getpid().to_string())
@@ -255,22 +285,39 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(&text);
     }
-    let mut stdout = child.stdout.take().expect("stdout was piped");
+    let stdout = child.stdout.take().expect("stdout was piped");
     let (tx, rx) = mpsc::channel();
     let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let r = stdout.read_to_end(&mut buf).map(|_| buf);
-        let _ = tx.send(r);
+        for line in BufReader::new(stdout).lines() {
+            let message = line
+                .map_err(|e| e.to_string())
+                .and_then(|l| serde_json::from_str::<Message>(&l).map_err(|e| format!("a garbled reply line: {e}")));
+            if tx.send(message).is_err() {
+                break;
+            }
+        }
     });
     let bound = fault_bound(id).unwrap_or(plan.bound);
     let grace = stop_grace(plan.opts);
     let started = Instant::now();
+    let mut reply = RoundReply { rows: Vec::new(), skipped: Vec::new(), outcome: Ok(()) };
+    let mut ended = None;
+    let mut garbled = None;
     let mut stop_sent: Option<Instant> = None;
     let mut killed_for = None;
-    let received = loop {
+    loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(r) => break r.ok(),
-            Err(mpsc::RecvTimeoutError::Disconnected) => break None,
+            Ok(Ok(Message::Row(row))) => reply.rows.push(*row),
+            Ok(Ok(Message::Skipped(s))) => reply.skipped.push(s),
+            Ok(Ok(Message::Ended(outcome))) => {
+                ended = Some(outcome);
+                break;
+            }
+            Ok(Err(e)) => {
+                garbled = Some(e);
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
         if let Some(sig) = sys::stop_signal()
@@ -285,29 +332,32 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
             killed_for = Some(if stuck { "it did not stop when asked" } else { "it ran past its bound" });
             sys::signal_group(pgid, libc::SIGKILL);
         }
-    };
-    // Whatever the worker left in its group goes with it.
+    }
+    // Whatever the worker left in its group goes with it; as their subreaper, we reap
+    // those it could not.
     sys::signal_group(pgid, libc::SIGKILL);
     let status = child.wait().map_err(|e| BenchError::setup("waiting for the worker", e))?;
+    sys::reap_group(pgid, Instant::now() + Duration::from_secs(5));
+    drop(rx);
     let _ = reader.join();
-    if let Some(why) = killed_for {
-        if stop_sent.is_some() {
-            return Err(BenchError::Interrupted);
-        }
-        return Err(BenchError::Timeout(format!(
+    // The rows already reported are kept whatever happened after them.
+    reply.outcome = match (ended, killed_for) {
+        (_, Some(_)) | (None, None) if stop_sent.is_some() => Err(BenchError::Interrupted),
+        (_, Some(why)) => Err(BenchError::Timeout(format!(
             "the worker measuring {id} was killed after {:.0} s: {why}",
             bound.as_secs_f64()
-        )));
-    }
-    match received.as_deref().map(serde_json::from_slice::<RoundReply>) {
-        Some(Ok(reply)) => Ok(reply),
-        _ if stop_sent.is_some() => Err(BenchError::Interrupted),
-        _ => Err(BenchError::Worker(match (status.code(), status.signal()) {
-            (_, Some(sig)) => {
+        ))),
+        (Some(outcome), None) => outcome,
+        (None, None) => Err(BenchError::Worker(match (garbled, status.code(), status.signal()) {
+            (Some(e), _, _) => format!("the worker process measuring {id} replied with {e}"),
+            (_, _, Some(sig)) => {
                 format!("the worker process measuring {id} was killed by signal {sig} before it reported")
             }
-            (Some(code), _) => format!("the worker process measuring {id} exited with status {code} without a result"),
+            (_, Some(code), _) => {
+                format!("the worker process measuring {id} exited with status {code} without a result")
+            }
             _ => format!("the worker process measuring {id} ended without a result"),
         })),
-    }
+    };
+    Ok(reply)
 }

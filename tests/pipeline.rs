@@ -42,7 +42,7 @@ fn fixed_rows(_: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let rate: Vec<f64> = (0..10).map(|i| (50_000.0 + f64::from(i) * 10.0) / k).collect();
     let w =
         ResultRow::from_samples("test.fixed", Method::Workload, "msg/s", rate, 10).unwrap().with_param("variant", "b");
-    out.rows.extend([b, p, w]);
+    out.extend([b, p, w]);
     out.skip("test.fixed", "variant=c", "not available on this machine (synthetic)");
     Ok(())
 }
@@ -58,7 +58,7 @@ impl Probe for Counting {
 
 fn counting(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let m = measure(&mut Counting, ctx.cfg, ctx.calib, &Watch::default())?;
-    out.rows.extend(rows_from("test.counting", &m, "ns/call", 1.0, ctx.calib));
+    out.extend(rows_from("test.counting", &m, "ns/call", 1.0, ctx.calib));
     Ok(())
 }
 

@@ -46,8 +46,8 @@ fn no_child_is_left_behind() {
     for def in bench::registry().into_iter().filter(|b| b.id.starts_with("spawn.")) {
         let (r, out) = run(def.id, &opts, &cfg);
         r.unwrap_or_else(|e| panic!("{}: {e}", def.id));
-        assert!(!out.rows.is_empty(), "{} produced rows", def.id);
-        for row in &out.rows {
+        assert!(!out.rows().is_empty(), "{} produced rows", def.id);
+        for row in out.rows() {
             assert!(row.median.is_finite() && row.n >= 1, "{row:?}");
         }
         assert!(

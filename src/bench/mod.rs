@@ -57,16 +57,88 @@ pub struct Ctx<'a> {
     pub scope: Scope,
 }
 
-/// What one benchmark produced.
-#[derive(Debug, Default)]
+/// What one benchmark produced: its rows and what it skipped, each final once given.
+///
+/// Why final: a worker reports every row the moment it is pushed, so a round stopped
+/// while it reaps a thousand tasks (which a busy machine can make slower than any
+/// grace) keeps the points it finished. Nothing may change a row after [`Output::push`];
+/// the labels every row of the round carries are set before, with [`Output::label`].
+#[derive(Default)]
 pub struct Output {
-    pub rows: Vec<ResultRow>,
-    pub skipped: Vec<Skipped>,
+    rows: Vec<ResultRow>,
+    skipped: Vec<Skipped>,
+    /// Parameters added to each row pushed: (key, value, whether it replaces the row's own).
+    labels: Vec<(String, serde_json::Value, bool)>,
+    report: Option<Reporter>,
+}
+
+/// Where an [`Output`] hands what it is given, as it is given.
+type Reporter = Box<dyn FnMut(Produced<'_>)>;
+
+/// One finished piece of a round, as it is reported.
+#[derive(Debug, Clone, Copy)]
+pub enum Produced<'a> {
+    Row(&'a ResultRow),
+    Skipped(&'a Skipped),
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Output").field("rows", &self.rows).field("skipped", &self.skipped).finish_non_exhaustive()
+    }
 }
 
 impl Output {
+    /// An output that also hands every row and skip to `report` as it is given.
+    pub fn reporting_to(report: impl FnMut(Produced<'_>) + 'static) -> Self {
+        Self { report: Some(Box::new(report)), ..Self::default() }
+    }
+
+    /// Gives every row pushed from now on the parameter `key`; `replace` says whether it
+    /// replaces a value the row set itself.
+    pub fn label(&mut self, key: &str, value: impl Into<serde_json::Value>, replace: bool) {
+        self.labels.push((key.to_string(), value.into(), replace));
+    }
+
+    /// Adds a finished row.
+    pub fn push(&mut self, mut row: ResultRow) {
+        for (key, value, replace) in &self.labels {
+            if *replace || !row.params.contains_key(key) {
+                row.params.insert(key.clone(), value.clone());
+            }
+        }
+        if let Some(report) = &mut self.report {
+            report(Produced::Row(&row));
+        }
+        self.rows.push(row);
+    }
+
+    /// Adds finished rows, in order.
+    pub fn extend(&mut self, rows: impl IntoIterator<Item = ResultRow>) {
+        for row in rows {
+            self.push(row);
+        }
+    }
+
+    /// Records a variant that was not measured, and why.
     pub fn skip(&mut self, benchmark: &str, params: &str, reason: impl Into<String>) {
-        self.skipped.push(Skipped { benchmark: benchmark.into(), params: params.into(), reason: reason.into() });
+        let skipped = Skipped { benchmark: benchmark.into(), params: params.into(), reason: reason.into() };
+        if let Some(report) = &mut self.report {
+            report(Produced::Skipped(&skipped));
+        }
+        self.skipped.push(skipped);
+    }
+
+    pub fn rows(&self) -> &[ResultRow] {
+        &self.rows
+    }
+
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
+    }
+
+    pub fn into_parts(self) -> (Vec<ResultRow>, Vec<Skipped>) {
+        (self.rows, self.skipped)
     }
 }
 

@@ -167,7 +167,7 @@ fn exec_args(path: &str, shown: &str, args: &[&str]) -> Result<ExecArgs, BenchEr
 }
 
 fn run_child(ctx: &Ctx, out: &mut Output, id: &str, how: How, exec: Option<&ExecArgs>) -> Result<(), BenchError> {
-    out.rows.extend(measure_cycle(ctx, id, Child { how, exec, pid: 0 })?);
+    out.extend(measure_cycle(ctx, id, Child { how, exec, pid: 0 })?);
     Ok(())
 }
 
@@ -215,7 +215,7 @@ fn run_shell(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 }
 
 fn run_thread(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.rows.extend(measure_cycle(ctx, "spawn.thread", Thread(None))?);
+    out.extend(measure_cycle(ctx, "spawn.thread", Thread(None))?);
     Ok(())
 }
 
@@ -250,7 +250,7 @@ fn run_thread_start(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let row = ResultRow::from_samples("spawn.thread_start", Method::PerCall, "ns/call", samples, n)
         .ok_or_else(|| BenchError::Failed("no samples".into()))?
         .with_param("phase", "create_to_first_run");
-    out.rows.push(row);
+    out.push(row);
     Ok(())
 }
 
@@ -327,11 +327,11 @@ fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
                     r.counts.insert(Count::ParentFileKib, res.file as f64);
                 }
             }
-            out.rows.extend(rows);
+            out.extend(rows);
             drop(mem);
         }
         if let Some(row) = fit_row("spawn.fork_mem", &points) {
-            out.rows.push(row.with_param("thp", label).with_param("fit", "per_MiB_of_parent"));
+            out.push(row.with_param("thp", label).with_param("fit", "per_MiB_of_parent"));
         }
     }
     Ok(())

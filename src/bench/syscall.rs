@@ -182,28 +182,28 @@ fn run_probe<P: Probe>(
 }
 
 fn run_enosys(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.rows.extend(run_probe(ctx, "syscall.enosys", None, EntryKind::Floor, Enosys)?);
+    out.extend(run_probe(ctx, "syscall.enosys", None, EntryKind::Floor, Enosys)?);
     Ok(())
 }
 
 fn run_getppid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.rows.extend(run_probe(ctx, "syscall.getppid", None, EntryKind::Kernel, NoArg(sys::raw_getppid))?);
+    out.extend(run_probe(ctx, "syscall.getppid", None, EntryKind::Kernel, NoArg(sys::raw_getppid))?);
     Ok(())
 }
 
 fn run_getuid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.rows.extend(run_probe(ctx, "syscall.getuid", None, EntryKind::Kernel, NoArg(sys::raw_getuid))?);
+    out.extend(run_probe(ctx, "syscall.getuid", None, EntryKind::Kernel, NoArg(sys::raw_getuid))?);
     Ok(())
 }
 
 fn run_gettid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.rows.extend(run_probe(ctx, "syscall.gettid", None, EntryKind::Kernel, NoArg(sys::raw_gettid))?);
+    out.extend(run_probe(ctx, "syscall.gettid", None, EntryKind::Kernel, NoArg(sys::raw_gettid))?);
     Ok(())
 }
 
 fn run_getpid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.rows.extend(run_probe(ctx, "syscall.getpid", Some("raw"), EntryKind::Kernel, NoArg(sys::raw_getpid))?);
-    out.rows.extend(run_probe(
+    out.extend(run_probe(ctx, "syscall.getpid", Some("raw"), EntryKind::Kernel, NoArg(sys::raw_getpid))?);
+    out.extend(run_probe(
         ctx,
         "syscall.getpid",
         Some("libc"),
@@ -214,38 +214,14 @@ fn run_getpid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 }
 
 fn run_clock_gettime(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.rows.extend(run_probe(
-        ctx,
-        "syscall.clock_gettime",
-        Some("vdso"),
-        EntryKind::Vdso,
-        NoArg(sys::libc_clock_gettime),
-    )?);
-    out.rows.extend(run_probe(
-        ctx,
-        "syscall.clock_gettime",
-        Some("raw"),
-        EntryKind::Kernel,
-        NoArg(sys::raw_clock_gettime),
-    )?);
+    out.extend(run_probe(ctx, "syscall.clock_gettime", Some("vdso"), EntryKind::Vdso, NoArg(sys::libc_clock_gettime))?);
+    out.extend(run_probe(ctx, "syscall.clock_gettime", Some("raw"), EntryKind::Kernel, NoArg(sys::raw_clock_gettime))?);
     Ok(())
 }
 
 fn run_gettimeofday(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.rows.extend(run_probe(
-        ctx,
-        "syscall.gettimeofday",
-        Some("vdso"),
-        EntryKind::Vdso,
-        NoArg(sys::libc_gettimeofday),
-    )?);
-    out.rows.extend(run_probe(
-        ctx,
-        "syscall.gettimeofday",
-        Some("raw"),
-        EntryKind::Kernel,
-        NoArg(sys::raw_gettimeofday),
-    )?);
+    out.extend(run_probe(ctx, "syscall.gettimeofday", Some("vdso"), EntryKind::Vdso, NoArg(sys::libc_gettimeofday))?);
+    out.extend(run_probe(ctx, "syscall.gettimeofday", Some("raw"), EntryKind::Kernel, NoArg(sys::raw_gettimeofday))?);
     Ok(())
 }
 
@@ -275,7 +251,7 @@ fn run_open_close(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let f = TargetFile::create()?;
     let mut rows = run_probe(ctx, "syscall.open_close", None, EntryKind::Kernel, OpenClose(f.cstring()?))?;
     tag(&mut rows, "path", &f.path.display().to_string());
-    out.rows.extend(rows);
+    out.extend(rows);
     Ok(())
 }
 
@@ -283,13 +259,13 @@ fn run_stat(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let f = TargetFile::create()?;
     let mut rows = run_probe(ctx, "syscall.stat", None, EntryKind::Kernel, Stat(f.cstring()?))?;
     tag(&mut rows, "path", &f.path.display().to_string());
-    out.rows.extend(rows);
+    out.extend(rows);
     Ok(())
 }
 
 fn run_read(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let f = File::open("/dev/zero").map_err(|e| BenchError::setup("opening /dev/zero", e))?;
-    out.rows.extend(run_probe(
+    out.extend(run_probe(
         ctx,
         "syscall.read",
         None,
@@ -301,7 +277,7 @@ fn run_read(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 
 fn run_write(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let f = File::options().write(true).open("/dev/null").map_err(|e| BenchError::setup("opening /dev/null", e))?;
-    out.rows.extend(run_probe(
+    out.extend(run_probe(
         ctx,
         "syscall.write",
         None,
@@ -338,7 +314,7 @@ impl Probe for GetRandom {
 }
 
 fn run_getrandom(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.rows.extend(run_probe(ctx, "syscall.getrandom", None, EntryKind::Kernel, GetRandom([0; 16]))?);
+    out.extend(run_probe(ctx, "syscall.getrandom", None, EntryKind::Kernel, GetRandom([0; 16]))?);
     Ok(())
 }
 
@@ -349,7 +325,7 @@ fn run_sched_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             r.flag(f.clone());
         }
     }
-    out.rows.extend(rows);
+    out.extend(rows);
     Ok(())
 }
 

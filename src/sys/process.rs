@@ -279,6 +279,31 @@ pub fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
     }
 }
 
+/// Makes this process the reaper of its descendants' orphans: a worker killed with
+/// its group leaves its tasks to us rather than to init, so [`reap_group`] can wait
+/// for every one of them (a container's init may reap nothing).
+pub fn become_subreaper() -> io::Result<()> {
+    rustix::process::set_child_subreaper(rustix::process::Pid::from_raw(super::getpid()))?;
+    Ok(())
+}
+
+/// Reaps every child of ours in process group `pgid` (a dead worker's tasks, handed
+/// to us as their subreaper), until none is left or `deadline` passes; returns how
+/// many were reaped.
+pub fn reap_group(pgid: libc::pid_t, deadline: std::time::Instant) -> usize {
+    let Some(group) = rustix::process::Pid::from_raw(pgid) else { return 0 };
+    let mut reaped = 0;
+    loop {
+        match rustix::process::waitpgid(group, rustix::process::WaitOptions::NOHANG) {
+            Ok(Some(_)) => reaped += 1,
+            Ok(None) if std::time::Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+            Err(rustix::io::Errno::INTR) => {}
+            // None left (ECHILD), or the deadline passed.
+            _ => return reaped,
+        }
+    }
+}
+
 /// Takes ownership of descriptor `raw`, inherited from the parent process across
 /// exec, after checking that it is open; it is made close-on-exec again.
 pub fn adopt_inherited_fd(raw: std::os::fd::RawFd) -> io::Result<std::os::fd::OwnedFd> {

@@ -235,7 +235,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             );
             continue;
         }
-        out.rows.push(one_size(ctx, size, ctx.opts.footprint_stride, &cpus)?);
+        out.push(one_size(ctx, size, ctx.opts.footprint_stride, &cpus)?);
     }
     Ok(())
 }

@@ -165,7 +165,7 @@ fn run_mechanism<M: Mechanism, L: Probe>(
     let allowed = allowed()?;
     for (mode, placement) in variants(ctx.scope, modes) {
         match placement.cpus(&allowed) {
-            Ok(cpus) => out.rows.extend(handoff::<M>(ctx, id, mode, placement, cpus)?),
+            Ok(cpus) => out.extend(handoff::<M>(ctx, id, mode, placement, cpus)?),
             Err(why) => out.skip(id, &format!("mode={} placement={}", mode.as_str(), placement.as_str()), why),
         }
     }
@@ -176,7 +176,7 @@ fn run_mechanism<M: Mechanism, L: Probe>(
         let mut rows = rows_from(id, &m, "ns/hand-off", 1.0, ctx.calib);
         tag(&mut rows, "mode", "self");
         tag(&mut rows, "placement", "same_cpu");
-        out.rows.extend(rows);
+        out.extend(rows);
     }
     Ok(())
 }
@@ -232,7 +232,7 @@ fn run_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         tag(&mut rows, "mode", mode.as_str());
         tag(&mut rows, "placement", "same_cpu");
         prove(&mut rows, Placement::SameCpu);
-        out.rows.extend(rows);
+        out.extend(rows);
     }
     Ok(())
 }
@@ -268,9 +268,9 @@ fn run_sleep0(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             sleep0_rows(ctx, &cpus, false, "same_cpu", "alone")?
         };
         let flag = slack_flag(default.first().map(|r| r.median), fine.first().map(|r| r.median), default_slack);
-        out.rows.extend(with_slack(default, default_slack, flag));
-        out.rows.extend(with_slack(fine, 1, None));
-        out.rows.extend(with_slack(sleep0_rows(ctx, &cpus, true, "same_cpu", "yielding_peer")?, default_slack, None));
+        out.extend(with_slack(default, default_slack, flag));
+        out.extend(with_slack(fine, 1, None));
+        out.extend(with_slack(sleep0_rows(ctx, &cpus, true, "same_cpu", "yielding_peer")?, default_slack, None));
     }
     let p = &ctx.opts.placement;
     if p.cpu.is_some() || p.policy != crate::placement::Policy::Other {
@@ -303,7 +303,7 @@ fn run_sleep0(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let mut rows = sleep0_rows(ctx, &on, true, placement, "yielding_peer")?;
         tag(&mut rows, "scenario", scenario);
         tag(&mut rows, "policy", if realtime { "fifo" } else { "other" });
-        out.rows.extend(with_slack(rows, slack, None));
+        out.extend(with_slack(rows, slack, None));
     }
     Ok(())
 }

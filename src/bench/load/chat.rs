@@ -380,7 +380,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             run_once(small, None).map(|o| o.delivered)
         });
         crate::bench::attach_trace(&mut row, trace);
-        out.rows.push(row);
+        out.push(row);
     }
     Ok(())
 }

@@ -207,7 +207,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
                 }
                 let row = point(ctx, design, mode, n, &cpu)?;
                 curve.push((n as f64, row.median));
-                out.rows.push(row);
+                out.push(row);
             }
             let (ns, ys): (Vec<f64>, Vec<f64>) = curve.into_iter().unzip();
             if let Some(g) = classify_growth(&ns, &ys)
@@ -219,7 +219,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
                 let mut fit =
                     fit.with_param("design", design).with_param("mode", mode.as_str()).with_param("growth", g.kind);
                 fit.params.insert("statement".into(), g.statement.into());
-                out.rows.push(fit);
+                out.push(fit);
             }
         }
     }

@@ -91,7 +91,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
                 format!("the slowest task made {:.0}% of the fastest one's yields", ratio * 100.0),
             ));
         }
-        out.rows.push(row);
+        out.push(row);
     }
     Ok(())
 }

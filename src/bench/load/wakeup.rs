@@ -77,7 +77,7 @@ pub fn run_wakeup(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             .with_param("hog_nice", nice)
             .with_param("period_ns", PERIOD_NS);
         crate::bench::attach_trace(&mut row, trace);
-        out.rows.push(row);
+        out.push(row);
     }
     Ok(())
 }
@@ -141,6 +141,7 @@ pub fn run_fairness(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     }
     let mut trace = Some(trace);
     let mut worst = 0.0f64;
+    let mut rows = Vec::new();
     for (i, s) in shares.into_iter().enumerate() {
         let Some(mut row) = ResultRow::from_samples("load.fairness", Method::Workload, "share", s, rounds as u64)
         else {
@@ -158,11 +159,12 @@ pub fn run_fairness(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
                 format!("got {:.1}% of the CPU, the weights promise {:.1}%", row.median * 100.0, promised[i] * 100.0),
             ));
         }
-        out.rows.push(row.with_param("task", i as u64).with_param("nice", nices[i]));
+        rows.push(row.with_param("task", i as u64).with_param("nice", nices[i]));
     }
-    if let Some(last) = out.rows.last_mut() {
+    if let Some(last) = rows.last_mut() {
         last.counts.insert(Count::LargestDeviation, worst);
     }
+    out.extend(rows);
     Ok(())
 }
 
