@@ -165,3 +165,51 @@ fn a_killed_push_leaves_no_partial_run() {
     run_ok(&["push", "--to", &pg.url], &local.path);
     assert_eq!(runs_of(&pg.url).len(), 3);
 }
+
+/// The server's main process, from its pid file.
+fn postmaster_pid(pg: &PgServer) -> String {
+    let text = std::fs::read_to_string(pg.dir.path().join("data/postmaster.pid")).unwrap();
+    text.lines().next().unwrap().trim().to_string()
+}
+
+/// Hardening, defect 6: a stopped (SIGSTOP) server accepts the connection and never
+/// answers; the client's own connect_timeout covers only the socket, so `push` waited
+/// for ever. It now fails within the URL's connect_timeout, saying why.
+#[test]
+fn push_to_a_stopped_server_fails_within_its_timeout() {
+    let Some(pg) = server_or_skip("push_to_a_stopped_server_fails_within_its_timeout") else { return };
+    let local = temp_db();
+    run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "1"], &local.path);
+    let pid = postmaster_pid(&pg);
+    assert!(Command::new("kill").args(["-STOP", &pid]).status().unwrap().success());
+    let started = std::time::Instant::now();
+    let out = oscost()
+        .args(["push", "--to", &format!("{}?connect_timeout=2", pg.url), "--db"])
+        .arg(&local.path)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let _ = Command::new("kill").args(["-CONT", &pid]).status();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "push to a stopped server succeeded: {err}");
+    assert!(err.contains("no answer from the server within 2 s"), "{err}");
+    // Two seconds of bound; the margin is for a loaded machine, the failure was for ever.
+    assert!(took < Duration::from_secs(60), "push took {took:?}");
+}
+
+/// Hardening, defect 7: a refused connection said only "error connecting to server".
+#[test]
+fn a_refused_connection_says_why() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let local = temp_db();
+    run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "1"], &local.path);
+    let out = oscost()
+        .args(["push", "--to", &format!("postgres://oscost:secret@127.0.0.1:{port}/x"), "--db"])
+        .arg(&local.path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("refused"), "no cause given: {err}");
+    assert!(!err.contains("secret"), "the password was printed: {err}");
+}

@@ -7,6 +7,16 @@
 //! one transaction: a benchmark's rows, a finished run, or a whole pushed run, so a
 //! push that is killed leaves nothing of the run behind. A run is named by its UUID
 //! (unique): pushing a run twice, even from two machines at once, stores it once.
+//!
+//! The client blocks in its calls and has no timeout of its own past the socket's
+//! connect (a stopped server accepts the connection and then never answers), so the
+//! connection lives in a thread of its own and every call waits for it with a bound:
+//! the URL's `connect_timeout` (10 s without one) for connecting, [`CALL_TIMEOUT`] for
+//! each later call (an import gets more by its size). A call past its bound fails with
+//! the cause, and the store refuses every later call instead of queueing behind it.
+
+use std::sync::mpsc;
+use std::time::Duration;
 
 use ::postgres::{Client, Error as PgError, NoTls, Transaction};
 
@@ -39,10 +49,45 @@ const MIGRATIONS: [&str; 6] = [
 /// The advisory lock that serialises migrations (any constant shared by all oscosts).
 const MIGRATION_LOCK: i64 = 0x05C0_57DB;
 
+/// How long connecting may take when the URL sets no `connect_timeout`.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long any one call (a transaction) may wait for the server.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// What an import adds to [`CALL_TIMEOUT`] for each row it writes.
+const IMPORT_PER_ROW: Duration = Duration::from_millis(10);
+
+/// The shared store: calls forwarded to the connection's thread, each with a bound.
 pub struct PgStore {
+    jobs: mpsc::Sender<Job>,
+    /// The URL without its password, for messages.
+    shown: String,
+    /// Why the store takes no more calls (one timed out and may still hold the line).
+    broken: Option<String>,
+}
+
+/// One call, run on the connection's thread.
+type Job = Box<dyn FnOnce(&mut PgConnection) + Send>;
+
+/// The connection itself, owned by its thread.
+struct PgConnection {
     client: Client,
     /// The URL without its password, for messages.
     shown: String,
+}
+
+/// A client error with every cause under it ("error connecting to server: Connection
+/// refused (os error 111)", not only the first part).
+fn cause_of(e: &PgError) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text = format!("{text}: {part}");
+        }
+        source = s.source();
+    }
+    text
 }
 
 /// A URL as it may be printed: any password replaced.
@@ -60,24 +105,91 @@ fn without_password(url: &str) -> String {
 }
 
 impl PgStore {
-    /// Connects and migrates.
+    /// Connects and migrates, within the URL's `connect_timeout` (10 s without one)
+    /// and then [`CALL_TIMEOUT`].
     pub fn connect(url: &str) -> Result<Self, StoreError> {
         let shown = without_password(url);
-        let client = Client::connect(url, NoTls)
-            .map_err(|e| StoreError::Postgres { url: shown.clone(), cause: format!("cannot connect: {e}") })?;
-        let mut store = Self { client, shown };
-        store.migrate()?;
+        let config: ::postgres::Config = url.parse().map_err(|e: PgError| StoreError::Postgres {
+            url: shown.clone(),
+            cause: format!("a bad URL: {}", cause_of(&e)),
+        })?;
+        let limit = config.get_connect_timeout().copied().unwrap_or(CONNECT_TIMEOUT);
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (ready, connected) = mpsc::sync_channel(1);
+        let thread_shown = shown.clone();
+        let spawned = std::thread::Builder::new().name("oscost-postgres".into()).spawn(move || {
+            let client = match config.connect(NoTls) {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = ready.send(Err(format!("cannot connect: {}", cause_of(&e))));
+                    return;
+                }
+            };
+            let _ = ready.send(Ok(()));
+            let mut conn = PgConnection { client, shown: thread_shown };
+            for job in queue {
+                job(&mut conn);
+            }
+        });
+        let fail = |cause: String| StoreError::Postgres { url: shown.clone(), cause };
+        spawned.map_err(|e| fail(format!("cannot start the connection's thread: {e}")))?;
+        match connected.recv_timeout(limit) {
+            Ok(Ok(())) => {}
+            Ok(Err(cause)) => return Err(fail(cause)),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                return Err(fail(format!(
+                    "cannot connect: no answer from the server within {} s (connect_timeout)",
+                    limit.as_secs_f64()
+                )));
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(fail("cannot connect: the connection's thread ended".into()));
+            }
+        }
+        let mut store = Self { jobs, shown, broken: None };
+        store.call("migrating the schema", CALL_TIMEOUT, |c| c.migrate())?;
         Ok(store)
     }
 
+    /// Runs `f` on the connection's thread and waits at most `limit` for it.
+    fn call<T: Send + 'static>(
+        &mut self,
+        what: &str,
+        limit: Duration,
+        f: impl FnOnce(&mut PgConnection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let fail = |cause: String| StoreError::Postgres { url: self.shown.clone(), cause };
+        if let Some(why) = &self.broken {
+            return Err(fail(format!("{what}: refused, since {why}")));
+        }
+        let (reply, answer) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move |c| {
+            let _ = reply.send(f(c));
+        });
+        if self.jobs.send(job).is_err() {
+            return Err(fail(format!("{what}: the connection's thread has ended")));
+        }
+        match answer.recv_timeout(limit) {
+            Ok(r) => r,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let why = format!("{what} got no answer from the server within {} s", limit.as_secs_f64());
+                self.broken = Some(why.clone());
+                Err(fail(why))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(fail(format!("{what}: the connection's thread ended"))),
+        }
+    }
+}
+
+impl PgConnection {
     fn err(&self, e: PgError) -> StoreError {
-        StoreError::Postgres { url: self.shown.clone(), cause: e.to_string() }
+        StoreError::Postgres { url: self.shown.clone(), cause: cause_of(&e) }
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
         let known = MIGRATIONS.len() as i64;
         let shown = self.shown.clone();
-        let pg = |e: PgError| StoreError::Postgres { url: shown.clone(), cause: e.to_string() };
+        let pg = |e: PgError| StoreError::Postgres { url: shown.clone(), cause: cause_of(&e) };
         let mut tx = self.client.transaction().map_err(pg)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).map_err(pg)?;
         tx.batch_execute("CREATE TABLE IF NOT EXISTS oscost_schema (version BIGINT NOT NULL)").map_err(pg)?;
@@ -175,7 +287,7 @@ impl From<StoreError> for PgOrStore {
     }
 }
 
-impl PgStore {
+impl PgConnection {
     fn fail(&self, e: PgOrStore) -> StoreError {
         match e {
             PgOrStore::Pg(e) => self.err(e),
@@ -226,6 +338,53 @@ impl PgStore {
 }
 
 impl Backend for PgStore {
+    fn location(&self) -> String {
+        self.shown.clone()
+    }
+
+    fn begin_run(&mut self, start: &RunStart, machine: &Machine, owner: Option<&Owner>) -> Result<i64, StoreError> {
+        let (start, machine, owner) = (start.clone(), machine.clone(), owner.cloned());
+        self.call("starting a run", CALL_TIMEOUT, move |c| c.begin_run(&start, &machine, owner.as_ref()))
+    }
+
+    fn add_benchmark(&mut self, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), StoreError> {
+        let (rows, skipped) = (rows.to_vec(), skipped.to_vec());
+        self.call("storing a benchmark", CALL_TIMEOUT, move |c| c.add_benchmark(run_id, &rows, &skipped))
+    }
+
+    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
+        let (finished_at, status) = (finished_at.to_string(), status.to_string());
+        self.call("finishing a run", CALL_TIMEOUT, move |c| c.finish_run(run_id, &finished_at, &status))
+    }
+
+    fn latest_run_id(&mut self) -> Result<Option<i64>, StoreError> {
+        self.call("finding the latest run", CALL_TIMEOUT, |c| c.latest_run_id())
+    }
+
+    fn resolve(&mut self, reference: &str) -> Result<i64, StoreError> {
+        let reference = reference.to_string();
+        self.call("finding a run", CALL_TIMEOUT, move |c| c.resolve(&reference))
+    }
+
+    fn list_runs(&mut self, filter: &RunFilter) -> Result<Vec<RunListing>, StoreError> {
+        let filter = filter.clone();
+        self.call("listing runs", CALL_TIMEOUT, move |c| c.list_runs(&filter))
+    }
+
+    fn load_run(&mut self, run_id: i64) -> Result<(RunDocument, Vec<Skipped>), StoreError> {
+        self.call("loading a run", CALL_TIMEOUT, move |c| c.load_run(run_id))
+    }
+
+    fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError> {
+        let rows: usize = runs.iter().map(|(d, s)| d.results.len() + s.len()).sum();
+        let limit = CALL_TIMEOUT + IMPORT_PER_ROW * rows as u32;
+        let runs = runs.to_vec();
+        self.call("importing runs", limit, move |c| c.import(&runs))
+    }
+}
+
+/// The calls themselves, on the connection's thread.
+impl Backend for PgConnection {
     fn location(&self) -> String {
         self.shown.clone()
     }
