@@ -66,7 +66,7 @@ pub enum PlacementError {
     NiceRange(i32),
     #[error("--nice {nice}: {reason}")]
     Nice { nice: i32, reason: String },
-    #[error("--policy {policy}: {reason} (real-time and lowered-nice runs need root or CAP_SYS_NICE)")]
+    #[error("--policy {policy}: {reason}")]
     Policy { policy: &'static str, reason: String },
     #[error("pinning to CPU {cpu} failed: {reason}")]
     Pin { cpu: usize, reason: String },
@@ -80,6 +80,28 @@ fn nice_failure(e: &std::io::Error) -> String {
         ),
         _ => e.to_string(),
     }
+}
+
+/// Why a scheduling policy could not be set, with what would allow it. Refused to
+/// root, a real-time policy usually means a real-time budget of zero (the cgroup's
+/// `cpu.rt_runtime_us`, or the kernel's `sched_rt_runtime_us`), not privilege.
+fn policy_failure(policy: Policy, e: &std::io::Error) -> String {
+    let denied = matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM));
+    if !denied {
+        return e.to_string();
+    }
+    if !sys::is_root() {
+        return format!("{e}; real-time and lowered-nice runs need root or CAP_SYS_NICE");
+    }
+    if !policy.is_realtime() {
+        return format!("{e}, although this process is root (a security module or seccomp policy may forbid it)");
+    }
+    let budget = crate::procfs::zero_rt_budget()
+        .map(|at| format!("the real-time budget is 0 ({at}); give this cgroup a budget to measure under {}", policy.as_str()))
+        .unwrap_or_else(|| {
+            "the kernel refused it although this process is root: a real-time budget of 0 (a cgroup's cpu.rt_runtime_us) or a security policy forbids it".into()
+        });
+    format!("{e}; {budget}")
 }
 
 impl Placement {
@@ -147,7 +169,8 @@ pub struct PolicyGuard {
 
 impl PolicyGuard {
     pub fn enter(policy: Policy, bound: Duration) -> Result<Self, PlacementError> {
-        let perr = |e: std::io::Error| PlacementError::Policy { policy: policy.as_str(), reason: e.to_string() };
+        let perr =
+            |e: std::io::Error| PlacementError::Policy { policy: policy.as_str(), reason: policy_failure(policy, &e) };
         // Built first so that every early return below undoes what was done (Drop).
         let mut guard = Self { watchdog: None, fired: Arc::new(AtomicBool::new(false)), saved_rttime: None };
         if policy.is_realtime() {

@@ -305,3 +305,34 @@ fn observe_for_longer_than_ten_minutes_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("at most 10 minutes"));
 }
+
+/// Defect 7: `--policy fifo` in a cgroup whose real-time budget is 0 was blamed on
+/// privilege, as root. A fresh v1 cpu cgroup has `cpu.rt_runtime_us` 0: a run moved
+/// into one is refused up front (exit 2), naming the budget and its file.
+#[test]
+fn fifo_under_a_zero_real_time_budget_names_the_budget() {
+    let cpu = Path::new("/sys/fs/cgroup/cpu");
+    if !oscost::sys::is_root() || !cpu.join("cpu.rt_runtime_us").exists() {
+        eprintln!(
+            "skipped: fifo_under_a_zero_real_time_budget_names_the_budget needs root and a v1 cpu cgroup with real-time group scheduling"
+        );
+        return;
+    }
+    let group = cpu.join(format!("oscost-test-rt-{}", std::process::id()));
+    std::fs::create_dir(&group).unwrap();
+    std::fs::write(group.join("cpu.rt_runtime_us"), "0").unwrap();
+    let db = temp_db();
+    let script = format!(
+        "echo $$ > '{}/tasks' && exec '{}' run syscall.getppid --policy fifo --quick --rounds 1 --db '{}'",
+        group.display(),
+        env!("CARGO_BIN_EXE_oscost"),
+        db.path.display()
+    );
+    let out = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
+    // The shell and oscost have exited: the group is empty and goes.
+    std::fs::remove_dir(&group).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("real-time budget is 0") && err.contains(&group.display().to_string()), "{err}");
+    assert!(!err.contains("need root"), "blamed on privilege: {err}");
+}

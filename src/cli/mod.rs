@@ -347,7 +347,11 @@ fn import(db: &Path, file: &Path) -> Result<i32> {
             .collect()
     };
     let (added, held) = (list(true), list(false));
-    let mut msg = format!("imported {} run(s) as {}", added.len(), added.join(", "));
+    let mut msg = match added.len() {
+        0 => "imported no run".to_string(),
+        1 => format!("imported 1 run as {}", added[0]),
+        n => format!("imported {n} runs as {}", added.join(", ")),
+    };
     if !held.is_empty() {
         msg.push_str(&format!("; {} already here (same run UUID) as {}", held.len(), held.join(", ")));
     }

@@ -141,6 +141,24 @@ fn check_row(i: usize, r: &ResultRow, known: &dyn Fn(&str) -> bool) -> Result<()
     check_figures(r).map_err(at)
 }
 
+/// A run UUID as oscost writes them: 36 characters, hyphenated, lowercase hex.
+fn check_uuid(text: &str) -> Result<(), String> {
+    let shown: String = text.chars().take(40).collect();
+    match uuid::Uuid::try_parse(text) {
+        Ok(u) if u.hyphenated().to_string() == text => Ok(()),
+        _ => Err(format!("UUID {shown:?} is not a UUID like 67e55044-10b1-426f-9247-bb680e5fe0c8")),
+    }
+}
+
+/// A time as oscost writes them: RFC 3339 in UTC, to the second ("2026-11-24T01:02:03Z"),
+/// a real date.
+fn check_time(what: &str, text: &str) -> Result<(), String> {
+    let shown: String = text.chars().take(40).collect();
+    humantime::parse_rfc3339(text)
+        .map(drop)
+        .map_err(|e| format!("{what} {shown:?} is not an RFC 3339 UTC time like 2026-11-24T01:02:03Z ({e})"))
+}
+
 /// Parses and validates an export; any problem rejects the whole file. `known` says
 /// which benchmark ids this oscost has (a row of another is refused).
 pub fn from_json(text: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String> {
@@ -165,6 +183,16 @@ pub fn from_json(text: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<(RunDoc
         if !RUN_STATUSES.contains(&r.doc.run.status.as_str()) {
             return Err(where_(format!("status {:?} is none of {}", r.doc.run.status, RUN_STATUSES.join(", "))));
         }
+        if r.doc.run.status == "running" {
+            return Err(where_(
+                "status \"running\": a run still being measured cannot be imported (export it once it has finished)"
+                    .into(),
+            ));
+        }
+        if let Some(uuid) = &r.doc.run.uuid {
+            check_uuid(uuid).map_err(where_)?;
+        }
+        check_time("start time", &r.doc.run.started_at).map_err(where_)?;
         if let Some(name) = &r.doc.run.save_name {
             crate::model::check_save_name(name).map_err(where_)?;
         }
@@ -200,9 +228,14 @@ pub fn from_json(text: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<(RunDoc
 
 /// A text field of the CSV: one a spreadsheet would read as a formula (= + - @, or
 /// a leading tab or carriage return) gets a leading apostrophe, the usual
-/// neutraliser. Numbers are written by `num` and never pass through here.
+/// neutraliser; control characters (a terminal's escape sequences) and bidirectional
+/// overrides become visible replacements, as everywhere oscost prints stored text. Numbers are written by `num` and never pass through here.
 fn csv_text(s: &str) -> String {
-    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{s}") } else { s.to_string() }
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{}", super::plain(s))
+    } else {
+        super::plain(s).into_owned()
+    }
 }
 
 fn csv_field(s: &str) -> String {
@@ -314,6 +347,38 @@ mod tests {
 
     fn from_json_any(text: &str) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String> {
         from_json(text, &|_| true)
+    }
+
+    /// Hardening, defect 7: import took a run still `running`, empty or huge UUIDs and
+    /// dates like 9999-99-99.
+    #[test]
+    fn import_refuses_a_running_run_a_bad_uuid_and_an_impossible_date() {
+        let refused = |change: &dyn Fn(&mut RunDocument)| {
+            let mut d = doc();
+            change(&mut d);
+            from_json_any(&to_json(&[(d, Vec::new())])).unwrap_err()
+        };
+        assert!(from_json_any(&to_json(&[(doc(), Vec::new())])).is_ok());
+        assert!(refused(&|d| d.run.status = "running".into()).contains("still being measured"));
+        assert!(refused(&|d| d.run.uuid = Some(String::new())).contains("not a UUID"));
+        assert!(refused(&|d| d.run.uuid = Some("a".repeat(100_000))).contains("not a UUID"));
+        assert!(refused(&|d| d.run.uuid = Some("67E55044-10B1-426F-9247-BB680E5FE0C8".into())).contains("not a UUID"));
+        assert!(refused(&|d| d.run.started_at = "9999-99-99".into()).contains("RFC 3339"));
+        assert!(refused(&|d| d.run.started_at = "2026-02-30T00:00:00Z".into()).contains("RFC 3339"));
+        let mut good = doc();
+        good.run.uuid = Some("67e55044-10b1-426f-9247-bb680e5fe0c8".into());
+        assert!(from_json_any(&to_json(&[(good, Vec::new())])).is_ok());
+    }
+
+    /// Hardening, defect 7: CSV printed raw ESC and U+202E (a terminal obeys the first,
+    /// a reader is misled by the second).
+    #[test]
+    fn csv_shows_control_characters_and_bidi_overrides_as_replacements() {
+        let mut d = doc();
+        d.machine.hostname = "host\u{1b}[2J\u{202e}evil".into();
+        let csv = to_csv(&[d]);
+        assert!(!csv.contains('\u{1b}') && !csv.contains('\u{202e}'), "{csv:?}");
+        assert!(csv.contains("host\u{fffd}[2J\u{fffd}evil"));
     }
 
     #[test]

@@ -14,7 +14,8 @@ use crate::stats;
 /// Escapes text for HTML element content and attribute values.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
+    // Control characters and bidirectional overrides become visible replacements first.
+    for c in super::plain(s).chars() {
         match c {
             '&' => o.push_str("&amp;"),
             '<' => o.push_str("&lt;"),
@@ -635,6 +636,8 @@ mod tests {
     #[test]
     fn text_from_the_database_is_escaped() {
         assert_eq!(esc("<b>&\"'"), "&lt;b&gt;&amp;&quot;&#39;");
+        // Hardening, defect 7: the report kept U+202E, which reorders what a reader sees.
+        assert_eq!(esc("a\u{202e}b\u{1b}c"), "a\u{fffd}b\u{fffd}c");
         let mut r = ResultRow::from_samples(
             "syscall.getppid",
             Method::PerCall,

@@ -151,29 +151,46 @@ impl Store {
     pub fn location(&self) -> String {
         self.0.borrow_mut().location()
     }
+
+    /// A bare SQL error, named with the database it came from ("database or disk is
+    /// full" alone does not say which file).
+    fn located<T>(&self, r: Result<T, StoreError>) -> Result<T, StoreError> {
+        r.map_err(|e| match e {
+            StoreError::Sql(cause) => StoreError::SqlAt { location: self.location(), cause },
+            other => other,
+        })
+    }
     pub fn begin_run(&mut self, start: &RunStart, machine: &Machine, owner: Option<&Owner>) -> Result<i64, StoreError> {
-        self.0.borrow_mut().begin_run(start, machine, owner)
+        let r = self.0.borrow_mut().begin_run(start, machine, owner);
+        self.located(r)
     }
     pub fn add_benchmark(&mut self, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), StoreError> {
-        self.0.borrow_mut().add_benchmark(run_id, rows, skipped)
+        let r = self.0.borrow_mut().add_benchmark(run_id, rows, skipped);
+        self.located(r)
     }
     pub fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
-        self.0.borrow_mut().finish_run(run_id, finished_at, status)
+        let r = self.0.borrow_mut().finish_run(run_id, finished_at, status);
+        self.located(r)
     }
     pub fn latest_run_id(&self) -> Result<Option<i64>, StoreError> {
-        self.0.borrow_mut().latest_run_id()
+        let r = self.0.borrow_mut().latest_run_id();
+        self.located(r)
     }
     pub fn resolve(&self, reference: &str) -> Result<i64, StoreError> {
-        self.0.borrow_mut().resolve(reference)
+        let r = self.0.borrow_mut().resolve(reference);
+        self.located(r)
     }
     pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunListing>, StoreError> {
-        self.0.borrow_mut().list_runs(filter)
+        let r = self.0.borrow_mut().list_runs(filter);
+        self.located(r)
     }
     pub fn load_run(&self, run_id: i64) -> Result<(RunDocument, Vec<Skipped>), StoreError> {
-        self.0.borrow_mut().load_run(run_id)
+        let r = self.0.borrow_mut().load_run(run_id);
+        self.located(r)
     }
     pub fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError> {
-        self.0.borrow_mut().import(runs)
+        let r = self.0.borrow_mut().import(runs);
+        self.located(r)
     }
 }
 
@@ -198,6 +215,8 @@ pub enum StoreError {
     TooNew { path: PathBuf, found: i64, known: i64 },
     #[error("database error: {0}")]
     Sql(rusqlite::Error),
+    #[error("results database {location}: {cause}")]
+    SqlAt { location: String, cause: rusqlite::Error },
     #[error("stored data is malformed: {0}")]
     Malformed(String),
     #[error("no run {0} in the database")]
