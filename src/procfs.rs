@@ -86,6 +86,41 @@ pub fn boot_id() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|s| s.trim().to_string())
 }
 
+/// Where this process's real-time budget is zero, if it is: the kernel-wide
+/// `sched_rt_runtime_us`, or `cpu.rt_runtime_us` of its cgroup (v1 cpu controller, or
+/// a v2 hierarchy that exposes it) or of any cgroup above it.
+pub fn zero_rt_budget() -> Option<String> {
+    let read = |p: &str| std::fs::read_to_string(p).ok().map(|t| t.trim().to_string());
+    if read("/proc/sys/kernel/sched_rt_runtime_us").as_deref() == Some("0") {
+        return Some("kernel.sched_rt_runtime_us = 0".into());
+    }
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let mounts: &[&str] = if controllers.split(',').any(|c| c == "cpu") {
+            &["/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"]
+        } else if controllers.is_empty() {
+            &["/sys/fs/cgroup"]
+        } else {
+            continue;
+        };
+        for mount in mounts {
+            let mut dir = std::path::PathBuf::from(format!("{mount}{path}"));
+            loop {
+                let file = dir.join("cpu.rt_runtime_us");
+                if read(&file.to_string_lossy()).as_deref() == Some("0") {
+                    return Some(format!("{} = 0", file.display()));
+                }
+                if dir.as_os_str().len() <= mount.len() || !dir.pop() {
+                    break;
+                }
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,39 +158,4 @@ mod tests {
         assert_eq!(process_start_ticks(child.id() as i32), None, "a reaped process has no stat");
         assert_eq!(boot_id().map(|b| b.len()), Some(36));
     }
-}
-
-/// Where this process's real-time budget is zero, if it is: the kernel-wide
-/// `sched_rt_runtime_us`, or `cpu.rt_runtime_us` of its cgroup (v1 cpu controller, or
-/// a v2 hierarchy that exposes it) or of any cgroup above it.
-pub fn zero_rt_budget() -> Option<String> {
-    let read = |p: &str| std::fs::read_to_string(p).ok().map(|t| t.trim().to_string());
-    if read("/proc/sys/kernel/sched_rt_runtime_us").as_deref() == Some("0") {
-        return Some("kernel.sched_rt_runtime_us = 0".into());
-    }
-    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    for line in cgroups.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        let mounts: &[&str] = if controllers.split(',').any(|c| c == "cpu") {
-            &["/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"]
-        } else if controllers.is_empty() {
-            &["/sys/fs/cgroup"]
-        } else {
-            continue;
-        };
-        for mount in mounts {
-            let mut dir = std::path::PathBuf::from(format!("{mount}{path}"));
-            loop {
-                let file = dir.join("cpu.rt_runtime_us");
-                if read(&file.to_string_lossy()).as_deref() == Some("0") {
-                    return Some(format!("{} = 0", file.display()));
-                }
-                if dir.as_os_str().len() <= mount.len() || !dir.pop() {
-                    break;
-                }
-            }
-        }
-    }
-    None
 }
