@@ -121,6 +121,15 @@ pub fn zero_rt_budget() -> Option<String> {
     None
 }
 
+/// The address space this process maps now (VmSize), in bytes: what a worker, a copy
+/// of this binary, starts from before it allocates anything.
+pub fn mapped_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib << 10)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -295,6 +295,35 @@ fn a_fifo_given_as_the_noop_helper_hangs_nothing() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     assert!(status.success(), "no exec benchmark was selected: the run completes");
+    // With an exec benchmark selected, the refused helper stops the run up front
+    // (exit 2), instead of failing that benchmark once it runs.
+    let out = oscost()
+        .args(["run", "spawn.fork_exec", "--quick", "--rounds", "1", "--noop"])
+        .arg(&fifo)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--noop") && err.contains("regular file"), "{err}");
+}
+
+/// Defect 7, `ulimit -v`: a low address-space limit aborted the coordinator on a
+/// failed allocation and lost every round not yet stored. It is refused up front.
+#[test]
+fn an_address_space_limit_too_low_to_run_is_refused_up_front() {
+    let db = temp_db();
+    let script = format!(
+        "ulimit -v 20000 && exec '{}' run syscall.getppid --quick --rounds 1 --db '{}'",
+        env!("CARGO_BIN_EXE_oscost"),
+        db.path.display()
+    );
+    let out = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("ulimit -v") && err.contains("19 MiB"), "{err}");
+    assert!(!db.path.exists(), "nothing was created");
 }
 
 /// Defect 7, `observe --for`: no upper bound, while its samples stay in memory.

@@ -153,6 +153,9 @@ fn verify_exec(path: &str, shown: &str, args: &[&str]) -> Result<(), BenchError>
     Ok(())
 }
 
+/// The benchmarks that exec the no-op helper (`--noop`): only they need it opened.
+pub const RUNS_HELPER: [&str; 3] = ["spawn.fork_exec", "spawn.posix_spawn", "spawn.shell"];
+
 /// The no-op program, as a descriptor the benchmark's children inherit (see
 /// [`crate::helper`]: it is never executed by a path another user could change).
 fn noop(ctx: &Ctx) -> Result<(Inherited, String), BenchError> {
@@ -351,7 +354,23 @@ fn check_fork_mem(o: &BenchOptions) -> Result<(), String> {
     if o.parent_mem.is_empty() {
         return Err("--parent-mem: give at least one size".into());
     }
-    check_parent_mem(&o.parent_mem, sys::available_memory_bytes())
+    check_parent_mem(&o.parent_mem, sys::available_memory_bytes())?;
+    check_address_space(&o.parent_mem, sys::address_space_limit(), crate::procfs::mapped_bytes().unwrap_or(0))
+}
+
+/// Refuses parent sizes that the address-space limit (`ulimit -v`) cannot hold beside
+/// what a worker maps before it allocates them (`base`): the worker would abort on the
+/// allocation instead.
+pub fn check_address_space(sizes: &[u64], limit: Option<u64>, base: u64) -> Result<(), String> {
+    match (sizes.iter().max(), limit) {
+        (Some(&max), Some(limit)) if max.saturating_add(base) > limit => Err(format!(
+            "--parent-mem {} MiB does not fit the address-space limit (ulimit -v) of {} MiB beside the {} MiB a worker maps before it",
+            max >> 20,
+            limit >> 20,
+            base >> 20
+        )),
+        _ => Ok(()),
+    }
 }
 
 const CYCLE: &str =
@@ -514,6 +533,16 @@ mod tests {
         assert!(check_parent_mem(&[0, 64 << 20], 1 << 30).is_ok());
         let e = check_parent_mem(&[0, 4 << 30], 1 << 30).unwrap_err();
         assert!(e.contains("4096 MiB") && e.contains("1024 MiB"), "{e}");
+    }
+
+    /// Hardening, defect 7: `spawn.fork_mem` under `ulimit -v` aborted its worker
+    /// instead of being refused up front.
+    #[test]
+    fn parent_mem_beyond_the_address_space_limit_is_refused() {
+        assert!(check_address_space(&[0, 64 << 20], None, 30 << 20).is_ok());
+        assert!(check_address_space(&[0, 64 << 20], Some(200 << 20), 30 << 20).is_ok());
+        let e = check_address_space(&[0, 256 << 20], Some(200 << 20), 30 << 20).unwrap_err();
+        assert!(e.contains("256 MiB") && e.contains("200 MiB") && e.contains("ulimit -v"), "{e}");
     }
 
     #[test]

@@ -461,9 +461,16 @@ fn plan(args: &RunArgs) -> Result<Plan> {
     };
     let selected = select::select(&registry, &selectors)?;
     session::ensure_selected(&selected)?;
-    let noop = match &args.noop {
-        Some(p) => crate::helper::Executable::open_verified(p),
-        None => crate::helper::Executable::embedded(),
+    check_address_space_floor()?;
+    // The helper is opened only when a selected benchmark runs it; one the user named
+    // and oscost refuses stops the run here, before anything is measured.
+    let runs_helper = selected.iter().any(|(b, _)| bench::spawn::RUNS_HELPER.contains(&b.id));
+    let noop = match (&args.noop, runs_helper) {
+        (_, false) => Err("no selected benchmark runs the no-op helper".to_string()),
+        (Some(p), true) => {
+            Ok(crate::helper::Executable::open_verified(p).map_err(|e| UsageError(format!("--noop: {e}")))?)
+        }
+        (None, true) => crate::helper::Executable::embedded(),
     }
     .map(std::sync::Arc::new);
     let mut options = BenchOptions {
@@ -491,6 +498,23 @@ fn plan(args: &RunArgs) -> Result<Plan> {
     crate::sys::raise_nofile_limit();
     bench::check_options(&selected, &options).map_err(UsageError)?;
     Ok(Plan { selected, suite, options })
+}
+
+/// The address space (`ulimit -v`) below which the coordinator itself may fail an
+/// allocation, which aborts it and loses every round not yet stored: 40 MiB ran the
+/// quick suite here and 30 MiB did not; the floor keeps a margin.
+const ADDRESS_SPACE_FLOOR: u64 = 64 << 20;
+
+fn check_address_space_floor() -> Result<()> {
+    match crate::sys::address_space_limit() {
+        Some(limit) if limit < ADDRESS_SPACE_FLOOR => Err(UsageError(format!(
+            "the address-space limit (ulimit -v) is {} MiB; oscost needs {} MiB to measure without aborting on a failed allocation (which would lose the rounds not yet stored): raise it",
+            limit >> 20,
+            ADDRESS_SPACE_FLOOR >> 20
+        ))
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 /// Checks `run`'s arguments as `oscost run` would, measuring nothing: the benchmarks

@@ -110,6 +110,11 @@ pub fn nofile_limit() -> u64 {
     rustix::process::getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX)
 }
 
+/// The soft address-space limit (`ulimit -v`, RLIMIT_AS) in bytes, if there is one.
+pub fn address_space_limit() -> Option<u64> {
+    rustix::process::getrlimit(Resource::As).current
+}
+
 /// Raises the soft open-file limit to the hard limit (large run-queue sweeps hold
 /// thousands of pipe ends). Failure leaves the limit as it was.
 pub fn raise_nofile_limit() {
