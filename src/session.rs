@@ -210,6 +210,9 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     };
     let calib = calibrate(req.quick);
     let machine = announce(&req, &cfg, &calib);
+    if let Some(warning) = crate::worker::fault_warning() {
+        eprintln!("{warning}");
+    }
     let trace_spec = trace_spec_for(&req);
     let started_at = report::now_rfc3339();
     let owner = crate::store::Owner::current();

@@ -43,8 +43,24 @@ pub const WORKER_COMMAND: &str = "__worker";
 
 /// For tests of the coordinator's failure paths: `crash:ID` makes the worker measuring
 /// benchmark ID abort, `hang:ID:SECONDS` makes it sleep past any bound and sets that
-/// benchmark's bound to SECONDS (so a test need not wait the real bound out).
+/// benchmark's bound to SECONDS (so a test need not wait the real bound out). The
+/// coordinator reads it, warns that it is set, and hands it to that one benchmark's
+/// worker in its request; no worker or task inherits it.
 pub const FAULT_ENV: &str = "OSCOST_WORKER_FAULT";
+
+/// The test hook, when it is set and names benchmark `id`.
+fn fault_for(id: &str) -> Option<String> {
+    let fault = std::env::var(FAULT_ENV).ok()?;
+    let target = fault.split(':').nth(1)?;
+    (target == id).then_some(fault)
+}
+
+/// A warning to print before a run when the test hook is set.
+pub fn fault_warning() -> Option<String> {
+    std::env::var(FAULT_ENV)
+        .ok()
+        .map(|f| format!("warning: {FAULT_ENV}={f:?} is set: a test hook that makes a worker crash or hang"))
+}
 
 /// How long a stopped worker may take to end before it is killed: 5 s, and 20 ms more
 /// for each task the round may have started, since it stops and reaps them all first.
@@ -68,6 +84,8 @@ pub struct RoundRequest {
     pub noop: Result<(i32, String), String>,
     /// The real-time watchdog's bound, when the policy is real-time.
     pub policy_bound: Duration,
+    /// The test hook ([`FAULT_ENV`]), when it names this benchmark.
+    pub fault: Option<String>,
 }
 
 /// The environment variable through which a worker learns its coordinator's pid.
@@ -152,7 +170,7 @@ fn measure_round(req: RoundRequest, out: &mut Output) -> Result<(), BenchError> 
         .into_iter()
         .find(|b| b.id == req.bench)
         .ok_or_else(|| BenchError::Setup(format!("no benchmark {:?} in this binary", req.bench)))?;
-    inject_fault(def.id);
+    inject_fault(req.fault.as_deref());
     let mut opts = req.options;
     opts.noop = req.noop.and_then(|(fd, origin)| Executable::adopt(fd, origin)).map(Arc::new);
     opts.placement.apply_static().map_err(|e| BenchError::Setup(e.to_string()))?;
@@ -162,12 +180,11 @@ fn measure_round(req: RoundRequest, out: &mut Output) -> Result<(), BenchError> 
     run_one(def, &ctx, req.policy_bound, out)
 }
 
-/// The test hook named by [`FAULT_ENV`].
-fn inject_fault(id: &str) {
-    let Ok(fault) = std::env::var(FAULT_ENV) else { return };
-    match fault.split_once(':') {
-        Some(("crash", target)) if target == id => std::process::abort(),
-        Some(("hang", rest)) if rest.split(':').next() == Some(id) => loop {
+/// The test hook named by [`FAULT_ENV`], as the request carries it.
+fn inject_fault(fault: Option<&str>) {
+    match fault.map(|f| f.split(':').next()) {
+        Some(Some("crash")) => std::process::abort(),
+        Some(Some("hang")) => loop {
             std::thread::sleep(Duration::from_secs(3600));
         },
         _ => {}
@@ -176,10 +193,10 @@ fn inject_fault(id: &str) {
 
 /// The bound a `hang:ID:SECONDS` fault sets for benchmark `id`.
 fn fault_bound(id: &str) -> Option<Duration> {
-    let fault = std::env::var(FAULT_ENV).ok()?;
+    let fault = fault_for(id)?;
     let mut parts = fault.split(':');
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some("hang"), Some(target), Some(secs)) if target == id => secs.parse().ok().map(Duration::from_secs_f64),
+    match (parts.next(), parts.nth(1)) {
+        (Some("hang"), Some(secs)) => secs.parse().ok().map(Duration::from_secs_f64),
         _ => None,
     }
 }
@@ -265,6 +282,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
         options: plan.opts.clone(),
         noop: wire_noop(plan.opts, inherited.as_ref().map(|i| i.raw())),
         policy_bound: plan.bound,
+        fault: fault_for(id),
     };
     let text = serde_json::to_vec(&req).map_err(|e| BenchError::setup("encoding the round's request", e))?;
     // So the tasks of a worker killed with its group are ours to reap, not init's.
@@ -272,6 +290,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
     let mut child = Command::new("/proc/self/exe")
         .arg(WORKER_COMMAND)
         .env(COORDINATOR_ENV, sys::getpid().to_string())
+        .env_remove(FAULT_ENV)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

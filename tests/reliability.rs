@@ -212,6 +212,8 @@ fn a_worker_that_crashes_or_hangs_fails_its_benchmark_and_the_run_goes_on() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{fault}: {err}");
         assert!(err.contains("error: syscall.getppid") && err.contains(words), "{fault}: {err}");
+        // Hardening, defect 7: the hook is announced, and reaches only the worker it names.
+        assert!(err.contains("OSCOST_WORKER_FAULT") && err.contains("test hook"), "{fault}: {err}");
         let runs = runs_json(&db.path);
         assert_eq!(runs[0]["status"], "failed", "{fault}");
         let doc = json_of(&run_ok(&["show", "--format", "json"], &db.path));

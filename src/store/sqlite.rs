@@ -96,6 +96,9 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
+    /// For a reader of an older schema: the private folder of the migrated copy it
+    /// reads (removed when the store is dropped).
+    _copy: Option<tempfile::TempDir>,
 }
 
 impl SqliteStore {
@@ -120,8 +123,9 @@ impl SqliteStore {
     }
 
     /// Opens an existing database for reading: never creates a file or a directory,
-    /// and works where the file or its directory is read-only (a database of an older
-    /// schema is then read as it is).
+    /// never changes the file, and works where the file or its directory is read-only.
+    /// A database of an older schema is not migrated (an older oscost could no longer
+    /// read it): it is copied into a private folder and the copy migrated and read.
     pub fn open_existing(path: &Path) -> Result<Self, StoreError> {
         Self::open_for_reading(path).map_err(|e| e.about(path))
     }
@@ -130,17 +134,38 @@ impl SqliteStore {
         if !path.is_file() {
             return Err(StoreError::Missing { path: path.to_path_buf() });
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if let Ok(conn) = Connection::open_with_flags(path, flags) {
-            match Self::prepare(conn, path).and_then(|mut s| s.migrate().map(|()| s)) {
-                Ok(store) => return Ok(store),
-                Err(e @ StoreError::TooNew { .. }) => return Err(e),
-                // The file or its folder cannot be written (a WAL database needs its
-                // -shm file beside it): read the database as it is.
-                Err(_) => {}
-            }
+        let known = MIGRATIONS.len() as i64;
+        let reader = Self::open_read_only(path)?;
+        let seen: i64 = reader.conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if seen > known {
+            return Err(StoreError::TooNew { path: path.to_path_buf(), found: seen, known });
         }
-        Self::open_read_only(path)
+        if seen < known {
+            return reader.migrated_copy();
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if let Ok(conn) = Connection::open_with_flags(path, flags)
+            && let Ok(store) = Self::prepare(conn, path)
+        {
+            return Ok(store);
+        }
+        // The file or its folder cannot be written (a WAL database needs its -shm file
+        // beside it): read it through the read-only connection.
+        Ok(reader)
+    }
+
+    /// This (read-only) database copied into a private folder (mode 0700) and the copy
+    /// migrated: what a reader of an older schema reads. Messages keep the file's path.
+    fn migrated_copy(self) -> Result<Self, StoreError> {
+        let folder = crate::files::private_dir("oscost-read-")
+            .map_err(|cause| StoreError::CreateDir { path: std::env::temp_dir(), cause })?;
+        let copy = folder.path().join("copy.db");
+        self.conn.execute("VACUUM INTO ?1", params![copy.to_string_lossy()])?;
+        let conn = Connection::open(&copy).map_err(|cause| StoreError::Open { path: copy.clone(), cause })?;
+        let mut store = Self::prepare(conn, &self.path)?;
+        store.migrate()?;
+        store._copy = Some(folder);
+        Ok(store)
     }
 
     /// Read-only access, for a file (or a directory) this user cannot write. A WAL
@@ -171,7 +196,7 @@ impl SqliteStore {
         // A bounded page cache (1 MiB): the process that holds the store also starts
         // the measuring workers, and nothing it keeps should grow with the results.
         conn.pragma_update(None, "cache_size", -1024)?;
-        Ok(Self { conn, path: path.to_path_buf() })
+        Ok(Self { conn, path: path.to_path_buf(), _copy: None })
     }
 
     /// Puts the database in WAL mode. Leaving rollback mode takes an exclusive lock for
@@ -886,10 +911,22 @@ mod tests {
             )
             .unwrap();
         }
+        let version = || -> i64 {
+            Connection::open(&path).unwrap().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap()
+        };
+        // Hardening, defect 7: a reader migrated the file, so an older oscost could
+        // no longer read it. A reader reads a migrated private copy; the file stays.
+        let bytes = std::fs::read(&path).unwrap();
         let s = SqliteStore::open_existing(&path).unwrap();
         assert_eq!(s.load_run(1).unwrap().0.run.status, "complete");
-        let v: i64 = s.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-        assert_eq!(v, MIGRATIONS.len() as i64);
+        drop(s);
+        assert_eq!(version(), 1, "a reader left the schema as it was");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "a reader changed no byte");
+        // A writer upgrades it in place.
+        let s = SqliteStore::open(&path).unwrap();
+        assert_eq!(s.load_run(1).unwrap().0.run.status, "complete");
+        drop(s);
+        assert_eq!(version(), MIGRATIONS.len() as i64);
     }
 
     #[test]
