@@ -19,6 +19,8 @@
 //! - `sim` (the scheduler laboratory: a discrete-event engine, the policies, the
 //!   founding texts' workloads and cost profiles; it measures only what a `live`
 //!   profile needs, through `sys`) and `trace` (the scheduler's tracepoints);
+//! - `producers` (every id a run can store rows under, gathered from the families,
+//!   `observe`, `trace` and `sim`);
 //! - `store` (SQLite) and `report` (renderings), which know the model, never a family;
 //! - `session` (a run's side effects), `select`, and `cli` (arguments and commands).
 //!
@@ -38,6 +40,7 @@ pub mod model;
 pub mod observe;
 pub mod placement;
 pub mod procfs;
+pub mod producers;
 pub mod published;
 pub mod report;
 pub mod rounds;

@@ -697,27 +697,47 @@ pub struct RunInfo {
     /// run whose UUID a database already holds adds nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uuid: Option<String>,
-    /// What made the run: `measure` (benchmarks timed on this machine), `trace` (the
-    /// scheduler's events recorded, `oscost trace`) or `sim` (a scheduler simulated,
-    /// `oscost sim`: no figure of it was measured).
-    #[serde(default = "RunKind::default_str", skip_serializing_if = "RunKind::is_measure")]
-    pub kind: String,
+    /// What made the run; runs stored before kinds existed were measured.
+    #[serde(default, skip_serializing_if = "RunKind::is_measure")]
+    pub kind: RunKind,
 }
 
-/// The kinds of run a database holds (`RunInfo::kind`).
-pub struct RunKind;
+/// The kinds of run a database holds (`RunInfo::kind`), stored and exported as their
+/// lowercase names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunKind {
+    /// Benchmarks timed on this machine (`oscost run`).
+    #[default]
+    Measure,
+    /// The scheduler's counters sampled while the machine ran its own work
+    /// (`oscost observe`).
+    Observe,
+    /// The scheduler's events recorded (`oscost trace`).
+    Trace,
+    /// A scheduler simulated (`oscost sim`): no figure of it was measured.
+    Sim,
+}
 
 impl RunKind {
-    pub const MEASURE: &'static str = "measure";
-    pub const TRACE: &'static str = "trace";
-    pub const SIM: &'static str = "sim";
+    pub const ALL: [RunKind; 4] = [RunKind::Measure, RunKind::Observe, RunKind::Trace, RunKind::Sim];
 
-    fn default_str() -> String {
-        Self::MEASURE.into()
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Measure => "measure",
+            RunKind::Observe => "observe",
+            RunKind::Trace => "trace",
+            RunKind::Sim => "sim",
+        }
     }
 
-    fn is_measure(kind: &str) -> bool {
-        kind == Self::MEASURE
+    /// The kind a stored name stands for.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    fn is_measure(&self) -> bool {
+        *self == RunKind::Measure
     }
 }
 
@@ -746,7 +766,7 @@ impl RunDocument {
                 save_name: None,
                 status: "complete".into(),
                 uuid: None,
-                kind: RunKind::MEASURE.into(),
+                kind: RunKind::Measure,
             },
             machine,
             results,

@@ -221,7 +221,7 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
         command_line: req.command_line.clone(),
         save_name: req.save.clone(),
         uuid: crate::store::new_uuid(),
-        kind: crate::model::RunKind::MEASURE,
+        kind: crate::model::RunKind::Measure,
     };
     let id = store.begin_run(&start, &machine, owner.as_ref())?;
     let mut run = OpenRun { store: Some(store), id };
@@ -435,7 +435,7 @@ fn unsaved_document(
             save_name: None,
             status: "failed".into(),
             uuid: Some(uuid.to_string()),
-            kind: crate::model::RunKind::MEASURE.into(),
+            kind: crate::model::RunKind::Measure,
         },
         machine: machine.clone(),
         results: rows.to_vec(),

@@ -77,7 +77,7 @@ fn export_text() -> String {
             save_name: Some("base".into()),
             status: "complete".into(),
             uuid: None,
-            kind: "measure".into(),
+            kind: oscost::model::RunKind::Measure,
         },
         machine: oscost::machine::Machine::example(),
         results: vec![r],

@@ -335,8 +335,7 @@ fn write_atomic(path: &Path, text: &str) -> Result<()> {
 
 fn import(db: &Path, file: &Path) -> Result<i32> {
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    let known = |id: &str| bench::registry().iter().any(|b| b.id == id) || crate::observe::IDS.contains(&id);
-    let runs = report::export::from_json(&text, &known)
+    let runs = report::export::from_json(&text, &crate::producers::is_known)
         .map_err(|e| UsageError(format!("{}: {e}; nothing was imported", file.display())))?;
     let mut store = Store::open(db)?;
     let done = store.import(&runs)?;
@@ -620,7 +619,7 @@ fn observe(d: std::time::Duration, iv: std::time::Duration, json: bool, db: Path
         return Err(UsageError("--interval must be shorter than --for".into()).into());
     }
     eprintln!("observing for {:.0} s every {} …", d.as_secs_f64(), report::fmt_ns(iv.as_nanos() as f64));
-    recorded_run(db, crate::model::RunKind::MEASURE, json, || {
+    recorded_run(db, crate::model::RunKind::Observe, json, || {
         let trace = crate::observe::record(d, iv)?;
         let summary = crate::observe::summarize_trace(&trace.running, trace.switches, trace.seconds)
             .map(|s| crate::observe::summary_line(&s));
@@ -633,7 +632,7 @@ fn observe(d: std::time::Duration, iv: std::time::Duration, json: bool, db: Path
 /// under the table), finished, and printed.
 fn recorded_run(
     db: PathBuf,
-    kind: &'static str,
+    kind: crate::model::RunKind,
     json: bool,
     record: impl FnOnce() -> Result<(Vec<crate::model::ResultRow>, Vec<String>), String>,
 ) -> Result<i32> {
@@ -691,7 +690,7 @@ fn trace(d: std::time::Duration, command: &[String], json: bool, db: PathBuf) ->
     };
     let what = if command.is_empty() { "the whole machine".to_string() } else { format!("`{}`", command.join(" ")) };
     eprintln!("tracing {what} for up to {} …", report::fmt_ns(d.as_nanos() as f64));
-    recorded_run(db, crate::model::RunKind::TRACE, json, || {
+    recorded_run(db, crate::model::RunKind::Trace, json, || {
         let recorded = crate::trace::system::record(&spec, d, command)?;
         Ok((crate::trace::system::rows(&recorded, command), crate::trace::system::summary(&recorded)))
     })
@@ -779,7 +778,7 @@ fn sim(plan: crate::sim::run::Plan, profile: &str, json: bool, db: PathBuf) -> R
     }
     let profile = sim_profile(profile, &db)?;
     eprintln!("simulating with the {} profile ({}) …", profile.name, profile.machine);
-    recorded_run(db, crate::model::RunKind::SIM, json, || {
+    recorded_run(db, crate::model::RunKind::Sim, json, || {
         let mut rows = Vec::new();
         for p in plan.params() {
             if crate::sys::interrupted() {

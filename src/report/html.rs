@@ -209,7 +209,7 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
     let mut h =
         format!("<section><h2>Run #{} ({}) · {}</h2>", doc.run.id, esc(&doc.run.status), esc(&doc.run.started_at));
     let _ = write!(h, "<p class=cmd><code>{}</code></p>", esc(&doc.run.command_line));
-    if doc.run.kind == crate::model::RunKind::SIM {
+    if doc.run.kind == crate::model::RunKind::Sim {
         h.push_str("<p>Simulated, not measured: every figure is virtual time charged by the cost profile its row names; the machine it stands for is the profile's, not this one.</p>");
     } else {
         h.push_str(&fingerprint_table(&doc.machine));
@@ -658,7 +658,7 @@ mod tests {
                 save_name: None,
                 status: "complete".into(),
                 uuid: None,
-                kind: crate::model::RunKind::MEASURE.into(),
+                kind: crate::model::RunKind::Measure,
             },
             machine: m,
             results: vec![r],

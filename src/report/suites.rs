@@ -566,7 +566,7 @@ mod tests {
                 save_name: None,
                 status: "complete".into(),
                 uuid: None,
-                kind: crate::model::RunKind::MEASURE.into(),
+                kind: crate::model::RunKind::Measure,
             },
             machine: crate::machine::Machine::example(),
             results,

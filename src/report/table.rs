@@ -80,7 +80,7 @@ fn centre(r: &ResultRow) -> String {
 
 /// Renders the run as a table followed by numbered flag notes and skipped variants.
 pub fn render_run(doc: &RunDocument, skipped: &[Skipped]) -> String {
-    if doc.run.kind == crate::model::RunKind::SIM {
+    if doc.run.kind == crate::model::RunKind::Sim {
         let mut out = super::sim::render(doc);
         out.push('\n');
         for line in super::sim::profiles(doc) {

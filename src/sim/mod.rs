@@ -25,5 +25,10 @@ pub use engine::{Engine, Outcome};
 pub use types::{Policy, PolicyKind, Rng};
 pub use workload::WorkloadKind;
 
+/// The benchmark id of a workload's simulated rows (`sim.travis`, …).
+pub fn benchmark_id(workload: WorkloadKind) -> String {
+    format!("sim.{}", workload.name())
+}
+
 #[cfg(test)]
 mod tests;

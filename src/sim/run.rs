@@ -98,7 +98,7 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
             counts.insert(Count::Switches, report.outcome.switches as f64);
             counts.insert(Count::Seconds, report.outcome.end_ns as f64 / 1e9);
             ResultRow {
-                benchmark: format!("sim.{}", p.workload.name()),
+                benchmark: super::benchmark_id(p.workload),
                 params,
                 method: Method::Workload,
                 unit: f.unit.into(),

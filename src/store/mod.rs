@@ -333,7 +333,7 @@ pub struct RunStart {
     pub save_name: Option<String>,
     pub uuid: String,
     /// `model::RunKind`.
-    pub kind: &'static str,
+    pub kind: crate::model::RunKind,
 }
 
 /// A short listing line of a run.
@@ -382,6 +382,11 @@ pub(crate) fn counts_json(counts: &std::collections::BTreeMap<crate::model::Coun
 
 pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> Result<T, StoreError> {
     serde_json::from_str(s).map_err(|e| StoreError::Malformed(format!("{what}: {e}")))
+}
+
+/// A stored run kind read back; an unknown name is malformed data, not a new kind.
+pub(crate) fn parse_kind(name: String) -> Result<crate::model::RunKind, StoreError> {
+    crate::model::RunKind::parse(&name).ok_or_else(|| StoreError::Malformed(format!("run kind {name:?}")))
 }
 
 #[cfg(test)]

@@ -407,7 +407,7 @@ impl Backend for PgConnection {
                         &machine.kernel_release,
                         &json(machine),
                         &start.uuid,
-                        &start.kind,
+                        &start.kind.as_str(),
                     ],
                 )?
                 .get(0);
@@ -511,7 +511,7 @@ impl Backend for PgConnection {
             save_name: head.get(3),
             status: effective_status(head.get(4), owner, &machine.hostname),
             uuid: head.get(6),
-            kind: head.get(10),
+            kind: parse_kind(head.get(10))?,
         };
         let results = me.load_results(run_id).map_err(|e| me.fail(e))?;
         let skipped = me
@@ -544,7 +544,7 @@ impl Backend for PgConnection {
                         &doc.machine.kernel_release,
                         &json(&doc.machine),
                         &uuid,
-                        &doc.run.kind,
+                        &doc.run.kind.as_str(),
                     ],
                 )?;
                 match inserted {

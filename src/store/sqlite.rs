@@ -306,7 +306,7 @@ impl SqliteStore {
                 machine.kernel_release,
                 json(machine),
                 start.uuid,
-                start.kind
+                start.kind.as_str()
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -419,7 +419,7 @@ impl SqliteStore {
                             save_name: r.get(3)?,
                             status: r.get(4)?,
                             uuid: r.get(9)?,
-                            kind: r.get(10)?,
+                            kind: stored_kind(r, 10)?,
                         },
                         r.get(5)?,
                         owner_of(r, 6)?,
@@ -569,7 +569,7 @@ impl SqliteStore {
                     doc.machine.kernel_release,
                     json(&doc.machine),
                     uuid,
-                    doc.run.kind
+                    doc.run.kind.as_str()
                 ],
             )?;
             let id = tx.last_insert_rowid();
@@ -609,6 +609,13 @@ impl Backend for SqliteStore {
     fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError> {
         SqliteStore::import(self, runs)
     }
+}
+
+/// The run kind in column `i` of a row.
+fn stored_kind(r: &rusqlite::Row, i: usize) -> rusqlite::Result<crate::model::RunKind> {
+    let name: String = r.get(i)?;
+    parse_kind(name.clone())
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into()))
 }
 
 /// The owner columns starting at `i` of a row (all NULL without an owner).
@@ -683,7 +690,7 @@ mod tests {
             command_line: command_line.into(),
             save_name,
             uuid: new_uuid(),
-            kind: "measure",
+            kind: crate::model::RunKind::Measure,
         }
     }
     use crate::model::{Count, Flag, FlagCode};
