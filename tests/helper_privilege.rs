@@ -83,7 +83,8 @@ fn planted_helpers_are_never_executed() {
     assert_eq!(spawn_rows(&out), 3 * 3, "each exec row measured the embedded helper");
     assert!(!marker.exists(), "a planted program was executed");
 
-    // Named explicitly, a program another user could rewrite is refused, not run.
+    // Named explicitly, a program another user could rewrite is refused, not run: the
+    // run stops before anything is measured (exit 2).
     let out = oscost()
         .args(["run", "spawn.fork_exec", "--quick", "--json", "--noop"])
         .arg(&planted[0])
@@ -91,7 +92,7 @@ fn planted_helpers_are_never_executed() {
         .arg(&db.path)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("it is not executed"), "{err}");
     if oscost::sys::is_root() {
