@@ -21,7 +21,7 @@
 //! is reported for its benchmark while the run goes on. A worker dies with the
 //! coordinator (PR_SET_PDEATHSIG). Real-time policies are entered in the worker only.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -227,6 +227,23 @@ fn run_one(def: &BenchDef, ctx: &Ctx, bound: Duration, out: &mut Output) -> Resu
     r
 }
 
+/// A worker's reply read back: every whole line's row and skip, how the round ended if
+/// that line came, and the first line that could not be read. A last line cut short
+/// (the worker was killed while writing it) is not a reply line and is left out.
+fn parse_reply(bytes: &[u8]) -> (RoundReply, Option<Result<(), BenchError>>, Option<String>) {
+    let mut reply = RoundReply { rows: Vec::new(), skipped: Vec::new(), outcome: Ok(()) };
+    let mut ended = None;
+    for line in bytes.split_inclusive(|&b| b == b'\n').filter(|l| l.ends_with(b"\n")) {
+        match serde_json::from_slice::<Message>(line) {
+            Ok(Message::Row(row)) => reply.rows.push(*row),
+            Ok(Message::Skipped(s)) => reply.skipped.push(s),
+            Ok(Message::Ended(outcome)) => ended = Some(outcome),
+            Err(e) => return (reply, ended, Some(format!("a garbled reply line: {e}"))),
+        }
+    }
+    (reply, ended, None)
+}
+
 // --- the coordinator's side --------------------------------------------------------
 
 /// Everything a round needs from the run.
@@ -304,39 +321,24 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(&text);
     }
-    let stdout = child.stdout.take().expect("stdout was piped");
+    let mut stdout = child.stdout.take().expect("stdout was piped");
+    // The bytes are only gathered while the worker measures (and parsed once it has
+    // ended), so the coordinator does no more than copy them while a later variant runs.
     let (tx, rx) = mpsc::channel();
     let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let message = line
-                .map_err(|e| e.to_string())
-                .and_then(|l| serde_json::from_str::<Message>(&l).map_err(|e| format!("a garbled reply line: {e}")));
-            if tx.send(message).is_err() {
-                break;
-            }
-        }
+        let mut buf = Vec::new();
+        let _ = stdout.read_to_end(&mut buf);
+        let _ = tx.send(buf);
     });
     let bound = fault_bound(id).unwrap_or(plan.bound);
     let grace = stop_grace(plan.opts);
     let started = Instant::now();
-    let mut reply = RoundReply { rows: Vec::new(), skipped: Vec::new(), outcome: Ok(()) };
-    let mut ended = None;
-    let mut garbled = None;
     let mut stop_sent: Option<Instant> = None;
     let mut killed_for = None;
-    loop {
+    let received = loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(Ok(Message::Row(row))) => reply.rows.push(*row),
-            Ok(Ok(Message::Skipped(s))) => reply.skipped.push(s),
-            Ok(Ok(Message::Ended(outcome))) => {
-                ended = Some(outcome);
-                break;
-            }
-            Ok(Err(e)) => {
-                garbled = Some(e);
-                break;
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Ok(bytes) => break bytes,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break Vec::new(),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
         if let Some(sig) = sys::stop_signal()
@@ -351,15 +353,15 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
             killed_for = Some(if stuck { "it did not stop when asked" } else { "it ran past its bound" });
             sys::signal_group(pgid, libc::SIGKILL);
         }
-    }
+    };
     // Whatever the worker left in its group goes with it; as their subreaper, we reap
     // those it could not.
     sys::signal_group(pgid, libc::SIGKILL);
     let status = child.wait().map_err(|e| BenchError::setup("waiting for the worker", e))?;
     sys::reap_group(pgid, Instant::now() + Duration::from_secs(5));
-    drop(rx);
     let _ = reader.join();
     // The rows already reported are kept whatever happened after them.
+    let (mut reply, ended, garbled) = parse_reply(&received);
     reply.outcome = match (ended, killed_for) {
         (_, Some(_)) | (None, None) if stop_sent.is_some() => Err(BenchError::Interrupted),
         (_, Some(why)) => Err(BenchError::Timeout(format!(
@@ -379,4 +381,41 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
         })),
     };
     Ok(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Method;
+
+    fn line(message: &MessageRef) -> Vec<u8> {
+        let mut text = serde_json::to_vec(message).unwrap();
+        text.push(b'\n');
+        text
+    }
+
+    /// Hardening, defect 4: what a killed worker had reported is read back whole, and
+    /// the line it was cut off in is left out rather than failing the rest.
+    #[test]
+    fn a_reply_cut_short_keeps_every_whole_line() {
+        let row = ResultRow::from_samples("syscall.getppid", Method::PerCall, "ns/call", vec![1.0, 2.0], 2).unwrap();
+        let skipped = Skipped { benchmark: "ctx.pipe".into(), params: "x".into(), reason: "why".into() };
+        let mut bytes = line(&MessageRef::Row(&row));
+        bytes.extend(line(&MessageRef::Skipped(&skipped)));
+        bytes.extend(line(&MessageRef::Row(&row)));
+        let whole = bytes.len();
+        bytes.extend(line(&MessageRef::Ended(&Ok(()))));
+        let (reply, ended, garbled) = parse_reply(&bytes);
+        assert_eq!((reply.rows.len(), reply.skipped.len()), (2, 1));
+        assert!(matches!(ended, Some(Ok(()))) && garbled.is_none());
+        // Killed while writing the third line: two whole lines, nothing garbled.
+        let (reply, ended, garbled) = parse_reply(&bytes[..whole - 5]);
+        assert_eq!((reply.rows.len(), reply.skipped.len()), (1, 1));
+        assert!(ended.is_none() && garbled.is_none());
+        assert_eq!(reply.rows[0], row);
+        let (reply, ended, garbled) = parse_reply(b"");
+        assert!(reply.rows.is_empty() && ended.is_none() && garbled.is_none(), "no reply is not a garbled one");
+        // A whole line that is no reply line is reported.
+        assert!(parse_reply(b"not json\n").2.is_some());
+    }
 }

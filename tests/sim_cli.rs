@@ -10,26 +10,13 @@ fn medians(doc: &serde_json::Value) -> Vec<f64> {
     doc["results"].as_array().unwrap().iter().map(|r| r["median"].as_f64().unwrap()).collect()
 }
 
+/// Two policies forking 20 tasks on 2 CPUs: the simulation both tests below repeat.
+const FORK_SIM: &[&str] = &["sim", "--policy", "linux-2.4,o1", "--workload", "fork", "--tasks", "20", "--cpus", "2"];
+
 #[test]
 fn a_first_simulation_on_a_fresh_database_measures_what_live_needs() {
     let db = temp_db();
-    let out = oscost()
-        .args([
-            "sim",
-            "--policy",
-            "linux-2.4,o1",
-            "--workload",
-            "fork",
-            "--tasks",
-            "20",
-            "--cpus",
-            "2",
-            "--json",
-            "--db",
-        ])
-        .arg(&db.path)
-        .output()
-        .unwrap();
+    let out = oscost().args(FORK_SIM).args(["--json", "--db"]).arg(&db.path).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("measuring them now"), "the first run says it measures: {err}");
@@ -56,23 +43,8 @@ fn a_first_simulation_on_a_fresh_database_measures_what_live_needs() {
 
     // The same profile, read back from the stored run, gives the same figures exactly.
     let id = doc["run"]["id"].as_i64().unwrap().to_string();
-    let again = run_ok(
-        &[
-            "sim",
-            "--policy",
-            "linux-2.4,o1",
-            "--workload",
-            "fork",
-            "--tasks",
-            "20",
-            "--cpus",
-            "2",
-            "--profile",
-            &format!("live@{id}"),
-            "--json",
-        ],
-        &db.path,
-    );
+    let profile = format!("live@{id}");
+    let again = run_ok(&[FORK_SIM, &["--profile", &profile, "--json"]].concat(), &db.path);
     assert_eq!(medians(&json_of(&again)), medians(&doc));
 }
 

@@ -614,8 +614,7 @@ impl Backend for SqliteStore {
 /// The run kind in column `i` of a row.
 fn stored_kind(r: &rusqlite::Row, i: usize) -> rusqlite::Result<crate::model::RunKind> {
     let name: String = r.get(i)?;
-    parse_kind(name.clone())
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into()))
+    parse_kind(name).map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into()))
 }
 
 /// The owner columns starting at `i` of a row (all NULL without an owner).
