@@ -333,12 +333,20 @@ fn write_atomic(path: &Path, text: &str) -> Result<()> {
     crate::files::write_atomic(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
 }
 
+/// Imports an export run by run inside one transaction (SQLite writes each as it is
+/// read, so memory holds one run whatever the file's size); any problem imports nothing.
 fn import(db: &Path, file: &Path) -> Result<i32> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    let runs = report::export::from_json(&text, &crate::producers::is_known)
-        .map_err(|e| UsageError(format!("{}: {e}; nothing was imported", file.display())))?;
+    let input = std::fs::File::open(file).with_context(|| format!("reading {}", file.display()))?;
     let mut store = Store::open(db)?;
-    let done = store.import(&runs)?;
+    let mut read = |take: &mut dyn FnMut(_, _) -> Result<(), String>| {
+        report::export::read_runs(&input, &crate::producers::is_known, take).map(drop)
+    };
+    let done = store.import_each(&mut read).map_err(|e| match e {
+        crate::store::ImportFailure::Input(e) => {
+            UsageError(format!("{}: {e}; nothing was imported", file.display())).into()
+        }
+        crate::store::ImportFailure::Store(e) => anyhow::Error::from(e),
+    })?;
     let list = |added: bool| -> Vec<String> {
         done.iter()
             .filter(|i| matches!(i, crate::store::Imported::Added(_)) == added)

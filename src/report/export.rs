@@ -46,28 +46,25 @@ pub fn to_json(runs: &[(RunDocument, Vec<Skipped>)]) -> String {
     serde_json::to_string(&v).expect("plain data serialises")
 }
 
-/// Turns every row's `histogram` back into its `samples` (an import's first step).
-fn expand_histograms(v: &mut serde_json::Value) -> Result<(), String> {
+/// Turns every row's `histogram` back into its `samples`, in one exported run (an
+/// import's first step for each run).
+fn expand_histograms(run: &mut serde_json::Value) -> Result<(), String> {
     use base64::Engine;
-    let runs = v.get_mut("runs").and_then(|r| r.as_array_mut()).into_iter().flatten();
-    for (k, run) in runs.enumerate() {
-        let rows = run.get_mut("results").and_then(|r| r.as_array_mut()).into_iter().flatten();
-        for (i, row) in rows.enumerate() {
-            let Some(obj) = row.as_object_mut() else { continue };
-            let Some(h) = obj.remove("histogram") else { continue };
-            let at = |m: String| format!("run {k}, result {i}: {m}");
-            let text = h.as_str().ok_or_else(|| at("the histogram is not a string".into()))?;
-            if text.len() > MAX_SAMPLES {
-                return Err(at(format!("a histogram of {} bytes (at most {MAX_SAMPLES})", text.len())));
-            }
-            let blob =
-                base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| at(format!("histogram: {e}")))?;
-            let rounds = crate::histo::decode(&blob).map_err(|e| at(e.to_string()))?;
-            if rounds.iter().map(Vec::len).sum::<usize>() > MAX_SAMPLES {
-                return Err(at(format!("more than {MAX_SAMPLES} samples")));
-            }
-            obj.insert("samples".into(), rounds.concat().into());
+    let rows = run.get_mut("results").and_then(|r| r.as_array_mut()).into_iter().flatten();
+    for (i, row) in rows.enumerate() {
+        let Some(obj) = row.as_object_mut() else { continue };
+        let Some(h) = obj.remove("histogram") else { continue };
+        let at = |m: String| format!("result {i}: {m}");
+        let text = h.as_str().ok_or_else(|| at("the histogram is not a string".into()))?;
+        if text.len() > MAX_SAMPLES {
+            return Err(at(format!("a histogram of {} bytes (at most {MAX_SAMPLES})", text.len())));
         }
+        let blob = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| at(format!("histogram: {e}")))?;
+        let rounds = crate::histo::decode(&blob).map_err(|e| at(e.to_string()))?;
+        if rounds.iter().map(Vec::len).sum::<usize>() > MAX_SAMPLES {
+            return Err(at(format!("more than {MAX_SAMPLES} samples")));
+        }
+        obj.insert("samples".into(), rounds.concat().into());
     }
     Ok(())
 }
@@ -162,68 +159,167 @@ fn check_time(what: &str, text: &str) -> Result<(), String> {
 /// Parses and validates an export; any problem rejects the whole file. `known` says
 /// which benchmark ids this oscost has (a row of another is refused).
 pub fn from_json(text: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String> {
-    let mut v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not an oscost export: {e}"))?;
-    expand_histograms(&mut v)?;
-    let e: Export = serde_json::from_value(v).map_err(|e| format!("not an oscost export: {e}"))?;
-    if e.schema_version != SCHEMA_VERSION {
-        return Err(format!(
-            "export schema version {} is not {SCHEMA_VERSION}, the one this oscost reads",
-            e.schema_version
-        ));
+    let mut runs = Vec::new();
+    read_runs(text.as_bytes(), known, &mut |doc, skipped| {
+        runs.push((doc, skipped));
+        Ok(())
+    })?;
+    Ok(runs)
+}
+
+/// Reads an export run by run: each is decoded, validated and handed to `take` as soon
+/// as it is read, so memory holds one run (its samples expanded) whatever the file's
+/// size. Any problem, or a refusal by `take`, stops the reading with its message; the
+/// file's own schema version, which may come after its runs, is checked at the end.
+pub fn read_runs(
+    reader: impl std::io::Read,
+    known: &dyn Fn(&str) -> bool,
+    take: &mut dyn FnMut(RunDocument, Vec<Skipped>) -> Result<(), String>,
+) -> Result<usize, String> {
+    let mut reading = Reading { known, take, runs: 0, rows: 0, version: None, failure: None };
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader));
+    let parsed = serde::Deserializer::deserialize_map(&mut de, &mut reading).and_then(|()| de.end());
+    if let Some(failure) = reading.failure {
+        return Err(failure);
     }
-    if e.runs.len() > MAX_RUNS {
-        return Err(format!("{} runs in one file (at most {MAX_RUNS})", e.runs.len()));
+    parsed.map_err(|e| format!("not an oscost export: {e}"))?;
+    match reading.version {
+        Some(SCHEMA_VERSION) => Ok(reading.runs),
+        Some(v) => Err(format!("export schema version {v} is not {SCHEMA_VERSION}, the one this oscost reads")),
+        None => Err("not an oscost export: no schema_version".into()),
     }
-    let mut rows = 0;
-    for (k, r) in e.runs.iter().enumerate() {
+}
+
+/// The state of one export's reading (see [`read_runs`]).
+struct Reading<'a> {
+    known: &'a dyn Fn(&str) -> bool,
+    take: &'a mut dyn FnMut(RunDocument, Vec<Skipped>) -> Result<(), String>,
+    runs: usize,
+    rows: usize,
+    version: Option<u32>,
+    /// The problem that stopped the reading, as it is to be shown (serde's own error
+    /// would add a position in the file to it).
+    failure: Option<String>,
+}
+
+impl Reading<'_> {
+    /// One exported run, from its JSON to `take`.
+    fn run(&mut self, mut value: serde_json::Value) -> Result<(), String> {
+        let k = self.runs;
         let where_ = |m: String| format!("run {k}: {m}");
-        if r.doc.schema_version != SCHEMA_VERSION {
-            return Err(where_(format!("schema version {} is not {SCHEMA_VERSION}", r.doc.schema_version)));
+        self.runs += 1;
+        if self.runs > MAX_RUNS {
+            return Err(format!("more than {MAX_RUNS} runs in one file"));
         }
-        if !RUN_STATUSES.contains(&r.doc.run.status.as_str()) {
-            return Err(where_(format!("status {:?} is none of {}", r.doc.run.status, RUN_STATUSES.join(", "))));
-        }
-        if r.doc.run.status == "running" {
-            return Err(where_(
-                "status \"running\": a run still being measured cannot be imported (export it once it has finished)"
-                    .into(),
-            ));
-        }
-        if let Some(uuid) = &r.doc.run.uuid {
-            check_uuid(uuid).map_err(where_)?;
-        }
-        check_time("start time", &r.doc.run.started_at).map_err(where_)?;
-        if let Some(name) = &r.doc.run.save_name {
-            crate::model::check_save_name(name).map_err(where_)?;
-        }
-        for (what, s) in [
-            ("command line", &r.doc.run.command_line),
-            ("start time", &r.doc.run.started_at),
-            ("status", &r.doc.run.status),
-            ("host name", &r.doc.machine.hostname),
-        ] {
-            check_text(what, s).map_err(where_)?;
-        }
-        let machine = serde_json::to_string(&r.doc.machine).unwrap_or_default();
-        if machine.len() > 16 * MAX_TEXT {
-            return Err(where_("the machine fingerprint is too large".into()));
-        }
-        rows += r.doc.results.len();
-        if rows > MAX_ROWS {
+        expand_histograms(&mut value).map_err(where_)?;
+        let run: ExportedRun = serde_json::from_value(value).map_err(|e| where_(format!("not an oscost run: {e}")))?;
+        self.rows += run.doc.results.len();
+        if self.rows > MAX_ROWS {
             return Err(format!("more than {MAX_ROWS} results in one file"));
         }
-        for (i, row) in r.doc.results.iter().enumerate() {
-            check_row(i, row, known).map_err(where_)?;
-        }
-        for s in &r.skipped {
-            for (what, t) in
-                [("skipped benchmark", &s.benchmark), ("skipped variant", &s.params), ("skip reason", &s.reason)]
-            {
-                check_text(what, t).map_err(where_)?;
+        check_run(&run, self.known).map_err(where_)?;
+        (self.take)(run.doc, run.skipped).map_err(where_)
+    }
+
+    fn fail<E: serde::de::Error>(&mut self, failure: String) -> E {
+        let e = E::custom(&failure);
+        self.failure = Some(failure);
+        e
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut Reading<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an oscost export (an object with schema_version and runs)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "schema_version" => self.version = Some(map.next_value()?),
+                "runs" => map.next_value_seed(RunList(&mut *self))?,
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
             }
         }
+        Ok(())
     }
-    Ok(e.runs.into_iter().map(|r| (r.doc, r.skipped)).collect())
+}
+
+/// The `runs` array of an export, read element by element.
+struct RunList<'r, 'a>(&'r mut Reading<'a>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for RunList<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for RunList<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of runs")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(value) = seq.next_element::<serde_json::Value>()? {
+            if let Err(failure) = self.0.run(value) {
+                return Err(self.0.fail(failure));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One run's checks (its rows and skips included), before it is imported.
+fn check_run(r: &ExportedRun, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
+    if r.doc.schema_version != SCHEMA_VERSION {
+        return Err(format!("schema version {} is not {SCHEMA_VERSION}", r.doc.schema_version));
+    }
+    if !RUN_STATUSES.contains(&r.doc.run.status.as_str()) {
+        return Err(format!("status {:?} is none of {}", r.doc.run.status, RUN_STATUSES.join(", ")));
+    }
+    if r.doc.run.status == "running" {
+        return Err(
+            "status \"running\": a run still being measured cannot be imported (export it once it has finished)".into(),
+        );
+    }
+    if let Some(uuid) = &r.doc.run.uuid {
+        check_uuid(uuid)?;
+    }
+    check_time("start time", &r.doc.run.started_at)?;
+    if let Some(name) = &r.doc.run.save_name {
+        crate::model::check_save_name(name)?;
+    }
+    for (what, s) in [
+        ("command line", &r.doc.run.command_line),
+        ("start time", &r.doc.run.started_at),
+        ("status", &r.doc.run.status),
+        ("host name", &r.doc.machine.hostname),
+    ] {
+        check_text(what, s)?;
+    }
+    let machine = serde_json::to_string(&r.doc.machine).unwrap_or_default();
+    if machine.len() > 16 * MAX_TEXT {
+        return Err("the machine fingerprint is too large".into());
+    }
+    for (i, row) in r.doc.results.iter().enumerate() {
+        check_row(i, row, known)?;
+    }
+    for s in &r.skipped {
+        for (what, t) in
+            [("skipped benchmark", &s.benchmark), ("skipped variant", &s.params), ("skip reason", &s.reason)]
+        {
+            check_text(what, t)?;
+        }
+    }
+    Ok(())
 }
 
 /// A text field of the CSV: one a spreadsheet would read as a formula (= + - @, or

@@ -39,6 +39,32 @@ pub trait Backend {
     /// Writes whole runs in one transaction, all or nothing; a run already held (by
     /// its UUID) is not added again.
     fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError>;
+    /// Imports the runs `read` hands over one at a time, all or nothing. By default
+    /// they are gathered and written by [`Backend::import`] (a network store's one
+    /// transaction lives on its connection's thread); SQLite writes each as it comes.
+    fn import_each(&mut self, read: ImportReader<'_>) -> Result<Vec<Imported>, ImportFailure> {
+        let mut runs = Vec::new();
+        read(&mut |doc, skipped| {
+            runs.push((doc, skipped));
+            Ok(())
+        })
+        .map_err(ImportFailure::Input)?;
+        Ok(self.import(&runs)?)
+    }
+}
+
+/// What reads an import: it hands each run it reads to its argument (which may refuse
+/// it, stopping the reading), and fails with the file's problem.
+pub type ImportReader<'a> =
+    &'a mut dyn FnMut(&mut dyn FnMut(RunDocument, Vec<Skipped>) -> Result<(), String>) -> Result<(), String>;
+
+/// Why an import wrote nothing: the file (bad input) or the store.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportFailure {
+    #[error("{0}")]
+    Input(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// A results database of either kind. Reads take `&self` (the PostgreSQL client needs
@@ -155,10 +181,14 @@ impl Store {
     /// A bare SQL error, named with the database it came from ("database or disk is
     /// full" alone does not say which file).
     fn located<T>(&self, r: Result<T, StoreError>) -> Result<T, StoreError> {
-        r.map_err(|e| match e {
+        r.map_err(|e| self.locate(e))
+    }
+
+    fn locate(&self, e: StoreError) -> StoreError {
+        match e {
             StoreError::Sql(cause) => StoreError::SqlAt { location: self.location(), cause },
             other => other,
-        })
+        }
     }
     pub fn begin_run(&mut self, start: &RunStart, machine: &Machine, owner: Option<&Owner>) -> Result<i64, StoreError> {
         let r = self.0.borrow_mut().begin_run(start, machine, owner);
@@ -187,6 +217,13 @@ impl Store {
     pub fn load_run(&self, run_id: i64) -> Result<(RunDocument, Vec<Skipped>), StoreError> {
         let r = self.0.borrow_mut().load_run(run_id);
         self.located(r)
+    }
+    pub fn import_each(&mut self, read: ImportReader<'_>) -> Result<Vec<Imported>, ImportFailure> {
+        let r = self.0.borrow_mut().import_each(read);
+        r.map_err(|e| match e {
+            ImportFailure::Store(e) => ImportFailure::Store(self.locate(e)),
+            input => input,
+        })
     }
     pub fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError> {
         let r = self.0.borrow_mut().import(runs);

@@ -525,60 +525,91 @@ impl SqliteStore {
     /// Writes whole runs (an import) in one transaction: all or nothing. Returns the
     /// new run ids.
     pub fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError> {
+        let tx = self.import_transaction()?;
+        let ids = runs.iter().map(|(doc, skipped)| import_run(&tx, doc, skipped)).collect::<Result<_, _>>()?;
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    /// Imports the runs `read` hands over one at a time, each written as it comes, so
+    /// the import holds one run in memory whatever the file's size; all or nothing.
+    pub fn import_each(&mut self, read: ImportReader<'_>) -> Result<Vec<Imported>, ImportFailure> {
+        let tx = self.import_transaction()?;
+        let mut ids = Vec::new();
+        let mut failed = None;
+        let outcome = read(&mut |doc, skipped| match import_run(&tx, &doc, &skipped) {
+            Ok(id) => {
+                ids.push(id);
+                Ok(())
+            }
+            Err(e) => {
+                let shown = e.to_string();
+                failed = Some(e);
+                Err(shown)
+            }
+        });
+        // Either failure drops the transaction, which rolls back whatever was written.
+        if let Some(e) = failed {
+            return Err(ImportFailure::Store(e));
+        }
+        outcome.map_err(ImportFailure::Input)?;
+        tx.commit().map_err(StoreError::from)?;
+        Ok(ids)
+    }
+
+    /// The write transaction of an import, once the file has passed its check: writing
+    /// into a damaged file can succeed where it touches no damaged page and leave the
+    /// damage for later (the check's cost grows with the file, once per import).
+    fn import_transaction(&mut self) -> Result<rusqlite::Transaction<'_>, StoreError> {
         let path = self.path.display().to_string();
         let tx = self.write()?;
-        // Writing into a damaged file can succeed where it touches no damaged page and
-        // leave the damage for later: an import checks the file first (its cost grows
-        // with the file, once per import).
         let check: String = tx.query_row("PRAGMA quick_check(1)", [], |r| r.get(0))?;
         if check != "ok" {
             return Err(StoreError::Malformed(format!(
                 "the database {path} is damaged (SQLite's quick_check: {check}); nothing was imported"
             )));
         }
-        let mut ids = Vec::with_capacity(runs.len());
-        for (doc, skipped) in runs {
-            // A run this database already holds (by its UUID) is not added again.
-            if let Some(u) = &doc.run.uuid {
-                let held: Option<i64> =
-                    tx.query_row("SELECT id FROM runs WHERE uuid = ?1", params![u], |r| r.get(0)).optional()?;
-                if let Some(id) = held {
-                    ids.push(Imported::AlreadyHeld(id));
-                    continue;
-                }
-            }
-            let uuid = doc.run.uuid.clone().unwrap_or_else(new_uuid);
-            // A saved name travels with the run unless this database already uses it.
-            let name_free = match &doc.run.save_name {
-                Some(n) => {
-                    tx.query_row("SELECT COUNT(*) FROM runs WHERE save_name = ?1", params![n], |r| r.get::<_, i64>(0))?
-                        == 0
-                }
-                None => false,
-            };
-            let save_name = doc.run.save_name.as_ref().filter(|_| name_free);
-            tx.execute(
-                "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid, kind)
-                 VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    doc.run.started_at,
-                    doc.run.command_line,
-                    save_name,
-                    doc.run.status,
-                    doc.machine.hostname,
-                    doc.machine.kernel_release,
-                    json(&doc.machine),
-                    uuid,
-                    doc.run.kind.as_str()
-                ],
-            )?;
-            let id = tx.last_insert_rowid();
-            insert_rows(&tx, id, &doc.results, skipped)?;
-            ids.push(Imported::Added(id));
-        }
-        tx.commit()?;
-        Ok(ids)
+        Ok(tx)
     }
+}
+
+/// Writes one imported run inside the import's transaction; a run this database
+/// already holds (by its UUID) is not added again.
+fn import_run(tx: &rusqlite::Transaction, doc: &RunDocument, skipped: &[Skipped]) -> Result<Imported, StoreError> {
+    if let Some(u) = &doc.run.uuid {
+        let held: Option<i64> =
+            tx.query_row("SELECT id FROM runs WHERE uuid = ?1", params![u], |r| r.get(0)).optional()?;
+        if let Some(id) = held {
+            return Ok(Imported::AlreadyHeld(id));
+        }
+    }
+    let uuid = doc.run.uuid.clone().unwrap_or_else(new_uuid);
+    // A saved name travels with the run unless this database already uses it.
+    let name_free = match &doc.run.save_name {
+        Some(n) => {
+            tx.query_row("SELECT COUNT(*) FROM runs WHERE save_name = ?1", params![n], |r| r.get::<_, i64>(0))? == 0
+        }
+        None => false,
+    };
+    let save_name = doc.run.save_name.as_ref().filter(|_| name_free);
+    tx.execute(
+        "INSERT INTO runs (started_at, finished_at, command_line, save_name, status, hostname, kernel_release, machine_json, uuid, kind)
+         VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            doc.run.started_at,
+            doc.run.command_line,
+            save_name,
+            doc.run.status,
+            doc.machine.hostname,
+            doc.machine.kernel_release,
+            json(&doc.machine),
+            uuid,
+            doc.run.kind.as_str()
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    insert_rows(tx, id, &doc.results, skipped)?;
+    Ok(Imported::Added(id))
 }
 
 impl Backend for SqliteStore {
@@ -608,6 +639,9 @@ impl Backend for SqliteStore {
     }
     fn import(&mut self, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<Vec<Imported>, StoreError> {
         SqliteStore::import(self, runs)
+    }
+    fn import_each(&mut self, read: ImportReader<'_>) -> Result<Vec<Imported>, ImportFailure> {
+        SqliteStore::import_each(self, read)
     }
 }
 

@@ -304,6 +304,18 @@ pub fn reap_group(pgid: libc::pid_t, deadline: std::time::Instant) -> usize {
     }
 }
 
+/// The largest resident set of any child this process has waited for (and of their
+/// waited-for descendants), in bytes: what a test reads to bound a command's memory.
+pub fn children_peak_rss() -> io::Result<u64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage into the buffer it is given, which is large
+    // enough for it.
+    super::check(unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) })?;
+    // SAFETY: getrusage succeeded, so it filled the struct (which started zeroed).
+    let usage = unsafe { usage.assume_init() };
+    Ok((usage.ru_maxrss.max(0) as u64) << 10)
+}
+
 /// Takes ownership of descriptor `raw`, inherited from the parent process across
 /// exec, after checking that it is open; it is made close-on-exec again.
 pub fn adopt_inherited_fd(raw: std::os::fd::RawFd) -> io::Result<std::os::fd::OwnedFd> {
