@@ -365,3 +365,33 @@ fn fifo_under_a_zero_real_time_budget_names_the_budget() {
     assert!(err.contains("real-time budget is 0") && err.contains(&group.display().to_string()), "{err}");
     assert!(!err.contains("need root"), "blamed on privilege: {err}");
 }
+
+/// Defect 7, `report -o`: a write that fails part-way (a full disk) left a truncated
+/// report. The report is written beside its name and renamed over it, so a failure
+/// leaves the old file whole and no temporary behind. A file-size limit makes the
+/// write fail part-way, as a full disk would, without root.
+#[test]
+fn a_report_that_cannot_be_written_whole_leaves_the_old_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    run_ok(&["sim", "--policy", "o1", "--workload", "travis", "--tasks", "2"], &db);
+    let out = dir.path().join("report.html");
+    std::fs::write(&out, "the old report").unwrap();
+    let script = format!(
+        "ulimit -f 8 && exec '{}' report -o '{}' --db '{}'",
+        env!("CARGO_BIN_EXE_oscost"),
+        out.display(),
+        db.display()
+    );
+    let status = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert!(!status.status.success(), "a 4 KB limit let the report through: {status:?}");
+    let err = String::from_utf8_lossy(&status.stderr);
+    assert!(err.contains("writing") && err.contains("report.html"), "it failed writing the report: {err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "the old report");
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.ends_with(".tmp")), "a temporary was left: {names:?}");
+}
