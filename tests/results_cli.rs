@@ -236,3 +236,62 @@ fn a_database_of_the_previous_schema_migrates_in_place_and_prints_the_same_figur
     let cmp = json_of(&run_ok(&["compare", "1", "1", "--json"], &db));
     assert!(cmp["results"].as_array().unwrap().iter().all(|r| r["ratio"] == 1.0));
 }
+
+/// A run of one batch figure whose samples are known: `rounds` rounds of ten samples
+/// around `centre`, spread by ±1% (`phase` shifts the pattern), built on the shape of a
+/// real export so it imports as one.
+fn known_run(template: &serde_json::Value, centre: f64, phase: f64) -> serde_json::Value {
+    let mut run = template.clone();
+    run["run"]["uuid"] = uuid::Uuid::new_v4().to_string().into();
+    let results = run["results"].as_array_mut().unwrap();
+    results.retain(|r| r["method"] == "batch");
+    let row = &mut results[0];
+    let rounds = 6;
+    let mut samples: Vec<f64> =
+        (0..rounds * 10).map(|i| centre * (1.0 + 0.01 * (i as f64 * 0.7 + phase).sin())).collect();
+    row["samples"] = samples.clone().into();
+    samples.sort_by(f64::total_cmp);
+    let n = samples.len();
+    let mean = samples.iter().sum::<f64>() / n as f64;
+    let sd = (samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let median = (samples[n / 2 - 1] + samples[n / 2]) / 2.0;
+    for (k, v) in [("min", samples[0]), ("median", median), ("mean", mean), ("stddev", sd)] {
+        row[k] = v.into();
+    }
+    row["ci_low"] = (median * 0.995).into();
+    row["ci_high"] = (median * 1.005).into();
+    row["n"] = n.into();
+    row["percentiles"] = serde_json::Value::Null;
+    row["rounds"] = (0..rounds).map(|_| serde_json::json!({"samples": 10, "counts": {}})).collect();
+    run
+}
+
+/// `compare --fail-on`, for CI jobs: an injected 20% slowdown exits 3 (named on
+/// standard error), an A/A pair exits 0, and `change` also fails on a speed-up. The
+/// figures are synthetic, so no machine's noise can turn the outcome.
+#[test]
+fn compare_fail_on_gates_an_injected_slowdown_and_passes_an_a_a_pair() {
+    let db = temp_db();
+    let template = json_of(&run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "1", "--json"], &db.path));
+    let mut export = json_of(&run_ok(&["export", "latest", "--format", "json"], &db.path));
+    let shape = export["runs"][0].clone();
+    assert_eq!(shape["run"]["id"], template["run"]["id"]);
+    export["runs"] =
+        vec![known_run(&shape, 100.0, 0.0), known_run(&shape, 120.0, 1.0), known_run(&shape, 100.0, 2.0)].into();
+    let file = db.dir.path().join("known.json");
+    std::fs::write(&file, export.to_string()).unwrap();
+    let g = temp_db();
+    run_ok(&["import", file.to_str().unwrap()], &g.path);
+    let code = |args: &[&str]| {
+        let out = oscost().arg("compare").args(args).arg("--db").arg(&g.path).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (slowed, err) = code(&["1", "2", "--fail-on", "slower"]);
+    assert_eq!(slowed, Some(3), "{err}");
+    assert!(err.contains("syscall.getppid") && err.contains("slower"), "{err}");
+    assert_eq!(code(&["1", "3", "--fail-on", "slower"]).0, Some(0), "an A/A pair passes");
+    assert_eq!(code(&["1", "3", "--fail-on", "change"]).0, Some(0), "an A/A pair passes");
+    assert_eq!(code(&["2", "1", "--fail-on", "slower"]).0, Some(0), "a speed-up is not slower");
+    assert_eq!(code(&["2", "1", "--fail-on", "change"]).0, Some(3), "a speed-up is a change");
+    assert_eq!(code(&["1", "2"]).0, Some(0), "without --fail-on a verdict is only printed");
+}

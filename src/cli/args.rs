@@ -77,6 +77,10 @@ pub enum Command {
         /// Noise threshold in percent: verdicts need the interval to clear it.
         #[arg(long, value_name = "PCT", default_value_t = crate::report::compare::DEFAULT_THRESHOLD * 100.0)]
         threshold: f64,
+        /// Exit 3 when any figure's verdict is `slower` (or, with `change`, any clear
+        /// change either way), for a CI job to gate on; `uncertain` never fails.
+        #[arg(long, value_enum, value_name = "WHAT")]
+        fail_on: Option<crate::report::compare::FailOn>,
         #[arg(long)]
         json: bool,
     },

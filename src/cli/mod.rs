@@ -128,8 +128,8 @@ fn dispatch(cli: Cli) -> Result<i32> {
             let format = if json { Format::Json } else { format };
             show(&db()?, run.as_deref().unwrap_or("latest"), format, samples, suite.as_deref())
         }
-        Command::Compare { sides, baseline, db_b, by, threshold, json } => {
-            compare(&db()?, db_b.as_deref(), CompareRequest { sides, baseline, by }, threshold, json)
+        Command::Compare { sides, baseline, db_b, by, threshold, fail_on, json } => {
+            compare(&db()?, db_b.as_deref(), CompareRequest { sides, baseline, by, fail_on }, threshold, json)
         }
         Command::Export { runs, format, output } => export(&db()?, runs, format, output.as_deref()),
         Command::Import { file } => import(&db()?, &file),
@@ -200,6 +200,26 @@ struct CompareRequest {
     sides: Vec<String>,
     baseline: Option<String>,
     by: Option<args::GroupBy>,
+    fail_on: Option<report::compare::FailOn>,
+}
+
+/// The exit status of a comparison that `--fail-on` fails.
+pub const COMPARE_FAILED: i32 = 3;
+
+/// The exit status of a printed comparison: [`COMPARE_FAILED`] when `fail_on` finds a
+/// figure to fail on (named on standard error), else 0.
+fn gate<'a>(
+    compared: impl IntoIterator<Item = &'a report::compare::Comparison>,
+    fail_on: Option<report::compare::FailOn>,
+) -> i32 {
+    let Some(on) = fail_on else { return 0 };
+    let failing = report::compare::failing(compared, on);
+    if failing.is_empty() {
+        return 0;
+    }
+    let names: Vec<String> = failing.iter().map(|c| format!("{} {} ({})", c.benchmark, c.variant, c.verdict)).collect();
+    eprintln!("--fail-on {}: {} figure(s) fail: {}", format!("{on:?}").to_lowercase(), failing.len(), names.join(", "));
+    COMPARE_FAILED
 }
 
 fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, threshold: f64, json: bool) -> Result<i32> {
@@ -239,7 +259,7 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, threshold: f64, 
         } else {
             out(&report::compare::render(a, b, &rows, threshold))?;
         }
-        return Ok(0);
+        return Ok(gate(&rows, req.fail_on));
     }
     let m = report::matrix::matrix(&sides, names, threshold, 2000);
     if json {
@@ -247,7 +267,7 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, threshold: f64, 
     } else {
         out(&report::matrix::render(&m))?;
     }
-    Ok(0)
+    Ok(gate(m.rows.iter().flat_map(|r| r.cells.iter().flatten()), req.fail_on))
 }
 
 /// A side given as `REFS` or `REFS@PATH` (another database), read.

@@ -71,6 +71,25 @@ impl Comparison {
     }
 }
 
+/// What a comparison fails on, for a CI job gating on it (`compare --fail-on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// A figure whose verdict is `slower`.
+    Slower,
+    /// A figure whose verdict names any clear change: faster, slower, higher, lower.
+    Change,
+}
+
+/// The comparisons among `compared` that `on` fails on. Only a verdict fails: an
+/// `uncertain` figure (its interval does not clear the threshold) never does.
+pub fn failing<'a>(compared: impl IntoIterator<Item = &'a Comparison>, on: FailOn) -> Vec<&'a Comparison> {
+    let fails = |v: &str| match on {
+        FailOn::Slower => v == "slower",
+        FailOn::Change => matches!(v, "slower" | "faster" | "higher" | "lower"),
+    };
+    compared.into_iter().filter(|c| fails(&c.verdict)).collect()
+}
+
 /// The verdict for a ratio interval B/A against a ±threshold (e.g. 0.02).
 pub fn verdict(ci_low: f64, ci_high: f64, threshold: f64, dir: Direction) -> &'static str {
     let (up, down) = (1.0 + threshold, 1.0 - threshold);
@@ -336,6 +355,30 @@ mod tests {
         let ra = row("load.chat", Method::Workload, "msg/s", 1000.0, 10, 3);
         let rb = row("load.chat", Method::Workload, "msg/s", 1500.0, 10, 4);
         assert_eq!(compare(&[doc(1, vec![ra])], &[doc(2, vec![rb])], 0.02, 500)[0].verdict, "faster");
+    }
+
+    /// `--fail-on`: quiet on equal pairs (noise), fires on a 20% slowdown; `change`
+    /// fires on a speed-up too, `slower` does not.
+    #[test]
+    fn fail_on_stays_quiet_on_noise_and_fires_on_a_real_gap() {
+        let mut fired = 0;
+        for seed in 0..40 {
+            let c = compare(
+                &[doc(1, vec![getppid(100.0, 10, seed)])],
+                &[doc(2, vec![getppid(100.0, 10, seed + 100)])],
+                0.02,
+                500,
+            );
+            fired += !failing(&c, FailOn::Change).is_empty() as usize;
+        }
+        assert!(fired <= 2, "{fired} of 40 equal pairs failed the gate");
+        let (a, b) = (getppid(100.0, 10, 1), getppid(120.0, 10, 2));
+        let slower = compare(&[doc(1, vec![a.clone()])], &[doc(2, vec![b.clone()])], 0.02, 500);
+        assert_eq!(failing(&slower, FailOn::Slower).len(), 1);
+        assert_eq!(failing(&slower, FailOn::Change).len(), 1);
+        let faster = compare(&[doc(2, vec![b])], &[doc(1, vec![a])], 0.02, 500);
+        assert!(failing(&faster, FailOn::Slower).is_empty());
+        assert_eq!(failing(&faster, FailOn::Change).len(), 1);
     }
 
     #[test]
