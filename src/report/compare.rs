@@ -325,16 +325,22 @@ mod tests {
         row("syscall.getppid", Method::Batch, "ns/call", centre, rounds, seed)
     }
 
-    #[test]
-    fn equal_runs_get_no_direction() {
-        let mut verdicts = 0;
-        for seed in 0..40 {
-            let c = compare(
+    /// Forty comparisons of two runs drawn alike (noise only), ten rounds a side.
+    fn equal_pairs() -> impl Iterator<Item = Vec<Comparison>> {
+        (0..40).map(|seed| {
+            compare(
                 &[doc(1, vec![getppid(100.0, 10, seed)])],
                 &[doc(2, vec![getppid(100.0, 10, seed + 100)])],
                 0.02,
                 500,
-            );
+            )
+        })
+    }
+
+    #[test]
+    fn equal_runs_get_no_direction() {
+        let mut verdicts = 0;
+        for c in equal_pairs() {
             assert_eq!(c.len(), 1);
             assert_eq!(c[0].basis(), "10+10 rounds");
             verdicts += matches!(c[0].verdict.as_str(), "faster" | "slower") as usize;
@@ -361,16 +367,7 @@ mod tests {
     /// fires on a speed-up too, `slower` does not.
     #[test]
     fn fail_on_stays_quiet_on_noise_and_fires_on_a_real_gap() {
-        let mut fired = 0;
-        for seed in 0..40 {
-            let c = compare(
-                &[doc(1, vec![getppid(100.0, 10, seed)])],
-                &[doc(2, vec![getppid(100.0, 10, seed + 100)])],
-                0.02,
-                500,
-            );
-            fired += !failing(&c, FailOn::Change).is_empty() as usize;
-        }
+        let fired = equal_pairs().filter(|c| !failing(c, FailOn::Change).is_empty()).count();
         assert!(fired <= 2, "{fired} of 40 equal pairs failed the gate");
         let (a, b) = (getppid(100.0, 10, 1), getppid(120.0, 10, 2));
         let slower = compare(&[doc(1, vec![a.clone()])], &[doc(2, vec![b.clone()])], 0.02, 500);
