@@ -108,11 +108,14 @@ pub enum FlagCode {
     Intruded,
     /// The trace's switch count and /proc's differ by more than 1%.
     TraceDisagrees,
+    /// A hand-off row whose rounds disagree on how many switches a hand-off made:
+    /// some rounds switched on (nearly) every hand-off, others on far fewer.
+    Bimodal,
 }
 
 impl FlagCode {
     /// Every flag, in declaration order.
-    pub const ALL: [FlagCode; 16] = [
+    pub const ALL: [FlagCode; 17] = [
         FlagCode::Vdso,
         FlagCode::NoKernelEntry,
         FlagCode::BelowFloor,
@@ -129,6 +132,7 @@ impl FlagCode {
         FlagCode::TimerSlack,
         FlagCode::Intruded,
         FlagCode::TraceDisagrees,
+        FlagCode::Bimodal,
     ];
 
     /// The code as stored and printed.
@@ -150,7 +154,14 @@ impl FlagCode {
             FlagCode::TimerSlack => "timer_slack",
             FlagCode::Intruded => "intruded",
             FlagCode::TraceDisagrees => "trace_disagrees",
+            FlagCode::Bimodal => "bimodal",
         }
+    }
+
+    /// Whether the flag says the figure is not what its row names (a hand-off that did
+    /// not switch is no switch's cost), so that no ratio of it earns a verdict.
+    pub fn voids_comparison(self) -> bool {
+        matches!(self, FlagCode::TooFewSwitches | FlagCode::Bimodal)
     }
 }
 

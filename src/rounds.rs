@@ -189,19 +189,29 @@ fn judge(rows: &mut [ResultRow]) {
                 r.flag(f.clone());
             }
         }
+        // A hand-off row (it carries the cost per observed switch) with each round's
+        // switches per hand-off.
+        let switches: Vec<f64> = r.rounds.iter().filter_map(|x| x.counts.get(&Count::SwitchesPerOp).copied()).collect();
+        if r.counts.contains_key(&Count::NsPerObservedSwitch)
+            && switches.len() == r.rounds.len()
+            && let Some(f) = bimodal_switches(&switches)
+        {
+            r.flag(f);
+        }
     }
     let batches: Vec<(String, String, Vec<f64>)> = rows
         .iter()
         .filter(|r| r.method == Method::Batch)
         .map(|r| (r.benchmark.clone(), r.variant_label(), round_means(r)))
         .collect();
-    let floor_flags: Vec<(String, String, Flag)> = rows
+    // What the rounds say of the call or the hand-off itself holds for both its rows.
+    let shared_flags: Vec<(String, String, Flag)> = rows
         .iter()
         .filter(|r| r.method == Method::Batch)
         .flat_map(|r| {
             r.flags
                 .iter()
-                .filter(|f| f.flag == FlagCode::BelowFloor)
+                .filter(|f| matches!(f.flag, FlagCode::BelowFloor | FlagCode::Bimodal))
                 .map(|f| (r.benchmark.clone(), r.variant_label(), f.clone()))
         })
         .collect();
@@ -213,11 +223,36 @@ fn judge(rows: &mut [ResultRow]) {
                 p.flag(f);
             }
         }
-        // A call below the floor is so in both of its rows.
-        if let Some((_, _, f)) = floor_flags.iter().find(|(b, v, _)| (b, v) == (&key.0, &key.1)) {
+        // A call below the floor, or a hand-off whose rounds disagree, is so in both rows.
+        for (_, _, f) in shared_flags.iter().filter(|(b, v, _)| (b, v) == (&key.0, &key.1)) {
             p.flag(f.clone());
         }
     }
+}
+
+/// The fewest switches per hand-off a sound hand-off row across CPUs shows (0.998 is
+/// usual here): below it, most hand-offs found their peer running and never slept.
+pub const FEWEST_SWITCHES_PER_HANDOFF: f64 = 0.9;
+
+/// `bimodal` for a hand-off row, from each round's switches per hand-off: some rounds
+/// switched on (nearly) every hand-off (0.95 or more) and others on materially fewer
+/// (below 0.9): the rounds measured two different things, and their merged figure is
+/// neither. Rounds all low are `too_few_switches` (raised by the family); rounds
+/// spread within one regime are not bimodal.
+pub fn bimodal_switches(per_round: &[f64]) -> Option<Flag> {
+    let lowest = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+    let highest = per_round.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let low = per_round.iter().filter(|s| **s < FEWEST_SWITCHES_PER_HANDOFF).count();
+    (low > 0 && highest >= 0.95).then(|| {
+        Flag::new(
+            FlagCode::Bimodal,
+            format!(
+                "switches per hand-off ranged from {lowest:.2} to {highest:.2} over the rounds ({low} of {} below {}): some rounds switched on every hand-off, others mostly found the peer running, so the figure mixes two measurements",
+                per_round.len(),
+                FEWEST_SWITCHES_PER_HANDOFF
+            ),
+        )
+    })
 }
 
 /// `below_floor` for a real system call, from each round's median of the call and of
@@ -367,6 +402,18 @@ mod tests {
         assert!(r.ci_low < r.median && r.median < r.ci_high);
         // The floor is at half the call: nothing is below it.
         assert!(!r.has_flag(FlagCode::BelowFloor));
+    }
+
+    /// `bimodal`: quiet on sound rounds and on spread within one regime (noise), and
+    /// on rounds all low (`too_few_switches` says that); fires when the rounds split.
+    #[test]
+    fn bimodal_switches_stays_quiet_on_noise_and_fires_on_split_rounds() {
+        assert!(bimodal_switches(&[0.998, 0.997, 0.999, 0.996, 0.998]).is_none());
+        assert!(bimodal_switches(&[0.96, 0.99, 0.93, 1.0]).is_none());
+        assert!(bimodal_switches(&[0.31, 0.28, 0.30]).is_none());
+        let f = bimodal_switches(&[0.998, 0.30, 0.997, 0.25, 0.999]).unwrap();
+        assert_eq!(f.flag, FlagCode::Bimodal);
+        assert!(f.reason.contains("0.25 to 1.00") && f.reason.contains("2 of 5"), "{}", f.reason);
     }
 
     #[test]

@@ -164,6 +164,10 @@ pub fn compare(a: &[RunDocument], b: &[RunDocument], threshold: f64, resamples: 
         } else if units(&na).min(units(&nb)) < 2 {
             // One window per side: its samples say nothing about the next window.
             "uncertain (one round)"
+        } else if sa.iter().chain(&sb).any(|r| r.flags.iter().any(|f| f.flag.voids_comparison())) {
+            // A side measured something other than the row names (hand-offs that did
+            // not switch): the ratio of two such figures means nothing.
+            "uncertain (not a switch's cost)"
         } else {
             verdict(lo, hi, threshold, direction(&ra.unit))
         };
@@ -305,7 +309,7 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Method, ResultRow};
+    use crate::model::{Flag, FlagCode, Method, ResultRow};
 
     fn doc(id: i64, rows: Vec<ResultRow>) -> RunDocument {
         RunDocument::for_tests(id, crate::machine::Machine::example(), rows)
@@ -376,6 +380,19 @@ mod tests {
         let faster = compare(&[doc(2, vec![b])], &[doc(1, vec![a])], 0.02, 500);
         assert!(failing(&faster, FailOn::Slower).is_empty());
         assert_eq!(failing(&faster, FailOn::Change).len(), 1);
+    }
+
+    /// A hand-off that did not switch is no switch's cost: even a 25% gap earns no
+    /// verdict when either side carries such a flag.
+    #[test]
+    fn a_figure_that_is_no_switch_cost_earns_no_verdict() {
+        for code in [FlagCode::TooFewSwitches, FlagCode::Bimodal] {
+            let mut b = getppid(125.0, 10, 2);
+            b.flag(Flag::new(code, "synthetic"));
+            let c = compare(&[doc(1, vec![getppid(100.0, 10, 1)])], &[doc(2, vec![b])], 0.02, 500);
+            assert_eq!(c[0].verdict, "uncertain (not a switch's cost)", "{code}");
+            assert!(failing(&c, FailOn::Change).is_empty());
+        }
     }
 
     #[test]
