@@ -80,54 +80,53 @@ fn yield_member(m: &Member) -> i32 {
 /// The growth of a curve, in words a reader can use.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Growth {
-    /// `flat`, `log` or `linear`.
+    /// `flat`, `log`, `linear`, or `unclear` (no trend the data support).
     pub kind: &'static str,
-    /// ns per added task (linear) or per doubling (log); 0 when flat.
+    /// The better fit's slope: ns per added task (y~N) or per doubling (y~log2 N).
     pub slope: f64,
+    /// The slope's 95% interval (Student t over the points' residuals).
+    pub ci: (f64, f64),
     pub statement: String,
 }
 
-/// Classifies y against N: flat when the largest value is within 25% of the smallest,
-/// else whichever of y~N and y~log2 N fits better.
+/// How much of the points' spread a fit must explain before its trend is stated.
+pub const MIN_R_SQUARED: f64 = 0.5;
+
+/// Classifies y against N: flat when the largest value is within 25% of the smallest;
+/// else a trend along whichever of y~N and y~log2 N fits better, stated only when the
+/// slope's interval excludes zero and the fit explains at least half the spread,
+/// otherwise "no clear trend". The slope and its interval are kept either way.
 pub fn classify_growth(ns: &[f64], ys: &[f64]) -> Option<Growth> {
     if ns.len() < 3 || ns.len() != ys.len() {
         return None;
     }
     let (lo, hi) = ys.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| (a.min(y), b.max(y)));
     let (n0, n1) = (ns[0], ns[ns.len() - 1]);
-    if hi <= 1.25 * lo {
-        return Some(Growth {
-            kind: "flat",
-            slope: 0.0,
-            statement: format!("flat: {lo:.0}–{hi:.0} ns per switch from {n0} to {n1} runnable tasks"),
-        });
-    }
+    let range = format!("{lo:.0}–{hi:.0} ns per switch from {n0} to {n1} runnable tasks");
     let lin = stats::linear_fit(ns, ys)?;
     let logs: Vec<f64> = ns.iter().map(|n| n.log2()).collect();
     let log = stats::linear_fit(&logs, ys)?;
-    Some(if lin.r_squared >= log.r_squared {
-        Growth {
-            kind: "linear",
-            slope: lin.slope,
-            statement: format!(
-                "{} linearly: {:+.2} ns per switch for each added task (r² {:.2}; {lo:.0}–{hi:.0} ns from {n0} to {n1} tasks)",
-                if lin.slope >= 0.0 { "grows" } else { "shrinks" },
-                lin.slope,
-                lin.r_squared
-            ),
-        }
+    let (kind, fit, per) = if lin.r_squared >= log.r_squared {
+        ("linear", lin, "for each added task")
     } else {
-        Growth {
-            kind: "log",
-            slope: log.slope,
-            statement: format!(
-                "{} with log N: {:+.1} ns per switch per doubling of tasks (r² {:.2}; {lo:.0}–{hi:.0} ns from {n0} to {n1} tasks)",
-                if log.slope >= 0.0 { "grows" } else { "shrinks" },
-                log.slope,
-                log.r_squared
-            ),
-        }
-    })
+        ("log", log, "per doubling of tasks")
+    };
+    let half = stats::nested::t975(ns.len() - 2) * fit.slope_stderr;
+    let ci = (fit.slope - half, fit.slope + half);
+    let slope = format!("{:+.2} ns per switch {per} [{:+.2}, {:+.2}]", fit.slope, ci.0, ci.1);
+    let (kind, statement) = if hi <= 1.25 * lo {
+        ("flat", format!("flat: {range}"))
+    } else if (ci.0 > 0.0 || ci.1 < 0.0) && fit.r_squared >= MIN_R_SQUARED {
+        let verb = if fit.slope >= 0.0 { "grows" } else { "shrinks" };
+        let how = if kind == "linear" { "linearly" } else { "with log N" };
+        (kind, format!("{verb} {how}: {slope} (r² {:.2}; {range})", fit.r_squared))
+    } else {
+        (
+            "unclear",
+            format!("no clear trend: {range} (the better fit, {kind}, explains r² {:.2}: {slope})", fit.r_squared),
+        )
+    };
+    Some(Growth { kind, slope: fit.slope, ci, statement })
 }
 
 /// Sweep budgets: each point is short; there are many.
@@ -216,6 +215,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             {
                 fit.samples.clear();
                 fit.n = ns.len();
+                (fit.ci_low, fit.ci_high) = g.ci;
                 let mut fit =
                     fit.with_param("design", design).with_param("mode", mode.as_str()).with_param("growth", g.kind);
                 fit.params.insert("statement".into(), g.statement.into());
@@ -239,12 +239,30 @@ mod tests {
         let g = classify_growth(&ns, &lin).unwrap();
         assert_eq!(g.kind, "linear");
         assert!((g.slope - 3.0).abs() < 1e-6);
+        assert!(g.ci.0 <= g.slope && g.slope <= g.ci.1);
         let log: Vec<f64> = ns.iter().map(|n| 1000.0 + 200.0 * n.log2()).collect();
         let g = classify_growth(&ns, &log).unwrap();
         assert_eq!(g.kind, "log");
         assert!((g.slope - 200.0).abs() < 1e-6);
         assert!(g.statement.contains("doubling"));
         assert!(classify_growth(&ns[..2], &lin[..2]).is_none());
+    }
+
+    /// A trend is stated only where the data support it: noise around a level (r² 0.12
+    /// was printed as "grows linearly") gives "no clear trend", with the slope's
+    /// interval reaching zero; a real slope under the same noise is still found.
+    #[test]
+    fn no_trend_is_stated_on_noise_and_a_real_one_is_found_through_it() {
+        let ns = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0];
+        let noise = [0.0, 300.0, -250.0, 280.0, -300.0, 260.0, -280.0, 240.0, -260.0, 290.0];
+        let level: Vec<f64> = noise.iter().map(|e| 1000.0 + e).collect();
+        let g = classify_growth(&ns, &level).unwrap();
+        assert_eq!(g.kind, "unclear", "{}", g.statement);
+        assert!(g.statement.starts_with("no clear trend") && g.ci.0 < 0.0 && g.ci.1 > 0.0, "{g:?}");
+        let rising: Vec<f64> = ns.iter().zip(&noise).map(|(n, e)| 1000.0 + 5.0 * n + e).collect();
+        let g = classify_growth(&ns, &rising).unwrap();
+        assert_eq!(g.kind, "linear", "{}", g.statement);
+        assert!(g.ci.0 > 0.0 && g.statement.starts_with("grows linearly"), "{g:?}");
     }
 
     #[test]
