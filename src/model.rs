@@ -678,6 +678,14 @@ impl ResultRow {
         self.flags.iter().any(|f| f.flag == code)
     }
 
+    /// The row's 95% interval, when it has one worth printing: both ends finite and
+    /// apart. A single value (a simulated figure, one window) has none, and a
+    /// zero-width pair would claim a certainty no measurement has.
+    pub fn interval(&self) -> Option<(f64, f64)> {
+        (self.ci_low.is_finite() && self.ci_high.is_finite() && self.ci_high > self.ci_low)
+            .then_some((self.ci_low, self.ci_high))
+    }
+
     /// The parameters that tell variants apart, as one short string such as
     /// `mode=process placement=same_cpu` (bookkeeping parameters left out).
     pub fn variant_label(&self) -> String {

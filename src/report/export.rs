@@ -401,13 +401,12 @@ pub fn to_markdown(d: &RunDocument) -> String {
     for r in &d.results {
         let f = |x: f64| super::fmt_value(x, &r.unit);
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} – {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
             md_cell(&r.benchmark),
             md_cell(&r.variant_label()),
             r.method.as_str(),
             f(r.median),
-            f(r.ci_low),
-            f(r.ci_high),
+            r.interval().map(|(lo, hi)| format!("{} – {}", f(lo), f(hi))).unwrap_or_else(|| "none (one value)".into()),
             r.percentiles.as_ref().map(|p| f(p.p99)).unwrap_or_default(),
             md_cell(&r.flags.iter().map(|x| x.flag.as_str()).collect::<Vec<_>>().join(", "))
         ));

@@ -291,13 +291,11 @@ fn results_table(results: &[ResultRow]) -> String {
             .collect();
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} [{}, {}]</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&r.benchmark),
             esc(&r.variant_label()),
             r.method.as_str(),
-            f(r.median),
-            f(r.ci_low),
-            f(r.ci_high),
+            esc(&super::figure_with_interval(r)),
             p.map(|p| f(p.p50)).unwrap_or_default(),
             p.map(|p| f(p.p99)).unwrap_or_default(),
             p.map(|p| f(p.p999)).unwrap_or_default(),

@@ -31,6 +31,17 @@ pub fn plain(s: &str) -> std::borrow::Cow<'_, str> {
         .collect()
 }
 
+/// A row's figure with its 95% interval, `median [low, high]`, or the median alone
+/// when the row has no interval (see [`ResultRow::interval`]).
+pub fn figure_with_interval(r: &crate::model::ResultRow) -> String {
+    match r.interval() {
+        Some((lo, hi)) => {
+            format!("{} [{}, {}]", fmt_value(r.median, &r.unit), fmt_value(lo, &r.unit), fmt_value(hi, &r.unit))
+        }
+        None => fmt_value(r.median, &r.unit),
+    }
+}
+
 /// Formats a duration given in nanoseconds with a unit that keeps 3–4 significant digits.
 pub fn fmt_ns(ns: f64) -> String {
     if !ns.is_finite() {
@@ -78,6 +89,26 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A zero-width interval (one value, a simulated figure) is printed nowhere: the
+    /// median stands alone; a real interval is printed with it.
+    #[test]
+    fn a_zero_width_interval_is_not_printed() {
+        let mut r = crate::model::ResultRow::from_samples(
+            "sim.travis",
+            crate::model::Method::Workload,
+            "µs/switch",
+            vec![2.5],
+            1,
+        )
+        .unwrap();
+        (r.ci_low, r.ci_high) = (2.5, 2.5);
+        assert_eq!(figure_with_interval(&r), "2.500 µs/switch");
+        (r.ci_low, r.ci_high) = (f64::NAN, f64::NAN);
+        assert_eq!(figure_with_interval(&r), "2.500 µs/switch");
+        (r.ci_low, r.ci_high) = (2.4, 2.6);
+        assert_eq!(figure_with_interval(&r), "2.500 µs/switch [2.400 µs/switch, 2.600 µs/switch]");
+    }
 
     #[test]
     fn formats_durations() {

@@ -74,10 +74,6 @@ pub fn proof(r: &ResultRow) -> String {
     parts.join(", ")
 }
 
-fn centre(r: &ResultRow) -> String {
-    format!("{} [{}, {}]", fmt_value(r.median, &r.unit), fmt_value(r.ci_low, &r.unit), fmt_value(r.ci_high, &r.unit))
-}
-
 /// Renders the run as a table followed by numbered flag notes and skipped variants.
 pub fn render_run(doc: &RunDocument, skipped: &[Skipped]) -> String {
     if doc.run.kind == crate::model::RunKind::Sim {
@@ -162,7 +158,8 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
         let mut cells = vec![
             Cell::new(&line.benchmark),
             Cell::new(&line.variant),
-            Cell::new(headline.map(centre).unwrap_or_default()).set_alignment(CellAlignment::Right),
+            Cell::new(headline.map(super::figure_with_interval).unwrap_or_default())
+                .set_alignment(CellAlignment::Right),
             Cell::new(pct(|q| q.p50)).set_alignment(CellAlignment::Right),
             Cell::new(pct(|q| q.p99)).set_alignment(CellAlignment::Right),
             Cell::new(pct(|q| q.p999)).set_alignment(CellAlignment::Right),
@@ -175,7 +172,7 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
             table.add_row(vec![
                 Cell::new(""),
                 Cell::new(format!("  {}", extra.unit)),
-                Cell::new(centre(extra)).set_alignment(CellAlignment::Right),
+                Cell::new(super::figure_with_interval(extra)).set_alignment(CellAlignment::Right),
             ]);
         }
     }
