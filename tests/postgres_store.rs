@@ -213,3 +213,38 @@ fn a_refused_connection_says_why() {
     assert!(err.contains("refused"), "no cause given: {err}");
     assert!(!err.contains("secret"), "the password was printed: {err}");
 }
+
+/// A password given in a `--db` URL was masked in messages but stored verbatim in the
+/// run's command line, so `runs`, exports and reports showed it. It is stored masked:
+/// no stored field, export or report holds it.
+#[test]
+fn a_password_in_the_url_is_stored_nowhere() {
+    let Some(pg) = server_or_skip("a_password_in_the_url_is_stored_nowhere") else { return };
+    // The test server trusts every connection, so any password is accepted.
+    let url = pg.url.replace("oscost@", "oscost:hunter2secret@");
+    let out = oscost().args(["run", "syscall.getppid", "--quick", "--rounds", "1", "--db", &url]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let mut seen = Vec::new();
+    for args in [
+        vec!["runs", "--json"],
+        vec!["show", "latest", "--json"],
+        vec!["export", "latest", "--format", "json"],
+        vec!["export", "latest", "--format", "csv"],
+        vec!["export", "latest", "--format", "prometheus"],
+        vec!["report", "latest", "-o", html.to_str().unwrap()],
+    ] {
+        let out = oscost().args(&args).args(["--db", &url]).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        seen.push((format!("{args:?}"), [out.stdout, out.stderr].concat()));
+    }
+    seen.push(("the report".into(), std::fs::read(&html).unwrap()));
+    for (what, bytes) in seen {
+        assert!(!String::from_utf8_lossy(&bytes).contains("hunter2secret"), "{what} shows the password");
+    }
+    assert!(
+        String::from_utf8_lossy(&oscost().args(["runs", "--db", &url]).output().unwrap().stdout).contains(":***@"),
+        "the command line is stored, masked"
+    );
+}

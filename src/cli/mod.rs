@@ -111,8 +111,10 @@ fn load_all(store: &Store, refs: Vec<String>) -> Result<Vec<(RunDocument, Vec<Sk
     refs.iter().map(|r| load(store, r)).collect()
 }
 
+/// The command line as it is stored with a run: passwords in database URLs masked
+/// (they would otherwise reach `runs`, exports and reports).
 fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
+    std::env::args().map(|a| crate::store::without_password(&a)).collect::<Vec<_>>().join(" ")
 }
 
 fn dispatch(cli: Cli) -> Result<i32> {

@@ -147,6 +147,26 @@ pub(crate) fn load_samples(blob: &[u8], format: &str) -> Result<Vec<f64>, StoreE
     }
 }
 
+/// Text (a URL, or an argument holding one such as `--db=postgres://…`) as it may be
+/// printed or stored: the password of `user:password@` and any `password=` parameter
+/// replaced by `***`.
+pub fn without_password(text: &str) -> String {
+    let mut out = match (text.find("://"), text.rfind('@')) {
+        (Some(s), Some(at)) if at > s => match text[s + 3..at].split_once(':') {
+            Some((name, _)) => format!("{}{name}:***{}", &text[..s + 3], &text[at..]),
+            None => text.to_string(),
+        },
+        _ => text.to_string(),
+    };
+    let mut from = 0;
+    while let Some(i) = out[from..].find("password=").map(|i| i + from + "password=".len()) {
+        let end = out[i..].find(['&', ' ']).map_or(out.len(), |e| e + i);
+        out.replace_range(i..end, "***");
+        from = i + 3;
+    }
+    out
+}
+
 /// Whether `db` names a PostgreSQL database rather than a SQLite file.
 pub fn is_postgres(db: &Path) -> bool {
     let s = db.to_string_lossy();
@@ -429,6 +449,19 @@ pub(crate) fn parse_kind(name: String) -> Result<crate::model::RunKind, StoreErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_are_masked_in_every_form_a_url_takes() {
+        assert_eq!(without_password("postgres://u:secret@h:5/db"), "postgres://u:***@h:5/db");
+        assert_eq!(without_password("postgres://u@h:5/db"), "postgres://u@h:5/db");
+        assert_eq!(without_password("--db=postgres://u:pw@h/db"), "--db=postgres://u:***@h/db");
+        assert_eq!(
+            without_password("postgres://h/db?user=u&password=pw&sslmode=off"),
+            "postgres://h/db?user=u&password=***&sslmode=off"
+        );
+        assert_eq!(without_password("host=h password=pw user=u"), "host=h password=*** user=u");
+        assert_eq!(without_password("/var/lib/results.db"), "/var/lib/results.db");
+    }
 
     #[test]
     fn only_this_hosts_runs_are_judged_abandoned() {

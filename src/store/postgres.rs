@@ -90,19 +90,7 @@ fn cause_of(e: &PgError) -> String {
     text
 }
 
-/// A URL as it may be printed: any password replaced.
-fn without_password(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let user = &url[s + 3..at];
-            match user.split_once(':') {
-                Some((name, _)) => format!("{}{name}:***{}", &url[..s + 3], &url[at..]),
-                None => url.to_string(),
-            }
-        }
-        _ => url.to_string(),
-    }
-}
+use super::without_password;
 
 impl PgStore {
     /// Connects and migrates, within the URL's `connect_timeout` (10 s without one)
@@ -589,7 +577,5 @@ mod tests {
         assert!(!pg.contains(" INTEGER") && !pg.contains(" REAL") && !pg.contains(" BLOB"));
         // A key that references another table stays a plain integer, not a serial.
         assert!(dialect(SCHEMA_V2).contains("run_id BIGINT PRIMARY KEY REFERENCES runs(id)"));
-        assert_eq!(without_password("postgres://u:secret@h:5/db"), "postgres://u:***@h:5/db");
-        assert_eq!(without_password("postgres://u@h:5/db"), "postgres://u@h:5/db");
     }
 }
