@@ -295,3 +295,16 @@ fn compare_fail_on_gates_an_injected_slowdown_and_passes_an_a_a_pair() {
     assert_eq!(code(&["2", "1", "--fail-on", "change"]).0, Some(3), "a speed-up is a change");
     assert_eq!(code(&["1", "2"]).0, Some(0), "without --fail-on a verdict is only printed");
 }
+
+/// A bad file imported into a database that is not there yet is refused (exit 2) and
+/// leaves no database behind: the file is read once to check it before one is made.
+#[test]
+fn a_bad_import_into_no_database_creates_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, db) = (dir.path().join("bad.json"), dir.path().join("new.db"));
+    std::fs::write(&file, r#"{"runs": [{"x": 1}], "schema_version": 6}"#).unwrap();
+    let out = oscost().arg("import").arg(&file).arg("--db").arg(&db).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was imported"));
+    assert!(!db.exists(), "an empty database was left");
+}

@@ -358,15 +358,20 @@ fn write_atomic(path: &Path, text: &str) -> Result<()> {
 /// Imports an export run by run inside one transaction (SQLite writes each as it is
 /// read, so memory holds one run whatever the file's size); any problem imports nothing.
 fn import(db: &Path, file: &Path) -> Result<i32> {
-    let input = std::fs::File::open(file).with_context(|| format!("reading {}", file.display()))?;
+    let open = || std::fs::File::open(file).with_context(|| format!("reading {}", file.display()));
+    let refused = |e: String| UsageError(format!("{}: {e}; nothing was imported", file.display()));
+    // Into a database not there yet, the file is read once to check it, so a bad file
+    // leaves no empty database behind; an existing one rolls back instead.
+    if !crate::store::is_postgres(db) && !db.exists() {
+        report::export::read_runs(open()?, &crate::producers::is_known, &mut |_, _| Ok(())).map_err(refused)?;
+    }
+    let input = open()?;
     let mut store = Store::open(db)?;
     let mut read = |take: &mut dyn FnMut(_, _) -> Result<(), String>| {
         report::export::read_runs(&input, &crate::producers::is_known, take).map(drop)
     };
     let done = store.import_each(&mut read).map_err(|e| match e {
-        crate::store::ImportFailure::Input(e) => {
-            UsageError(format!("{}: {e}; nothing was imported", file.display())).into()
-        }
+        crate::store::ImportFailure::Input(e) => refused(e).into(),
         crate::store::ImportFailure::Store(e) => anyhow::Error::from(e),
     })?;
     let list = |added: bool| -> Vec<String> {
