@@ -56,6 +56,8 @@ pub struct RunRequest {
     pub command_line: String,
     /// Draw a progress bar (only on a terminal, never with --json).
     pub progress: bool,
+    /// Announce nothing (`--quiet`): warnings and errors only.
+    pub quiet: bool,
 }
 
 /// How a run ended.
@@ -475,12 +477,14 @@ fn announce(req: &RunRequest, cfg: &MeasureConfig, calib: &Calibration) -> machi
     let machine = machine::fingerprint(&req.command_line, Some(calib.clone()));
     let n = req.selected.len();
     let r = rounds_of(req);
-    eprintln!(
-        "running {n} benchmark{} in {r} round{}, about {}",
-        if n == 1 { "" } else { "s" },
-        if r == 1 { "" } else { "s" },
-        seconds(estimate_of(req, cfg))
-    );
+    if !req.quiet {
+        eprintln!(
+            "running {n} benchmark{} in {r} round{}, about {}",
+            if n == 1 { "" } else { "s" },
+            if r == 1 { "" } else { "s" },
+            seconds(estimate_of(req, cfg))
+        );
+    }
     machine
 }
 

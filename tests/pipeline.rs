@@ -117,6 +117,7 @@ fn run(db: &Path, def: &'static BenchDef, save: Option<&str>) -> i64 {
         save: save.map(str::to_string),
         command_line: "oscost run (pipeline test)".into(),
         progress: false,
+        quiet: true,
     };
     let outcome = session::execute(req).expect("the session runs");
     assert!(!outcome.interrupted() && outcome.failures.is_empty() && outcome.storage_error.is_none());

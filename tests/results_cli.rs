@@ -308,3 +308,39 @@ fn a_bad_import_into_no_database_creates_none() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was imported"));
     assert!(!db.exists(), "an empty database was left");
 }
+
+/// `--quiet` prints nothing but warnings and errors, and `--export-json/-csv/-markdown`
+/// write the run beside the table (here, instead of it): the JSON imports back, the
+/// CSV and Markdown carry the run's rows. `export --format markdown` prints the same.
+#[test]
+fn a_quiet_run_writes_its_exports_and_prints_nothing() {
+    let db = temp_db();
+    let dir = db.dir.path();
+    let (json, csv, md) = (dir.join("r.json"), dir.join("r.csv"), dir.join("r.md"));
+    let out = oscost()
+        .args(["run", "syscall.getppid", "--quick", "--rounds", "1", "-q", "--export-json"])
+        .arg(&json)
+        .arg("--export-csv")
+        .arg(&csv)
+        .arg("--export-markdown")
+        .arg(&md)
+        .arg("--db")
+        .arg(&db.path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "quiet printed: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("running 1 benchmark"));
+    let other = temp_db();
+    run_ok(&["import", json.to_str().unwrap()], &other.path);
+    let here = json_of(&run_ok(&["show", "latest", "--json"], &db.path));
+    let there = json_of(&run_ok(&["show", "latest", "--json"], &other.path));
+    assert_eq!(here["results"], there["results"], "the JSON export is the run");
+    let rows = here["results"].as_array().unwrap().len();
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(csv.lines().count(), rows + 1, "a header and a line a row");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert_eq!(md.lines().filter(|l| l.starts_with("| syscall.getppid")).count(), rows);
+    let printed = run_ok(&["export", "latest", "--format", "markdown"], &db.path);
+    assert_eq!(String::from_utf8_lossy(&printed.stdout), md);
+}

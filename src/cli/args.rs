@@ -28,7 +28,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run benchmarks (default suite without arguments) and store the run.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List every benchmark with its description and timing model (or the suites).
     List {
         /// List the named suites instead.
@@ -214,6 +214,8 @@ pub enum Format {
 pub enum ExportFormat {
     Json,
     Csv,
+    /// A Markdown table a run, for a README or a paper.
+    Markdown,
     /// A node_exporter textfile of one run (medians in seconds).
     Prometheus,
 }
@@ -240,6 +242,19 @@ pub struct RunArgs {
     /// Include raw samples in JSON output.
     #[arg(long)]
     pub samples: bool,
+    /// Print nothing but warnings and errors (no announcement, progress or table); the
+    /// run is stored, and written to any --export-* file.
+    #[arg(short, long, conflicts_with = "json")]
+    pub quiet: bool,
+    /// Also write the run, as `oscost export --format json` would (importable), to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Also write the run's rows as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Also write the run as a Markdown table to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
     /// Pin the benchmark to this CPU (placement-sweeping families pin by themselves).
     #[arg(long, value_name = "N", value_parser = cpu_number)]
     pub cpu: Option<usize>,

@@ -120,7 +120,7 @@ fn command_line() -> String {
 fn dispatch(cli: Cli) -> Result<i32> {
     let db = || db_path(&cli.db);
     match cli.command {
-        Command::Run(args) => run(args, db()?),
+        Command::Run(args) => run(*args, db()?),
         Command::List { suites } => {
             out(&if suites { suites_text() } else { list_text() })?;
             Ok(0)
@@ -330,10 +330,23 @@ fn load_side(store: &Store, refs: &str) -> Result<Vec<RunDocument>> {
 fn export(db: &Path, refs: Vec<String>, format: ExportFormat, output: Option<&Path>) -> Result<i32> {
     let store = Store::open_existing(db)?;
     let docs = load_all(&store, refs)?;
-    let text = match format {
-        ExportFormat::Json => report::export::to_json(&docs),
+    let text = export_text(format, &docs)?;
+    match output {
+        Some(p) => write_atomic(p, &text)?,
+        None => out(&text)?,
+    }
+    Ok(0)
+}
+
+/// Runs as one export format's text (what `export` prints and `run --export-*` writes).
+fn export_text(format: ExportFormat, docs: &[(RunDocument, Vec<crate::model::Skipped>)]) -> Result<String> {
+    Ok(match format {
+        ExportFormat::Json => report::export::to_json(docs),
         ExportFormat::Csv => report::export::to_csv(&docs.iter().map(|d| d.0.clone()).collect::<Vec<_>>()),
-        ExportFormat::Prometheus => match &docs[..] {
+        ExportFormat::Markdown => {
+            docs.iter().map(|(d, _)| report::export::to_markdown(d)).collect::<Vec<_>>().join("\n")
+        }
+        ExportFormat::Prometheus => match docs {
             [(doc, _)] => report::prometheus::to_textfile(doc),
             _ => {
                 return Err(
@@ -341,12 +354,7 @@ fn export(db: &Path, refs: Vec<String>, format: ExportFormat, output: Option<&Pa
                 );
             }
         },
-    };
-    match output {
-        Some(p) => write_atomic(p, &text)?,
-        None => out(&text)?,
-    }
-    Ok(0)
+    })
 }
 
 /// Writes `text` to `path` so that a reader sees the old file or the new one, never a
@@ -570,7 +578,8 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         db,
         save: args.save.clone(),
         command_line: command_line(),
-        progress: !args.json && std::io::stderr().is_terminal(),
+        progress: !args.json && !args.quiet && std::io::stderr().is_terminal(),
+        quiet: args.quiet,
     };
     let db = req.db.clone();
     let mut outcome = session::execute(req)?;
@@ -578,9 +587,20 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         add_suite_simulations(s.name, &db, &mut outcome)?;
     }
     let (doc, skipped) = outcome.store.load_run(outcome.run_id).context("reading the run back from the database")?;
+    let run = [(doc, skipped)];
+    for (format, path) in [
+        (ExportFormat::Json, &args.export_json),
+        (ExportFormat::Csv, &args.export_csv),
+        (ExportFormat::Markdown, &args.export_markdown),
+    ] {
+        if let Some(path) = path {
+            write_atomic(path, &export_text(format, &run)?)?;
+        }
+    }
+    let [(doc, skipped)] = run;
     if args.json {
         outln(&report::json::render_run(&doc, &skipped, args.samples))?;
-    } else {
+    } else if !args.quiet {
         match suite {
             Some(s) => {
                 out(&(s.render)(&doc))?;
