@@ -120,3 +120,15 @@ fn three_machines_from_three_databases_print_as_a_matrix() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("Machines side by side") && page.contains("ratios to the baseline"), "grouped bars");
 }
+
+/// `--version` names the commit the binary was built from (as the fingerprint does),
+/// so a figure can be traced to the code that measured it.
+#[test]
+fn version_names_the_commit() {
+    let out = oscost().arg("--version").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let commit = text.split("(commit ").nth(1).and_then(|t| t.strip_suffix(")\n")).unwrap_or_default();
+    assert!(text.starts_with(&format!("oscost {}", env!("CARGO_PKG_VERSION"))), "{text}");
+    assert!(commit == "unknown" || (commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit())), "{text}");
+}

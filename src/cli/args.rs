@@ -13,7 +13,7 @@ use crate::placement::Policy;
 #[derive(Parser, Debug)]
 #[command(
     name = "oscost",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("OSCOST_GIT_COMMIT"), ")"),
     about = "What the operating system charges for its primitives, measured and proven"
 )]
 pub struct Cli {
