@@ -74,6 +74,19 @@ fn completions_and_the_man_page_come_from_the_definitions() {
     let man = String::from_utf8(run_ok(&["man"], &db.path).stdout).unwrap();
     assert!(man.starts_with(".ie") || man.contains(".TH oscost"), "{}", &man[..200.min(man.len())]);
     assert!(man.contains("compare"));
+    for section in ["EXIT STATUS", "ENVIRONMENT", "FILES", "OSCOST_DB"] {
+        assert!(man.contains(section), "oscost(1) lacks {section}");
+    }
+    // Every page oscost(1) names exists.
+    for name in ["run", "compare", "import", "sim", "trace"] {
+        assert!(man.contains(&format!("oscost\\-{name}(1)")), "{name}");
+        let page = String::from_utf8(run_ok(&["man", name], &db.path).stdout).unwrap();
+        assert!(page.contains(&format!(".TH oscost-{name} ")), "{name}: {}", &page[..200.min(page.len())]);
+        assert!(page.contains("EXIT STATUS"), "{name}");
+    }
+    assert!(String::from_utf8(run_ok(&["man", "compare"], &db.path).stdout).unwrap().contains("fail\\-on"));
+    let out = oscost().args(["man", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
     let out = oscost().args(["completions", "tcsh"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }

@@ -192,8 +192,12 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff), generated from these definitions.
-    Man,
+    /// Print a manual page (roff), generated from these definitions: oscost(1), or a
+    /// command's own page, oscost-COMMAND(1).
+    Man {
+        /// The command whose page to print (run, show, compare, …).
+        command: Option<String>,
+    },
 }
 
 /// How `compare --by` groups runs into sides.

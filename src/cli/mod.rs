@@ -144,7 +144,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         }
         Command::Push { runs, to } => push(&db()?, runs, &to),
         Command::Completions { shell } => completions(shell),
-        Command::Man => manual(),
+        Command::Man { command } => manual(command.as_deref()),
         Command::Runs { host, benchmark, since, until, json } => {
             let filter = RunFilter { host, benchmark, since: since.map(|d| d.0), until: until.map(|d| d.0) };
             runs(&db()?, &filter, json)
@@ -161,12 +161,101 @@ fn completions(shell: clap_complete::Shell) -> Result<i32> {
     Ok(0)
 }
 
-/// The manual page, as roff, from the clap definition.
-fn manual() -> Result<i32> {
+/// A manual page, as roff, from the clap definition: oscost(1), or the page of one
+/// command, oscost-COMMAND(1) (the pages oscost(1) names), each with the sections clap
+/// does not know: EXIT STATUS, and on oscost(1) ENVIRONMENT and FILES.
+fn manual(command: Option<&str>) -> Result<i32> {
+    let top = <Cli as clap::CommandFactory>::command();
+    let cmd = match command {
+        None => top,
+        Some(name) => {
+            let names: Vec<String> = top.get_subcommands().map(|c| c.get_name().to_string()).collect();
+            let sub = top.find_subcommand(name).cloned().ok_or_else(|| {
+                UsageError(format!(
+                    "no command {name:?}; the pages are oscost(1) and oscost-{{{}}}(1)",
+                    names.join(",")
+                ))
+            })?;
+            sub.display_name(format!("oscost-{name}")).bin_name(format!("oscost {name}"))
+        }
+    };
+    let man = clap_mangen::Man::new(cmd.clone());
     let mut buf = Vec::new();
-    clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut buf)?;
+    man.render_title(&mut buf)?;
+    man.render_name_section(&mut buf)?;
+    man.render_synopsis_section(&mut buf)?;
+    man.render_description_section(&mut buf)?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut buf)?;
+    }
+    if cmd.has_subcommands() {
+        man.render_subcommands_section(&mut buf)?;
+    }
+    manual_sections(command.is_none()).to_writer(&mut buf)?;
+    if cmd.get_version().is_some() {
+        man.render_version_section(&mut buf)?;
+    }
     out(&String::from_utf8_lossy(&buf))?;
     Ok(0)
+}
+
+/// The sections clap cannot derive: exit statuses always; the environment and files
+/// on the main page.
+fn manual_sections(main_page: bool) -> roff::Roff {
+    use roff::{bold, roman};
+    let mut r = roff::Roff::new();
+    let item = |r: &mut roff::Roff, term: &str, text: &str| {
+        r.control("TP", []).text([bold(term)]).text([roman(text)]);
+    };
+    r.control("SH", ["EXIT STATUS"]);
+    for (code, text) in [
+        ("0", "Success."),
+        ("1", "A benchmark failed, storing failed (the run's rounds were rescued to a file), or another error."),
+        (
+            "2",
+            "Bad input, refused before anything was measured or written: an unknown benchmark, suite or flag, a size beyond a limit, a refused helper, a malformed import.",
+        ),
+        ("3", "compare --fail-on found a figure with the verdict it fails on."),
+        ("129, 130, 143", "Stopped by SIGHUP, SIGINT or SIGTERM; the rounds that finished are stored."),
+        ("141", "The reader of the output closed the pipe."),
+    ] {
+        item(&mut r, code, text);
+    }
+    if main_page {
+        r.control("SH", ["ENVIRONMENT"]);
+        for (name, text) in [
+            ("OSCOST_DB", "The results database when --db is not given: a SQLite file or a postgres:// URL."),
+            (
+                "XDG_DATA_HOME",
+                "Where the default database lives ($XDG_DATA_HOME/oscost/results.db); ignored unless absolute.",
+            ),
+            ("HOME", "The default database's folder without XDG_DATA_HOME (~/.local/share/oscost)."),
+            (
+                "TMPDIR",
+                "Where a private folder (mode 0700) is made for the files of the open and stat probes and, when the database's folder cannot hold it, a rescue file.",
+            ),
+            (
+                "OSCOST_WORKER_FAULT",
+                "A test hook that makes one benchmark's worker crash or hang; oscost warns when it is set.",
+            ),
+        ] {
+            item(&mut r, name, text);
+        }
+        r.control("SH", ["FILES"]);
+        for (name, text) in [
+            (
+                "~/.local/share/oscost/results.db",
+                "The default results database (SQLite, WAL mode), in a folder oscost made mode 0700; a planted link there is refused.",
+            ),
+            (
+                "<db>.unsaved-run<ID>-<PID>.json",
+                "A run's measured rounds when storing failed: an export with a UUID of its own, for oscost import.",
+            ),
+        ] {
+            item(&mut r, name, text);
+        }
+    }
+    r
 }
 
 fn info(json: bool) -> Result<i32> {
