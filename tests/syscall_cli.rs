@@ -50,7 +50,9 @@ fn syscall_family_runs_stores_and_shows() {
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(text.contains("syscall.getppid") && text.contains("per-call p50"), "{text}");
     let runs = run_ok(&["runs"], &db.path);
-    assert!(String::from_utf8_lossy(&runs.stdout).contains("complete"));
+    let listed = String::from_utf8_lossy(&runs.stdout);
+    assert!(listed.contains("complete"));
+    assert!(listed.lines().next().unwrap_or_default().contains("started (UTC)"), "runs has a header: {listed}");
 }
 
 #[test]

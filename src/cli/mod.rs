@@ -547,6 +547,12 @@ fn runs(db: &Path, filter: &RunFilter, json: bool) -> Result<i32> {
     if json {
         outln(&serde_json::to_string_pretty(&runs)?)?;
     } else {
+        if !runs.is_empty() {
+            outln(&format!(
+                "{:>5}  {:<20}  {:<16} {:<24} {:<11} {:>9}  command",
+                "run", "started (UTC)", "host", "kernel", "status", "results"
+            ))?;
+        }
         for r in runs {
             outln(&format!(
                 "{:>5}  {}  {:<16} {:<24} {:<11} {:>4} rows  {}{}",

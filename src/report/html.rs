@@ -284,6 +284,8 @@ fn results_table(results: &[ResultRow]) -> String {
     for r in results {
         let f = |x: f64| esc(&fmt_value(x, &r.unit));
         let p = r.percentiles.as_ref();
+        // A tail percentile only from the samples it needs (see the terminal table).
+        let tail = |x: f64, min: usize| esc(&super::table::percentile(x, &r.unit, r.n, min, &mut false));
         let flags: Vec<String> = r
             .flags
             .iter()
@@ -297,8 +299,8 @@ fn results_table(results: &[ResultRow]) -> String {
             r.method.as_str(),
             esc(&super::figure_with_interval(r)),
             p.map(|p| f(p.p50)).unwrap_or_default(),
-            p.map(|p| f(p.p99)).unwrap_or_default(),
-            p.map(|p| f(p.p999)).unwrap_or_default(),
+            p.map(|p| tail(p.p99, super::table::P99_MIN_SAMPLES)).unwrap_or_default(),
+            p.map(|p| tail(p.p999, super::table::P999_MIN_SAMPLES)).unwrap_or_default(),
             p.map(|p| f(p.max)).unwrap_or_default(),
             esc(&super::table::proof(r)),
             flags.join(" ")

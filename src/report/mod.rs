@@ -31,6 +31,11 @@ pub fn plain(s: &str) -> std::borrow::Cow<'_, str> {
         .collect()
 }
 
+/// A count with its noun in the right number: "1 child", "2 children".
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// A row's figure with its 95% interval, `median [low, high]`, or the median alone
 /// when the row has no interval (see [`ResultRow::interval`]).
 pub fn figure_with_interval(r: &crate::model::ResultRow) -> String {
@@ -108,6 +113,13 @@ mod tests {
         assert_eq!(figure_with_interval(&r), "2.500 µs/switch");
         (r.ci_low, r.ci_high) = (2.4, 2.6);
         assert_eq!(figure_with_interval(&r), "2.500 µs/switch [2.400 µs/switch, 2.600 µs/switch]");
+    }
+
+    #[test]
+    fn counts_take_the_right_number() {
+        assert_eq!(counted(1, "child", "children"), "1 child");
+        assert_eq!(counted(0, "child", "children"), "0 children");
+        assert_eq!(counted(2, "switch", "switches"), "2 switches");
     }
 
     #[test]

@@ -131,6 +131,21 @@ fn rounds_line(rows: &[ResultRow]) -> Option<String> {
     Some(line)
 }
 
+/// The fewest samples behind a printed p99 and p99.9: a tail percentile from fewer is
+/// one or two samples, not a percentile.
+pub const P99_MIN_SAMPLES: usize = 100;
+pub const P999_MIN_SAMPLES: usize = 1000;
+
+/// A percentile printed only from enough samples (`-` otherwise; `thin` is set so the
+/// table says why).
+pub(super) fn percentile(value: f64, unit: &str, n: usize, min: usize, thin: &mut bool) -> String {
+    if n < min {
+        *thin = true;
+        return "-".into();
+    }
+    fmt_value(value, unit)
+}
+
 /// Renders result rows (any run, any families) as the table and its notes.
 pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
     let mut table = Table::new();
@@ -147,23 +162,27 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
         "flags",
     ]);
     let mut notes: Vec<String> = Vec::new();
+    let mut thin = false;
     for line in group(rows) {
         let all: Vec<&ResultRow> =
             line.batch.iter().chain(line.per_call.iter()).chain(line.other.iter()).copied().collect();
         let flags = flag_tags(&line, &all, &mut notes);
         let headline = line.batch.or(line.other.first().copied()).or(line.per_call);
         let pc = line.per_call.and_then(|p| p.percentiles.as_ref().map(|q| (p, q)));
-        let pct =
-            |f: fn(&crate::stats::Percentiles) -> f64| pc.map(|(p, q)| fmt_value(f(q), &p.unit)).unwrap_or_default();
+        let mut pct = |f: fn(&crate::stats::Percentiles) -> f64, min: usize| {
+            pc.map(|(p, q)| percentile(f(q), &p.unit, p.n, min, &mut thin)).unwrap_or_default()
+        };
+        let (p50, p99, p999, max) =
+            (pct(|q| q.p50, 1), pct(|q| q.p99, P99_MIN_SAMPLES), pct(|q| q.p999, P999_MIN_SAMPLES), pct(|q| q.max, 1));
         let mut cells = vec![
             Cell::new(&line.benchmark),
             Cell::new(&line.variant),
             Cell::new(headline.map(super::figure_with_interval).unwrap_or_default())
                 .set_alignment(CellAlignment::Right),
-            Cell::new(pct(|q| q.p50)).set_alignment(CellAlignment::Right),
-            Cell::new(pct(|q| q.p99)).set_alignment(CellAlignment::Right),
-            Cell::new(pct(|q| q.p999)).set_alignment(CellAlignment::Right),
-            Cell::new(pct(|q| q.max)).set_alignment(CellAlignment::Right),
+            Cell::new(p50).set_alignment(CellAlignment::Right),
+            Cell::new(p99).set_alignment(CellAlignment::Right),
+            Cell::new(p999).set_alignment(CellAlignment::Right),
+            Cell::new(max).set_alignment(CellAlignment::Right),
         ];
         cells.push(Cell::new(all.iter().map(|r| proof(r)).find(|s| !s.is_empty()).unwrap_or_default()));
         cells.push(Cell::new(flags.join(" ")));
@@ -178,6 +197,11 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
     }
     let mut out = table.to_string();
     out.push('\n');
+    if thin {
+        out.push_str(&format!(
+            "p99 is printed from {P99_MIN_SAMPLES} per-call samples and p99.9 from {P999_MIN_SAMPLES}; \"-\" where a row had fewer\n"
+        ));
+    }
     out.push_str(&trace_section(rows));
     out.push_str(&footer(&notes, rows, skipped));
     out
@@ -277,5 +301,23 @@ mod tests {
         assert!(t.contains("[1] syscall.getpid via=libc: no_kernel_entry: did not enter the kernel"));
         assert!(t.contains("0.00 sw/op"));
         assert!(t.contains("skipped ctx.pipe placement=cross_cpu: needs 2 CPUs"));
+    }
+
+    /// p99.9 from 75 samples was printed: a tail percentile needs the samples behind it.
+    #[test]
+    fn tail_percentiles_need_their_samples() {
+        let per_call = |n: usize| {
+            let samples: Vec<f64> = (0..n).map(|i| 100.0 + i as f64).collect();
+            ResultRow::from_samples("load.wakeup", Method::PerCall, "ns", samples, n as u64).unwrap()
+        };
+        let thin = render_results(&[per_call(75)], &[]);
+        let cells: Vec<&str> = thin.lines().find(|l| l.contains("load.wakeup")).unwrap().split('┆').collect();
+        assert_eq!((cells[4].trim(), cells[5].trim()), ("-", "-"), "{thin}");
+        assert!(thin.contains("p99.9 from 1000"), "{thin}");
+        let mid = render_results(&[per_call(500)], &[]);
+        let cells: Vec<&str> = mid.lines().find(|l| l.contains("load.wakeup")).unwrap().split('┆').collect();
+        assert!(cells[4].trim() != "-" && cells[5].trim() == "-", "{mid}");
+        let full = render_results(&[per_call(2000)], &[]);
+        assert!(!full.contains("p99.9 from 1000"), "{full}");
     }
 }

@@ -73,14 +73,14 @@ pub fn spawn_lines(rows: &[ResultRow]) -> Vec<String> {
         .filter_map(|r| Some((r, r.trace.as_ref()?.spawn?)))
         .map(|(r, s)| {
             format!(
-                "{} {}: of {} children, {} ran first on the parent's CPU (parent preempted), {} started on another CPU, {} ran after the parent blocked; {} child migrations",
+                "{} {}: of {}, {} ran first on the parent's CPU (parent preempted), {} started on another CPU, {} ran after the parent blocked; {}",
                 plain(&r.benchmark),
                 plain(&r.variant_label()),
-                s.children,
+                super::counted(s.children, "child", "children"),
                 s.child_first,
                 s.child_elsewhere,
                 s.parent_first,
-                s.child_migrations
+                super::counted(s.child_migrations, "child migration", "child migrations")
             )
         })
         .collect()
