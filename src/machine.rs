@@ -76,7 +76,23 @@ fn mitigations() -> BTreeMap<String, String> {
 fn hardware_counters() -> String {
     match sys::PerfCounter::open(sys::PerfEvent::Instructions, 0) {
         Ok(_) => "available".to_string(),
-        Err(e) => format!("unavailable ({e})"),
+        Err(e) => format!("unavailable: {}", counters_refused(&e)),
+    }
+}
+
+/// Why the kernel refused a hardware counter, in words: the errno alone ("No such
+/// file or directory") names a file that does not exist.
+fn counters_refused(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOENT | libc::ENODEV | libc::EOPNOTSUPP) => {
+            "this CPU (or its hypervisor) exposes no hardware performance counters".into()
+        }
+        Some(libc::EACCES | libc::EPERM) => {
+            let level = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+            format!("not permitted (kernel.perf_event_paranoid = {})", level.trim())
+        }
+        Some(libc::EMFILE) => "too many open files".into(),
+        _ => e.to_string(),
     }
 }
 

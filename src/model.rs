@@ -163,6 +163,19 @@ impl FlagCode {
     pub fn voids_comparison(self) -> bool {
         matches!(self, FlagCode::TooFewSwitches | FlagCode::Bimodal)
     }
+
+    /// Whether the flag doubts the figure itself (not only its conditions): a chart
+    /// shows such a figure marked, not as a point of its curve. Besides the flags
+    /// that void a comparison: the trace and /proc disagree on the switches, the
+    /// figure is below what the primitive can cost, or the two timing methods
+    /// disagree.
+    pub fn doubts_figure(self) -> bool {
+        self.voids_comparison()
+            || matches!(
+                self,
+                FlagCode::TraceDisagrees | FlagCode::BelowFloor | FlagCode::BelowBracket | FlagCode::MethodsDisagree
+            )
+    }
 }
 
 impl std::fmt::Display for FlagCode {
@@ -689,6 +702,11 @@ impl ResultRow {
     /// The parameters that tell variants apart, as one short string such as
     /// `mode=process placement=same_cpu` (bookkeeping parameters left out).
     pub fn variant_label(&self) -> String {
+        self.variant_params().join(" ")
+    }
+
+    /// The parameters of [`ResultRow::variant_label`], each as `key=value`.
+    pub fn variant_params(&self) -> Vec<String> {
         self.params
             .iter()
             .filter(|(k, _)| !matches!(k.as_str(), "batch_size" | "path" | "statement" | "cost_profile"))
@@ -696,8 +714,7 @@ impl ResultRow {
                 serde_json::Value::String(s) => format!("{k}={s}"),
                 other => format!("{k}={other}"),
             })
-            .collect::<Vec<_>>()
-            .join(" ")
+            .collect()
     }
 }
 

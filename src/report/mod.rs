@@ -1,6 +1,7 @@
 //! Reports: pure functions from stored data to text (table, JSON). Nothing here
 //! measures or writes files; the CLI decides where the text goes.
 
+pub mod charts;
 pub mod compare;
 pub mod export;
 pub mod html;
@@ -10,6 +11,7 @@ pub mod prometheus;
 pub mod reprint;
 pub mod sim;
 pub mod suites;
+pub mod svg;
 pub mod table;
 pub mod trace;
 
@@ -81,6 +83,24 @@ pub fn fmt_value(v: f64, unit: &str) -> String {
     }
 }
 
+/// The unit values of `unit` read best in around `magnitude`, and the divisor that
+/// takes them there: durations (units starting "ns") move to µs, ms or s, so one
+/// chart axis or one table row prints every number in one unit; other units stay.
+pub fn display_unit(unit: &str, magnitude: f64) -> (f64, String) {
+    let Some(rest) = unit.strip_prefix("ns") else { return (1.0, unit.to_string()) };
+    let m = magnitude.abs();
+    let (div, prefix) = if m >= 1e9 {
+        (1e9, "s")
+    } else if m >= 1e6 {
+        (1e6, "ms")
+    } else if m >= 1e4 {
+        (1e3, "µs")
+    } else {
+        (1.0, "ns")
+    };
+    (div, format!("{prefix}{rest}"))
+}
+
 /// Formats an RFC 3339 UTC timestamp from seconds since the epoch.
 pub fn rfc3339(secs: u64) -> String {
     humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).to_string()
@@ -130,6 +150,14 @@ mod tests {
         assert_eq!(fmt_ns(3_210_000.0), "3.210 ms");
         assert_eq!(fmt_ns(f64::NAN), "-");
         assert_eq!(fmt_value(1234.0, "msg/s"), "1234 msg/s");
+    }
+
+    #[test]
+    fn display_units_scale_durations_only() {
+        assert_eq!(display_unit("ns/switch", 950.0), (1.0, "ns/switch".to_string()));
+        assert_eq!(display_unit("ns/switch", 13_370.0), (1e3, "µs/switch".to_string()));
+        assert_eq!(display_unit("ns", 3.2e6), (1e6, "ms".to_string()));
+        assert_eq!(display_unit("switches/s", 3.4e5), (1.0, "switches/s".to_string()));
     }
 
     #[test]
