@@ -70,6 +70,40 @@ pub fn encode(rounds: &[&[f64]]) -> Result<Vec<u8>, HistoError> {
     Ok(out)
 }
 
+/// One line of a percentile distribution: the value at or below which `quantile` of
+/// the samples fall, and how many samples that is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuantilePoint {
+    pub value: f64,
+    pub quantile: f64,
+    pub count: u64,
+}
+
+/// The samples' percentile distribution as HdrHistogram prints it
+/// (`outputPercentileDistribution`): quantiles that halve the distance to 100% in
+/// `ticks_per_half` steps each, at the precision the store keeps.
+pub fn distribution(samples: &[f64], ticks_per_half: u32) -> Result<Vec<QuantilePoint>, HistoError> {
+    let finite = || samples.iter().copied().filter(|x| x.is_finite());
+    let min = finite().fold(f64::INFINITY, f64::min);
+    if !min.is_finite() {
+        return Ok(Vec::new());
+    }
+    let offset = min.floor();
+    let mut h = Histogram::<u64>::new(SIGFIG).map_err(|e| HistoError::Build(format!("{e:?}")))?;
+    for x in finite() {
+        h.record(((x - offset) * UNITS_PER_NS).round().max(0.0) as u64)
+            .map_err(|e| HistoError::Build(format!("{e:?}")))?;
+    }
+    let mut total = 0;
+    Ok(h.iter_quantiles(ticks_per_half)
+        .map(|v| {
+            total += v.count_since_last_iteration();
+            let value = h.highest_equivalent(v.value_iterated_to()) as f64 / UNITS_PER_NS + offset;
+            QuantilePoint { value, quantile: v.quantile_iterated_to(), count: total }
+        })
+        .collect())
+}
+
 /// Whether a blob is a histogram blob (else raw f64s).
 pub fn is_histogram(blob: &[u8]) -> bool {
     blob.starts_with(MAGIC)
@@ -118,6 +152,19 @@ pub fn decode(blob: &[u8]) -> Result<Vec<Vec<f64>>, HistoError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_distribution_climbs_to_every_sample() {
+        let samples: Vec<f64> = (1..=1000).map(f64::from).collect();
+        let d = distribution(&samples, 5).unwrap();
+        let last = d.last().unwrap();
+        assert_eq!((last.count, last.quantile), (1000, 1.0));
+        assert!((last.value - 1000.0).abs() <= 1000.0 * 1e-3, "{last:?}");
+        let median = d.iter().find(|p| p.quantile >= 0.5).unwrap();
+        assert!((median.value - 500.0).abs() <= 1.0, "{median:?}");
+        assert!(d.windows(2).all(|w| w[0].quantile <= w[1].quantile && w[0].count <= w[1].count));
+        assert!(distribution(&[], 5).unwrap().is_empty());
+    }
 
     #[test]
     fn rounds_come_back_with_their_counts_within_the_stated_precision() {

@@ -45,15 +45,24 @@ fn the_prometheus_textfile_parses_and_holds_the_stored_medians_in_seconds() {
     let metric = |name: &str| scrape.metrics.iter().find(|m| m.name == name).unwrap_or_else(|| panic!("{name}"));
     let seconds = metric("oscost_benchmark_seconds");
     assert_eq!(seconds.kind, prom_text_format_parser::Type::Gauge);
-    assert_eq!(seconds.samples.len(), medians.len(), "one per stored figure: {text}");
-    for s in &seconds.samples {
-        let get = |k: &str| s.labels.iter().find(|l| l.key == k).map(|l| l.value.clone()).unwrap_or_default();
-        let key = (get("benchmark"), get("variant"), get("method"));
+    let get = |s: &prom_text_format_parser::Sample, k: &str| {
+        s.labels.iter().find(|l| l.key == k).map(|l| l.value.clone()).unwrap_or_default()
+    };
+    let of_stat = |stat: &'static str| seconds.samples.iter().filter(move |s| get(s, "stat") == stat);
+    assert_eq!(of_stat("median").count(), medians.len(), "one median per stored figure: {text}");
+    for s in of_stat("median") {
+        let key = (get(s, "benchmark"), get(s, "variant"), get(s, "method"));
         let stored = medians.get(&key).unwrap_or_else(|| panic!("{key:?} is a stored figure"));
         let v = s.value.value.as_f64();
         assert!((v - stored * 1e-9).abs() <= 1e-12 * v.abs(), "{key:?}: {v} s against {stored} ns");
-        assert_eq!(get("quantile"), "0.5");
+        assert_eq!(get(s, "kind"), "measure");
     }
+    // Each per-call row's p99 (from its 100 samples and more), and the intervals.
+    let per_call = doc["results"].as_array().unwrap().iter().filter(|r| r["method"] == "per_call").count();
+    assert_eq!(of_stat("p99").count(), per_call, "{text}");
+    assert!(of_stat("ci_low").count() >= 1 && of_stat("ci_low").count() == of_stat("ci_high").count());
+    assert!(seconds.samples.iter().all(|s| get(s, "quantile").is_empty()), "no quantile label outside a summary");
+    promtool_accepts(&file);
     assert_eq!(metric("oscost_info").samples[0].value.value.as_f64(), 1.0);
     assert!(metric("oscost_run_timestamp_seconds").samples[0].value.value.as_f64() > 1.7e9);
     // More than one run is refused with a reason.
@@ -61,6 +70,88 @@ fn the_prometheus_textfile_parses_and_holds_the_stored_medians_in_seconds() {
     let out = oscost().args(["export", "1", "2", "--format", "prometheus", "--db"]).arg(&db.path).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("one run"));
+}
+
+/// `promtool check metrics` (Prometheus's own linter, in Debian's prometheus package,
+/// which CI installs) passes the textfile; skipped with a message without promtool.
+fn promtool_accepts(file: &std::path::Path) {
+    let Some(promtool) =
+        ["/usr/bin/promtool", "/usr/local/bin/promtool"].iter().find(|p| std::path::Path::new(p).exists())
+    else {
+        eprintln!("skipping promtool check metrics: no promtool on this machine (CI installs Debian's prometheus)");
+        return;
+    };
+    let out = std::process::Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(std::fs::File::open(file).unwrap())
+        .output()
+        .expect("run promtool");
+    assert!(
+        out.status.success(),
+        "promtool check metrics: {}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A sim run and a trace run export with their kind, and no PID reaches a label.
+#[test]
+fn sim_and_trace_exports_say_their_kind_and_carry_no_pid() {
+    let db = temp_db();
+    run_ok(&["sim", "--policy", "linux-2.4", "--workload", "chat", "--profile", "smp2002"], &db.path);
+    let file = db.dir.path().join("sim.prom");
+    run_ok(&["export", "latest", "--format", "prometheus", "-o", file.to_str().unwrap()], &db.path);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("kind=\"sim\""), "{text}");
+    assert!(!text.contains("kind=\"measure\""), "{text}");
+    promtool_accepts(&file);
+    let out = oscost().args(["trace", "--for", "300ms", "--db"]).arg(&db.path).output().unwrap();
+    if !out.status.success() {
+        eprintln!(
+            "skipping the trace export: tracing unavailable here ({})",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        return;
+    }
+    let file = db.dir.path().join("trace.prom");
+    run_ok(&["export", "latest", "--format", "prometheus", "-o", file.to_str().unwrap()], &db.path);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("kind=\"trace\""), "{text}");
+    assert!(!text.contains("trace.task"), "rows that name a process by PID are left out: {text}");
+    promtool_accepts(&file);
+}
+
+/// Dynamic completion (`COMPLETE=bash oscost`): the shell is offered benchmark ids
+/// where `run` takes them and the stored runs where `show` takes one.
+#[test]
+fn dynamic_completion_offers_ids_and_stored_runs() {
+    let db = temp_db();
+    run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "1", "--save", "base"], &db.path);
+    let complete = |words: &[&str]| -> Vec<String> {
+        let out = oscost()
+            .env("COMPLETE", "bash")
+            .env("_CLAP_COMPLETE_INDEX", (words.len() - 1).to_string())
+            .env("_CLAP_IFS", "\n")
+            .env("OSCOST_DB", &db.path)
+            .arg("--")
+            .args(words)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
+    };
+    let ids = complete(&["oscost", "run", "ctx.p"]);
+    assert_eq!(ids, vec!["ctx.pipe".to_string()]);
+    let runs = complete(&["oscost", "show", ""]);
+    for want in ["latest", "1", "base"] {
+        assert!(runs.iter().any(|r| r == want), "{want} in {runs:?}");
+    }
+    let suites = complete(&["oscost", "run", "--suite", "tr"]);
+    assert_eq!(suites, vec!["travis98".to_string()]);
+    // The registration script a user sources.
+    let out = oscost().env("COMPLETE", "bash").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("complete -o nospace"), "a bash registration script");
 }
 
 #[test]

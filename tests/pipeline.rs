@@ -184,7 +184,10 @@ fn known_rows_read_back_identically_through_every_output() {
     assert_eq!(da.run.status, "complete");
     let docs = [&da, &db_doc];
 
-    snapshot("table.txt", &normalise(&report::table::render_results(&da.results, &sa), &docs));
+    let fitted = report::table::Width::Fit(report::table::DEFAULT_WIDTH);
+    snapshot("table.txt", &normalise(&report::table::render_results(&da.results, &sa, fitted), &docs));
+    let wide = report::table::Width::Wide;
+    snapshot("table-wide.txt", &normalise(&report::table::render_results(&da.results, &sa, wide), &docs));
     snapshot("run.csv", &normalise(&report::export::to_csv(std::slice::from_ref(&da)), &docs));
     snapshot("run.md", &normalise(&report::export::to_markdown(&da), &docs));
     let json: serde_json::Value = serde_json::from_str(&report::json::render_run(&da, &sa, false)).unwrap();

@@ -344,3 +344,52 @@ fn a_quiet_run_writes_its_exports_and_prints_nothing() {
     let printed = run_ok(&["export", "latest", "--format", "markdown"], &db.path);
     assert_eq!(String::from_utf8_lossy(&printed.stdout), md);
 }
+
+/// What a user reads at the terminal: the default table fits 100 columns when the
+/// output is not a terminal (and `COLUMNS` when set), `--wide` keeps every column;
+/// `show --histogram ROW` prints the row's HDR percentile distribution; `--samples`
+/// outside JSON is refused rather than ignored; errors under `--json` are JSON.
+#[test]
+fn output_fits_and_speaks_the_formats_asked_for() {
+    let db = temp_db();
+    run_ok(&["run", "syscall.getppid", "ctx.pipe", "--quick", "--rounds", "2"], &db.path);
+    let table_lines = |out: &std::process::Output| -> Vec<String> {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with(['│', '┌', '└', '╞', '├']))
+            .map(str::to_string)
+            .collect()
+    };
+    let fitted = table_lines(&oscost().args(["show", "--db"]).arg(&db.path).env_remove("COLUMNS").output().unwrap());
+    assert!(!fitted.is_empty());
+    assert!(fitted.iter().all(|l| l.chars().count() <= 100), "{}", fitted.join("\n"));
+    let narrow = table_lines(&oscost().args(["show", "--db"]).arg(&db.path).env("COLUMNS", "80").output().unwrap());
+    assert!(narrow.iter().all(|l| l.chars().count() <= 80), "{}", narrow.join("\n"));
+    let wide = table_lines(&run_ok(&["show", "--wide"], &db.path));
+    assert!(wide[1].contains("per-call p50") && wide[1].contains("max"), "{}", wide[1]);
+
+    let dump = String::from_utf8(
+        run_ok(&["show", "--histogram", "ctx.pipe mode=process placement=same_cpu"], &db.path).stdout,
+    )
+    .unwrap();
+    assert!(dump.contains("Value     Percentile TotalCount 1/(1-Percentile)"), "{dump}");
+    assert!(dump.contains("(per_call)") && dump.contains("#[Max"), "{dump}");
+    let ambiguous = oscost().args(["show", "--histogram", "ctx.pipe", "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(ambiguous.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&ambiguous.stderr).contains("matches"), "names the candidates");
+
+    let samples = oscost().args(["show", "--samples", "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(samples.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&samples.stderr).contains("--json"));
+
+    let missing = oscost().args(["show", "99", "--json", "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(missing.stdout.is_empty(), "stdout holds results only");
+    let err: serde_json::Value = serde_json::from_slice(&missing.stderr).expect("the error is JSON");
+    assert_eq!(err["error"]["exit_code"], 2);
+    assert!(err["error"]["message"].as_str().unwrap().contains("99"), "{err}");
+    let bad_flag = oscost().args(["show", "--json", "--bogus", "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(bad_flag.status.code(), Some(2));
+    let err: serde_json::Value = serde_json::from_slice(&bad_flag.stderr).expect("a usage error is JSON too");
+    assert!(err["error"]["causes"][0].as_str().unwrap().contains("--bogus"), "{err}");
+}

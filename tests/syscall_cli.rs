@@ -48,7 +48,10 @@ fn syscall_family_runs_stores_and_shows() {
     assert_eq!(shown["results"], doc["results"]);
     let table = run_ok(&["show"], &db.path);
     let text = String::from_utf8_lossy(&table.stdout);
-    assert!(text.contains("syscall.getppid") && text.contains("per-call p50"), "{text}");
+    assert!(text.contains("syscall.getppid") && text.contains("p99.9"), "{text}");
+    // The fitted table leaves per-call p50 and max to --wide.
+    let wide = String::from_utf8(run_ok(&["show", "--wide"], &db.path).stdout).unwrap();
+    assert!(wide.contains("syscall.getppid") && wide.contains("per-call p50") && wide.contains("max"), "{wide}");
     let runs = run_ok(&["runs"], &db.path);
     let listed = String::from_utf8_lossy(&runs.stdout);
     assert!(listed.contains("complete"));

@@ -7,6 +7,9 @@ use std::str::FromStr;
 use std::time::{Duration, SystemTime};
 
 use clap::{Args, Parser, Subcommand};
+use clap_complete::engine::ArgValueCompleter;
+
+use super::complete;
 
 use crate::placement::Policy;
 
@@ -21,6 +24,10 @@ pub struct Cli {
     /// (default: $XDG_DATA_HOME/oscost/results.db or ~/.local/share/oscost/results.db).
     #[arg(long, global = true, value_name = "PATH|URL", env = "OSCOST_DB")]
     pub db: Option<PathBuf>,
+    /// Print tables with every column and nothing wrapped (by default a table is fitted
+    /// to the terminal's width, or to 100 columns when the output is not a terminal).
+    #[arg(long, global = true)]
+    pub wide: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -43,18 +50,24 @@ pub enum Command {
     /// Reprint a stored run (the latest by default).
     Show {
         /// Run id, saved name, or `latest`.
+        #[arg(add = ArgValueCompleter::new(complete::runs))]
         run: Option<String>,
         /// Same as --format json.
         #[arg(long)]
         json: bool,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
-        /// Include raw samples in JSON output.
+        /// Include raw samples in JSON output (--json or --format json only).
         #[arg(long)]
         samples: bool,
+        /// Print one row's percentile distribution in HdrHistogram's layout instead:
+        /// ROW is the benchmark id and any of its parameters, e.g.
+        /// 'ctx.pipe mode=process placement=same_cpu' (a per-call row when there is one).
+        #[arg(long, value_name = "ROW", conflicts_with_all = ["json", "suite"])]
+        histogram: Option<String>,
         /// Reprint the run in a suite's layout (travis98, molnar02, bartz24, lmbench):
         /// the published figures beside the run's simulated and measured ones.
-        #[arg(long, value_name = "NAME")]
+        #[arg(long, value_name = "NAME", add = ArgValueCompleter::new(complete::suites))]
         suite: Option<String>,
     },
     /// Compare two runs (or two sets of runs): ratio of medians with an interval from
@@ -63,6 +76,7 @@ pub enum Command {
         /// The sides, the first the baseline: each a run (id, saved name or `latest`),
         /// runs pooled as one side (`1,2,3`), and `@PATH` to read it from another
         /// database (`latest@b.db`). Two sides: A and B; more: one column per side.
+        #[arg(add = ArgValueCompleter::new(complete::runs))]
         sides: Vec<String>,
         /// Use the run saved under this name as the baseline (A).
         #[arg(long, value_name = "NAME")]
@@ -87,6 +101,7 @@ pub enum Command {
     /// Export runs (default: the latest) as JSON (everything, for import), CSV, or one
     /// run as a Prometheus textfile; a file given with -o is replaced atomically.
     Export {
+        #[arg(add = ArgValueCompleter::new(complete::runs))]
         runs: Vec<String>,
         #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
         format: ExportFormat,
@@ -99,6 +114,7 @@ pub enum Command {
     /// Write a self-contained HTML report of runs (default: the latest); with two or
     /// more, the first two are compared.
     Report {
+        #[arg(add = ArgValueCompleter::new(complete::runs))]
         runs: Vec<String>,
         #[arg(short, long, value_name = "PATH", default_value = "report.html")]
         output: PathBuf,
@@ -182,6 +198,7 @@ pub enum Command {
     /// Copy runs (default: every finished run) into another database, such as a shared
     /// PostgreSQL store; a run already there (same UUID) is not copied again.
     Push {
+        #[arg(add = ArgValueCompleter::new(complete::runs))]
         runs: Vec<String>,
         /// The database to copy into: a postgres:// URL or a SQLite file.
         #[arg(long, value_name = "URL|PATH")]
@@ -229,9 +246,10 @@ pub enum ExportFormat {
 #[command(allow_negative_numbers = true)]
 pub struct RunArgs {
     /// Benchmarks to run: ids (syscall.getppid), families (syscall, ctx, spawn, load) or `all`.
+    #[arg(add = ArgValueCompleter::new(complete::benchmarks))]
     pub benchmarks: Vec<String>,
     /// Run a named suite and print it in the classic table's layout (see `list --suites`).
-    #[arg(long, value_name = "NAME", conflicts_with = "benchmarks")]
+    #[arg(long, value_name = "NAME", conflicts_with = "benchmarks", add = ArgValueCompleter::new(complete::suites))]
     pub suite: Option<String>,
     /// About a fifth of the time, at some cost in precision (and 5 rounds, not 10).
     #[arg(long)]
@@ -243,8 +261,8 @@ pub struct RunArgs {
     /// Write the run as JSON to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Include raw samples in JSON output.
-    #[arg(long)]
+    /// Include raw samples in JSON output (with --json).
+    #[arg(long, requires = "json")]
     pub samples: bool,
     /// Print nothing but warnings and errors (no announcement, progress or table); the
     /// run is stored, and written to any --export-* file.

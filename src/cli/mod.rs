@@ -18,6 +18,7 @@ use crate::session::{self, RunRequest};
 use crate::store::{RunFilter, Store};
 
 pub mod args;
+pub mod complete;
 
 pub use args::{Cli, Command, ExportFormat, Format, RunArgs};
 
@@ -74,11 +75,17 @@ pub fn main() -> i32 {
     if std::env::args_os().nth(1).is_some_and(|a| a == crate::worker::WORKER_COMMAND) {
         return crate::worker::serve();
     }
+    // A shell asking for completions (COMPLETE=bash …): answered here, then exit.
+    clap_complete::env::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
     let _ = crate::sys::ignore_file_size_signal();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            if e.use_stderr() && json_requested() {
+                json_error(&e.kind().to_string(), &[e.render().to_string()], e.exit_code());
+            } else {
+                let _ = e.print();
+            }
             return e.exit_code();
         }
     };
@@ -86,17 +93,37 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) if e.downcast_ref::<PipeClosed>().is_some() => 128 + libc::SIGPIPE,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            if e.downcast_ref::<UsageError>().is_some()
+            let code = if e.downcast_ref::<UsageError>().is_some()
                 || e.downcast_ref::<select::UnknownBenchmark>().is_some()
                 || e.downcast_ref::<crate::placement::PlacementError>().is_some()
             {
                 2
             } else {
                 1
+            };
+            if json_requested() {
+                json_error(&e.to_string(), &e.chain().skip(1).map(|c| c.to_string()).collect::<Vec<_>>(), code);
+            } else {
+                eprintln!("error: {e:#}");
             }
+            code
         }
     }
+}
+
+/// Whether the command line asked for JSON (`--json`, `--format json`): its errors are
+/// then JSON too (on stderr, so stdout holds results only).
+fn json_requested() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|a| a == "--json" || a == "--format=json")
+        || args.windows(2).any(|w| w[0] == "--format" && w[1] == "json")
+}
+
+/// An error as one JSON object, one line on stderr:
+/// `{"error": {"message": …, "causes": […], "exit_code": N}}`.
+fn json_error(message: &str, causes: &[String], code: i32) {
+    let v = serde_json::json!({ "error": { "message": message, "causes": causes, "exit_code": code } });
+    eprintln!("{v}");
 }
 
 /// Loads a run by reference; an unknown reference is a usage error.
@@ -117,7 +144,30 @@ fn command_line() -> String {
     std::env::args().map(|a| crate::store::without_password(&a)).collect::<Vec<_>>().join(" ")
 }
 
+/// The width every table of this invocation is fitted to: set once from `--wide`
+/// and the terminal before any command runs.
+static TABLE_WIDTH: std::sync::OnceLock<report::table::Width> = std::sync::OnceLock::new();
+
+/// `--wide`, else `$COLUMNS`, else the terminal's width, else 100 columns (a pipe or
+/// a file: what a terminal of common size shows unwrapped).
+fn table_width(wide: bool) -> report::table::Width {
+    use report::table::{DEFAULT_WIDTH, Width};
+    if wide {
+        return Width::Wide;
+    }
+    let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());
+    let terminal = || rustix::termios::tcgetwinsize(std::io::stdout()).ok().map(|w| w.ws_col);
+    Width::Fit(columns.or_else(terminal).filter(|c| *c >= 40).unwrap_or(DEFAULT_WIDTH))
+}
+
+/// A run as the terminal table, fitted to this invocation's width.
+fn run_table(doc: &RunDocument, skipped: &[Skipped]) -> String {
+    let width = *TABLE_WIDTH.get_or_init(|| table_width(false));
+    report::table::render_run(doc, skipped, width)
+}
+
 fn dispatch(cli: Cli) -> Result<i32> {
+    let _ = TABLE_WIDTH.set(table_width(cli.wide));
     let db = || db_path(&cli.db);
     match cli.command {
         Command::Run(args) => run(*args, db()?),
@@ -126,9 +176,16 @@ fn dispatch(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Info { json } => info(json),
-        Command::Show { run, json, format, samples, suite } => {
+        Command::Show { run, json, format, samples, histogram, suite } => {
             let format = if json { Format::Json } else { format };
-            show(&db()?, run.as_deref().unwrap_or("latest"), format, samples, suite.as_deref())
+            let reference = run.as_deref().unwrap_or("latest");
+            if let Some(row) = histogram {
+                return show_histogram(&db()?, reference, &row);
+            }
+            if samples && format != Format::Json {
+                return Err(UsageError("--samples adds raw samples to JSON output: give it with --json".into()).into());
+            }
+            show(&db()?, reference, format, samples, suite.as_deref())
         }
         Command::Compare { sides, baseline, db_b, by, threshold, fail_on, json } => {
             compare(&db()?, db_b.as_deref(), CompareRequest { sides, baseline, by, fail_on }, threshold, json)
@@ -279,11 +336,42 @@ fn show(db: &Path, reference: &str, format: Format, samples: bool, suite: Option
     }
     match format {
         Format::Json => outln(&report::json::render_run(&doc, &skipped, samples))?,
-        Format::Table => out(&report::table::render_run(&doc, &skipped))?,
+        Format::Table => out(&run_table(&doc, &skipped))?,
         Format::Csv => out(&report::export::to_csv(std::slice::from_ref(&doc)))?,
         Format::Markdown => out(&report::export::to_markdown(&doc))?,
     }
     Ok(0)
+}
+
+/// `show --histogram ROW`: the one row ROW names (its benchmark id, then any of its
+/// `key=value` parameters), a per-call row before any other, as a percentile
+/// distribution.
+fn show_histogram(db: &Path, reference: &str, spec: &str) -> Result<i32> {
+    let store = Store::open_existing(db)?;
+    let (doc, _) = load(&store, reference)?;
+    let mut words = spec.split_whitespace();
+    let id = words.next().unwrap_or_default();
+    let want: Vec<&str> = words.collect();
+    let matching: Vec<&crate::model::ResultRow> = doc
+        .results
+        .iter()
+        .filter(|r| r.benchmark == id && !r.samples.is_empty())
+        .filter(|r| want.iter().all(|w| r.variant_params().iter().any(|p| p == w)))
+        .collect();
+    let per_call: Vec<_> = matching.iter().copied().filter(|r| r.method == crate::model::Method::PerCall).collect();
+    let chosen = if per_call.is_empty() { matching } else { per_call };
+    match chosen.as_slice() {
+        [r] => {
+            out(&report::percentiles::render(r)?)?;
+            Ok(0)
+        }
+        [] => Err(UsageError(format!("run #{} has no row with samples that matches '{spec}'", doc.run.id)).into()),
+        many => {
+            let names: Vec<String> = many.iter().map(|r| format!("'{} {}'", r.benchmark, r.variant_label())).collect();
+            Err(UsageError(format!("'{spec}' matches {} rows: {}; name more parameters", many.len(), names.join(", ")))
+                .into())
+        }
+    }
 }
 
 /// What `compare` was asked to put side by side.
@@ -701,7 +789,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
                 out(&(s.render)(&doc))?;
                 outln(&format!("(the full table: oscost show {})", outcome.run_id))?;
             }
-            None => out(&report::table::render_run(&doc, &skipped))?,
+            None => out(&run_table(&doc, &skipped))?,
         }
         outln(&format!(
             "stored as run #{} in {} ({:.1} s)",
@@ -812,7 +900,7 @@ fn recorded_run(
     if json {
         outln(&report::json::render_run(&doc, &skipped, false))?;
     } else {
-        out(&report::table::render_run(&doc, &skipped))?;
+        out(&run_table(&doc, &skipped))?;
         for line in lines {
             outln(&line)?;
         }

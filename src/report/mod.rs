@@ -7,6 +7,7 @@ pub mod export;
 pub mod html;
 pub mod json;
 pub mod matrix;
+pub mod percentiles;
 pub mod prometheus;
 pub mod reprint;
 pub mod sim;

@@ -4,12 +4,20 @@
 //!
 //! Metrics, in base units (seconds), all gauges, all named `oscost_…` so none collides
 //! with node_exporter's own (its switch counter is `node_context_switches_total`):
-//! - `oscost_benchmark_seconds{benchmark, variant, method, quantile="0.5"}`: the median
-//!   of every figure measured in time (ns/call, ns/hand-off, ns/switch, ns late);
-//! - `oscost_benchmark_per_second{benchmark, variant, method, unit, quantile="0.5"}`:
-//!   the median of every rate (msg/s, switches/s);
+//! - `oscost_benchmark_seconds{benchmark, variant, method, kind, stat}`: every figure
+//!   measured in time (ns/call, ns/hand-off, ns/switch, ns late);
+//! - `oscost_benchmark_per_second{benchmark, variant, method, kind, unit, stat}`: every
+//!   rate (msg/s, switches/s);
 //! - `oscost_run_timestamp_seconds`: when the run started (Unix time);
-//! - `oscost_info{version, commit, host, kernel, cpu, virtualization, run} 1`.
+//! - `oscost_info{version, commit, host, kernel, cpu, virtualization, run, kind} 1`.
+//!
+//! `stat` is `median`, `ci_low` and `ci_high` (the 95% interval, where the row has
+//! one) and `p99` (per-call rows with the samples a p99 needs). It is not called
+//! `quantile`: that label belongs to summaries, and these are gauges of stored
+//! figures (`promtool check metrics` holds exports to that). `kind` says what made the
+//! run (`measure`, `observe`, `trace`, `sim`), so a simulated figure is never read as
+//! a measured one. Rows that name a process (`trace.task`, by command and PID) are
+//! left out: a PID in a label makes a new series at every run.
 //!
 //! Figures of other units (shares, fitted slopes) are left out: they have no base unit
 //! a dashboard could sum or compare. Label values are escaped as the format requires.
@@ -32,9 +40,21 @@ fn unix_seconds(rfc3339: &str) -> Option<f64> {
         .map(|d| d.as_secs_f64())
 }
 
-/// One metric family of figures: their medians times `scale`, labelled by benchmark,
-/// variant and method (and unit when `with_unit`).
-fn family(o: &mut String, name: &str, help: &str, rows: &[&ResultRow], scale: f64, with_unit: bool) {
+/// The values a row exports, by `stat`.
+fn stats_of(r: &ResultRow) -> Vec<(&'static str, f64)> {
+    let mut out = vec![("median", r.median)];
+    if let Some((lo, hi)) = r.interval() {
+        out.extend([("ci_low", lo), ("ci_high", hi)]);
+    }
+    if let Some(p) = r.percentiles.as_ref().filter(|_| r.n >= super::table::P99_MIN_SAMPLES) {
+        out.push(("p99", p.p99));
+    }
+    out
+}
+
+/// One metric family of figures: each row's stats times `scale`, labelled by
+/// benchmark, variant, method and kind (and unit when `with_unit`).
+fn family(o: &mut String, name: &str, help: &str, rows: &[&ResultRow], kind: &str, scale: f64, with_unit: bool) {
     if rows.is_empty() {
         return;
     }
@@ -42,26 +62,29 @@ fn family(o: &mut String, name: &str, help: &str, rows: &[&ResultRow], scale: f6
     let _ = writeln!(o, "# TYPE {name} gauge");
     for r in rows {
         let unit = if with_unit { format!(",unit=\"{}\"", label(&r.unit)) } else { String::new() };
-        let _ = writeln!(
-            o,
-            "{name}{{benchmark=\"{}\",variant=\"{}\",method=\"{}\"{unit},quantile=\"0.5\"}} {:e}",
-            label(&r.benchmark),
-            label(&r.variant_label()),
-            r.method.as_str(),
-            r.median * scale
-        );
+        for (stat, v) in stats_of(r) {
+            let _ = writeln!(
+                o,
+                "{name}{{benchmark=\"{}\",variant=\"{}\",method=\"{}\",kind=\"{kind}\"{unit},stat=\"{stat}\"}} {:e}",
+                label(&r.benchmark),
+                label(&r.variant_label()),
+                r.method.as_str(),
+                v * scale
+            );
+        }
     }
 }
 
 /// The textfile for one run.
 pub fn to_textfile(doc: &RunDocument) -> String {
     let mut o = String::new();
+    let kind = doc.run.kind.as_str();
     let m = &doc.machine;
     let _ = writeln!(o, "# HELP oscost_info The oscost run these metrics come from, and its machine.");
     let _ = writeln!(o, "# TYPE oscost_info gauge");
     let _ = writeln!(
         o,
-        "oscost_info{{version=\"{}\",commit=\"{}\",host=\"{}\",kernel=\"{}\",cpu=\"{}\",virtualization=\"{}\",run=\"{}\"}} 1",
+        "oscost_info{{version=\"{}\",commit=\"{}\",host=\"{}\",kernel=\"{}\",cpu=\"{}\",virtualization=\"{}\",run=\"{}\",kind=\"{kind}\"}} 1",
         label(&m.tool_version),
         label(&m.git_commit),
         label(&m.hostname),
@@ -75,10 +98,13 @@ pub fn to_textfile(doc: &RunDocument) -> String {
         let _ = writeln!(o, "# TYPE oscost_run_timestamp_seconds gauge");
         let _ = writeln!(o, "oscost_run_timestamp_seconds {t}");
     }
-    let time: Vec<_> = doc.results.iter().filter(|r| r.unit.starts_with("ns")).collect();
-    family(&mut o, "oscost_benchmark_seconds", "Median time of an oscost figure, in seconds.", &time, 1e-9, false);
-    let rates: Vec<_> = doc.results.iter().filter(|r| r.unit.ends_with("/s")).collect();
-    family(&mut o, "oscost_benchmark_per_second", "Median rate of an oscost figure, per second.", &rates, 1.0, true);
+    let exported: Vec<&ResultRow> = doc.results.iter().filter(|r| !crate::trace::system::names_a_process(r)).collect();
+    let time: Vec<_> = exported.iter().copied().filter(|r| r.unit.starts_with("ns")).collect();
+    let help = "An oscost figure in seconds: its median, 95% interval and p99 (stat).";
+    family(&mut o, "oscost_benchmark_seconds", help, &time, kind, 1e-9, false);
+    let rates: Vec<_> = exported.iter().copied().filter(|r| r.unit.ends_with("/s")).collect();
+    let help = "An oscost rate per second: its median, 95% interval and p99 (stat).";
+    family(&mut o, "oscost_benchmark_per_second", help, &rates, kind, 1.0, true);
     o
 }
 

@@ -1,9 +1,9 @@
 //! The terminal table: one line per benchmark variant, batch and per-call figures side
 //! by side, the kernel counts that prove the figure, and flags as numbered notes.
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::{fmt_ns, fmt_value, plain};
+use super::{display_unit, fmt_ns, fmt_value, plain};
 use crate::model::Skipped;
 use crate::model::{Count, Method, ResultRow, RunDocument};
 
@@ -74,8 +74,22 @@ pub fn proof(r: &ResultRow) -> String {
     parts.join(", ")
 }
 
+/// How wide a table may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// At most this many columns: the wide layout when it fits, else the narrow one
+    /// (benchmark and variant stacked, p50 and max left out, long cells wrapped).
+    Fit(u16),
+    /// Every column, nothing wrapped (`--wide`).
+    Wide,
+}
+
+/// The width a table is fitted to when nothing says otherwise (a pipe, a file):
+/// what a terminal of common size shows without wrapping.
+pub const DEFAULT_WIDTH: u16 = 100;
+
 /// Renders the run as a table followed by numbered flag notes and skipped variants.
-pub fn render_run(doc: &RunDocument, skipped: &[Skipped]) -> String {
+pub fn render_run(doc: &RunDocument, skipped: &[Skipped], width: Width) -> String {
     if doc.run.kind == crate::model::RunKind::Sim {
         let mut out = super::sim::render(doc);
         out.push('\n');
@@ -108,7 +122,7 @@ pub fn render_run(doc: &RunDocument, skipped: &[Skipped]) -> String {
     if let Some(line) = rounds_line(&doc.results) {
         out.push_str(&line);
     }
-    out.push_str(&render_results(&doc.results, skipped));
+    out.push_str(&render_results(&doc.results, skipped, width));
     out
 }
 
@@ -146,79 +160,230 @@ pub(super) fn percentile(value: f64, unit: &str, n: usize, min: usize, thin: &mu
     fmt_value(value, unit)
 }
 
-/// Renders result rows (any run, any families) as the table and its notes.
-pub fn render_results(rows: &[ResultRow], skipped: &[Skipped]) -> String {
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
-    table.set_header(vec![
-        "benchmark",
-        "variant",
-        "median [95% CI]",
-        "per-call p50",
-        "p99",
-        "p99.9",
-        "max",
-        "kernel counts",
-        "flags",
-    ]);
-    let mut notes: Vec<String> = Vec::new();
-    let mut thin = false;
-    for line in group(rows) {
-        let all: Vec<&ResultRow> =
-            line.batch.iter().chain(line.per_call.iter()).chain(line.other.iter()).copied().collect();
-        let flags = flag_tags(&line, &all, &mut notes);
-        let headline = line.batch.or(line.other.first().copied()).or(line.per_call);
-        let pc = line.per_call.and_then(|p| p.percentiles.as_ref().map(|q| (p, q)));
-        let mut pct = |f: fn(&crate::stats::Percentiles) -> f64, min: usize| {
-            pc.map(|(p, q)| percentile(f(q), &p.unit, p.n, min, &mut thin)).unwrap_or_default()
-        };
-        let (p50, p99, p999, max) =
-            (pct(|q| q.p50, 1), pct(|q| q.p99, P99_MIN_SAMPLES), pct(|q| q.p999, P999_MIN_SAMPLES), pct(|q| q.max, 1));
-        let mut cells = vec![
-            Cell::new(&line.benchmark),
-            Cell::new(&line.variant),
-            Cell::new(headline.map(super::figure_with_interval).unwrap_or_default())
-                .set_alignment(CellAlignment::Right),
-            Cell::new(p50).set_alignment(CellAlignment::Right),
-            Cell::new(p99).set_alignment(CellAlignment::Right),
-            Cell::new(p999).set_alignment(CellAlignment::Right),
-            Cell::new(max).set_alignment(CellAlignment::Right),
-        ];
-        cells.push(Cell::new(all.iter().map(|r| proof(r)).find(|s| !s.is_empty()).unwrap_or_default()));
-        cells.push(Cell::new(flags.join(" ")));
-        table.add_row(cells);
-        for extra in line.other.iter().skip(1) {
-            table.add_row(vec![
-                Cell::new(""),
-                Cell::new(format!("  {}", extra.unit)),
-                Cell::new(super::figure_with_interval(extra)).set_alignment(CellAlignment::Right),
-            ]);
+/// A number without its unit, to three or four significant digits and never in
+/// exponent notation: "104", "13.37", "0.417", "341300".
+pub fn bare(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        "-".into()
+    } else if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// One line's numbers in one unit: the unit its headline figure reads best in.
+struct RowUnit<'a> {
+    unit: &'a str,
+    div: f64,
+    shown: String,
+}
+
+impl<'a> RowUnit<'a> {
+    fn of(r: &'a ResultRow) -> Self {
+        let (div, shown) = display_unit(&r.unit, r.median);
+        RowUnit { unit: &r.unit, div, shown }
+    }
+
+    /// A value of `r` in this unit (with its own unit, should `r`'s differ).
+    fn num(&self, v: f64, r: &ResultRow) -> String {
+        if r.unit == self.unit { bare(v / self.div) } else { fmt_value(v, &r.unit) }
+    }
+
+    /// A row's figure over its interval over the unit, for the narrow table.
+    fn stacked(&self, r: &ResultRow) -> String {
+        match r.interval() {
+            Some((lo, hi)) => {
+                format!("{}\n[{}, {}]\n{}", self.num(r.median, r), self.num(lo, r), self.num(hi, r), self.shown)
+            }
+            None => format!("{}\n{}", self.num(r.median, r), self.shown),
         }
     }
-    let mut out = table.to_string();
+
+    /// A row's figure with its interval, in this unit: `104 [101, 121]`.
+    fn figure(&self, r: &ResultRow) -> String {
+        match r.interval() {
+            Some((lo, hi)) => format!("{} [{}, {}]", self.num(r.median, r), self.num(lo, r), self.num(hi, r)),
+            None => self.num(r.median, r),
+        }
+    }
+}
+
+/// Renders result rows (any run, any families) as the table and its notes.
+pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: Width) -> String {
+    let mut notes: Vec<String> = Vec::new();
+    let mut thin = false;
+    let mut out = results_table_of(rows, true, &mut notes, &mut thin).to_string();
+    if let Width::Fit(w) = width
+        && out.lines().any(|l| l.chars().count() > usize::from(w))
+    {
+        (notes, thin) = (Vec::new(), false);
+        let mut narrow = results_table_of(rows, false, &mut notes, &mut thin);
+        narrow.set_content_arrangement(ContentArrangement::Dynamic).set_width(w);
+        out = narrow.to_string();
+    }
     out.push('\n');
     if thin {
         out.push_str(&format!(
             "p99 is printed from {P99_MIN_SAMPLES} per-call samples and p99.9 from {P999_MIN_SAMPLES}; \"-\" where a row had fewer\n"
         ));
     }
-    out.push_str(&trace_section(rows));
+    out.push_str(&trace_section(rows, width));
     out.push_str(&footer(&notes, rows, skipped));
+    out
+}
+
+/// The results table: a line per benchmark variant, every number of a line in the
+/// one unit of its own column. Wide: benchmark and variant apart, per-call p50 and
+/// max included. Narrow: benchmark over variant in one cell, p50 and max left out
+/// (the median and the tail say what they would).
+fn results_table_of(rows: &[ResultRow], wide: bool, notes: &mut Vec<String>, thin: &mut bool) -> Table {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
+    let header: &[&str] = if wide {
+        &[
+            "benchmark",
+            "variant",
+            "unit",
+            "median [95% CI]",
+            "per-call p50",
+            "p99",
+            "p99.9",
+            "max",
+            "kernel counts",
+            "flags",
+        ]
+    } else {
+        &["benchmark / variant", "median\n[95% CI]\nunit", "p99\np99.9", "kernel counts", "flags"]
+    };
+    table.set_header(header.to_vec());
+    if !wide {
+        // The names and figures never wrap (they are broken where they may be); the
+        // words beside them do.
+        table.set_constraints([ColumnConstraint::ContentWidth; 3]);
+    }
+    for line in group(rows) {
+        let all: Vec<&ResultRow> =
+            line.batch.iter().chain(line.per_call.iter()).chain(line.other.iter()).copied().collect();
+        let flags = flag_tags(&line, &all, notes);
+        let Some(headline) = line.batch.or(line.other.first().copied()).or(line.per_call) else { continue };
+        let unit = RowUnit::of(headline);
+        let pc = line.per_call.and_then(|p| p.percentiles.as_ref().map(|q| (p, q)));
+        let mut pct = |f: fn(&crate::stats::Percentiles) -> f64, min: usize| {
+            pc.map(|(p, q)| if p.n < min { percentile(0.0, "", p.n, min, thin) } else { unit.num(f(q), p) })
+                .unwrap_or_default()
+        };
+        let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+        let mut cells = if wide {
+            vec![
+                Cell::new(&line.benchmark),
+                Cell::new(&line.variant),
+                Cell::new(&unit.shown),
+                right(unit.figure(headline)),
+            ]
+        } else {
+            vec![Cell::new(stacked(&line.benchmark, &line.variant)), right(unit.stacked(headline))]
+        };
+        let (p99, p999) = (pct(|q| q.p99, P99_MIN_SAMPLES), pct(|q| q.p999, P999_MIN_SAMPLES));
+        if wide {
+            cells.extend([right(pct(|q| q.p50, 1)), right(p99), right(p999), right(pct(|q| q.max, 1))]);
+        } else {
+            cells.push(right(if pc.is_some() { format!("{p99}\n{p999}") } else { String::new() }));
+        }
+        cells.push(Cell::new(all.iter().map(|r| proof(r)).find(|s| !s.is_empty()).unwrap_or_default()));
+        cells.push(Cell::new(flags.join(" ")));
+        table.add_row(cells);
+        for extra in line.other.iter().skip(1) {
+            let u = RowUnit::of(extra);
+            table.add_row(if wide {
+                vec![Cell::new(""), Cell::new(""), Cell::new(&u.shown), right(u.figure(extra))]
+            } else {
+                vec![Cell::new(""), right(u.stacked(extra))]
+            });
+        }
+    }
+    table
+}
+
+/// Where the narrow table breaks a variant's parameters onto the next line.
+const VARIANT_WRAP: usize = 28;
+
+/// Where the narrow trace table breaks a variant's parameters: narrower than the
+/// results table, as it has more columns.
+const TRACE_VARIANT_WRAP: usize = 20;
+
+/// A benchmark over its variant's parameters, broken between parameters (not inside
+/// one) at [`VARIANT_WRAP`] characters.
+fn stacked(benchmark: &str, variant: &str) -> String {
+    stacked_at(benchmark, variant, VARIANT_WRAP)
+}
+
+/// [`stacked`], broken at `wrap` characters.
+fn stacked_at(benchmark: &str, variant: &str, wrap: usize) -> String {
+    let mut out = benchmark.to_string();
+    let mut current = String::new();
+    for p in variant.split(' ').filter(|p| !p.is_empty()) {
+        if !current.is_empty() && current.chars().count() + 1 + p.chars().count() > wrap {
+            out.push_str(&format!("\n {current}"));
+            current.clear();
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(p);
+    }
+    if !current.is_empty() {
+        out.push_str(&format!("\n {current}"));
+    }
     out
 }
 
 /// The trace passes, when the run had any: a second table, and who ran first after
 /// the forks.
-fn trace_section(rows: &[ResultRow]) -> String {
+fn trace_section(rows: &[ResultRow], width: Width) -> String {
     let lines = super::trace::traced(rows);
     if lines.is_empty() {
         return String::new();
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
-    t.set_header(super::trace::HEADER.to_vec());
-    for l in lines {
-        t.add_row(l);
+    match width {
+        Width::Wide => {
+            t.set_header(super::trace::HEADER.to_vec());
+            for l in lines {
+                t.add_row(l);
+            }
+        }
+        Width::Fit(w) => {
+            // Benchmark over variant as in the results table, direct beside idle and
+            // intruded, headers broken between words; the cells wrap, never inside a
+            // word of eight letters or fewer.
+            t.set_content_arrangement(ContentArrangement::Dynamic).set_width(w);
+            t.set_header(vec![
+                "benchmark / variant",
+                "hand-\noffs",
+                "direct /\nidle /\nintruded",
+                "wake→run\np50 / p99\n/ max",
+                "left\nrunnable",
+                "traced,\nobserver\neffect",
+                "events\nvs /proc",
+            ]);
+            let fixed = ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(10));
+            t.set_constraints([ColumnConstraint::ContentWidth, fixed, fixed, fixed, fixed, fixed, fixed]);
+            for l in lines {
+                let [bench, variant, handoffs, direct, idle, rest @ ..] = l.as_slice() else { continue };
+                let mut row = vec![
+                    stacked_at(bench, variant, TRACE_VARIANT_WRAP),
+                    handoffs.clone(),
+                    format!("{direct} / {idle}"),
+                ];
+                row.extend(rest.iter().cloned());
+                t.add_row(row);
+            }
+        }
     }
     let mut out = String::from("trace pass (sched_switch/sched_waking events, recorded after the timed pass):\n");
     out.push_str(&t.to_string());
@@ -295,11 +460,12 @@ mod tests {
             params: "placement=cross_cpu".into(),
             reason: "needs 2 CPUs".into(),
         }];
-        let t = render_results(&[b, p], &skipped);
+        let t = render_results(&[b, p], &skipped, Width::Wide);
         assert_eq!(t.matches("syscall.getpid").count(), 2, "one line plus one note:\n{t}");
         assert!(t.contains("[1] no_kernel_entry"));
         assert!(t.contains("[1] syscall.getpid via=libc: no_kernel_entry: did not enter the kernel"));
         assert!(t.contains("0.00 sw/op"));
+        assert!(t.contains("┆ ns/call ┆"), "the unit has its own column: {t}");
         assert!(t.contains("skipped ctx.pipe placement=cross_cpu: needs 2 CPUs"));
     }
 
@@ -310,14 +476,69 @@ mod tests {
             let samples: Vec<f64> = (0..n).map(|i| 100.0 + i as f64).collect();
             ResultRow::from_samples("load.wakeup", Method::PerCall, "ns", samples, n as u64).unwrap()
         };
-        let thin = render_results(&[per_call(75)], &[]);
+        let thin = render_results(&[per_call(75)], &[], Width::Wide);
         let cells: Vec<&str> = thin.lines().find(|l| l.contains("load.wakeup")).unwrap().split('┆').collect();
-        assert_eq!((cells[4].trim(), cells[5].trim()), ("-", "-"), "{thin}");
+        assert_eq!((cells[5].trim(), cells[6].trim()), ("-", "-"), "{thin}");
         assert!(thin.contains("p99.9 from 1000"), "{thin}");
-        let mid = render_results(&[per_call(500)], &[]);
+        let mid = render_results(&[per_call(500)], &[], Width::Wide);
         let cells: Vec<&str> = mid.lines().find(|l| l.contains("load.wakeup")).unwrap().split('┆').collect();
-        assert!(cells[4].trim() != "-" && cells[5].trim() == "-", "{mid}");
-        let full = render_results(&[per_call(2000)], &[]);
+        assert!(cells[5].trim() != "-" && cells[6].trim() == "-", "{mid}");
+        let full = render_results(&[per_call(2000)], &[], Width::Wide);
         assert!(!full.contains("p99.9 from 1000"), "{full}");
+    }
+
+    /// The default table fits 100 columns, whatever the rows: long variants, rates
+    /// in the millions, flags, counts; and every number of a line is in its one unit.
+    #[test]
+    fn the_fitted_table_fits_and_keeps_one_unit_a_line() {
+        let mut rows = Vec::new();
+        for i in 0..6 {
+            let mut b = ResultRow::from_samples(
+                "ctx.footprint",
+                Method::Batch,
+                "ns/hand-off",
+                vec![1400.0, 1500.0, 9988.0, 13370.0],
+                4,
+            )
+            .unwrap()
+            .with_param("mode", "process")
+            .with_param("placement", "same_cpu")
+            .with_param("size_bytes", 4096 << i)
+            .with_param("stride_bytes", 64);
+            b.counts.insert(Count::SwitchesPerOp, 1.0);
+            b.counts.insert(Count::ParentAnonKib, 4321.0);
+            b.counts.insert(Count::ParentFileKib, 5555.0);
+            b.flag(Flag::new(FlagCode::TraceDisagrees, "the trace saw fewer switches"));
+            b.flag(Flag::new(FlagCode::Intruded, "third tasks ran"));
+            rows.push(b);
+        }
+        let rate =
+            ResultRow::from_samples("load.yield_storm", Method::Workload, "switches/s", vec![2.0e6, 2.4e6, 2.6e6], 3)
+                .unwrap()
+                .with_param("tasks", 8);
+        rows.push(rate);
+        let t = render_results(&rows, &[], Width::Fit(DEFAULT_WIDTH));
+        for l in t.lines().filter(|l| l.starts_with(['│', '┌', '└', '╞', '├'])) {
+            assert!(l.chars().count() <= 100, "{} columns: {l}\n{t}", l.chars().count());
+        }
+        assert!(!t.contains("e6") && !t.contains("e5"), "rates print plain: {t}");
+        assert!(t.contains("2400000"), "{t}");
+        // 9988 ns and 13.37 µs in one line are both in the line's unit (ns).
+        assert!(!t.contains("µs"), "one unit a line: {t}");
+        let wide = render_results(&rows, &[], Width::Wide);
+        assert!(wide.lines().any(|l| l.chars().count() > 100), "--wide keeps every column");
+        assert!(wide.contains("per-call p50"));
+    }
+
+    #[test]
+    fn bare_numbers_read_plainly() {
+        assert_eq!(bare(341_300.4), "341300");
+        assert_eq!(bare(13.374), "13.37");
+        assert_eq!(bare(0.4171), "0.417");
+        assert_eq!(bare(f64::NAN), "-");
+        assert_eq!(
+            stacked("ctx.pipe", "mode=process placement=same_cpu size_bytes=4096"),
+            "ctx.pipe\n mode=process\n placement=same_cpu\n size_bytes=4096"
+        );
     }
 }

@@ -243,7 +243,13 @@ pub fn summarize(events: &[Event], watched: &[i32], (from, to): (u64, u64), fact
         .count() as u64;
     s.wake_to_run = latency(&mut r.latencies);
     let name = |p: i32| r.comms.get(&p).map(|c| c.as_str().into_owned()).unwrap_or_else(|| format!("pid {p}"));
-    let mut top: Vec<Intruder> = r.intruders.into_iter().map(|(p, count)| Intruder { comm: name(p), count }).collect();
+    // By name, not by PID: forty short-lived `exe` children are one intruder to a
+    // reader, not forty entries of one name.
+    let mut by_name: HashMap<String, u64> = HashMap::new();
+    for (p, count) in r.intruders {
+        *by_name.entry(name(p)).or_default() += count;
+    }
+    let mut top: Vec<Intruder> = by_name.into_iter().map(|(comm, count)| Intruder { comm, count }).collect();
     top.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.comm.cmp(&b.comm)));
     top.truncate(TOP_INTRUDERS);
     s.intruders = top;
@@ -364,6 +370,36 @@ mod tests {
         assert_eq!(s.preempted, 1, "10 left runnable once, for the kworker");
         assert_eq!(s.handoffs, 5);
         assert_eq!(s.intrusions, 1, "only the switch-in straight from the kworker");
+    }
+
+    /// Two intruding processes of one name are one entry, with both counts.
+    #[test]
+    fn intruders_are_listed_by_name() {
+        let named = |time, prev: i32, prev_comm: &str, next: i32, next_comm: &str| Event {
+            time,
+            cpu: 0,
+            tid: prev as u32,
+            kind: EventKind::Switch {
+                prev_pid: prev,
+                prev_comm: Comm::new(prev_comm),
+                prev_state: 1,
+                next_pid: next,
+                next_comm: Comm::new(next_comm),
+            },
+        };
+        let mut v = ping_pong(4);
+        // Hand-offs 3 and 4: an `exe` runs between the wake-up and the woken, each a
+        // different process.
+        v.truncate(4);
+        v.push(wake(200, 0, 10, 11));
+        v.push(named(230, 10, "t10", 78, "exe"));
+        v.push(named(250, 78, "exe", 11, "t11"));
+        v.push(wake(300, 0, 11, 10));
+        v.push(named(330, 11, "t11", 79, "exe"));
+        v.push(named(350, 79, "exe", 10, "t10"));
+        let s = summarize(&v, &[10, 11], (0, u64::MAX), PassFacts::default());
+        assert_eq!(s.intrusions, 2, "{s:?}");
+        assert_eq!(s.intruders, vec![Intruder { comm: "exe".into(), count: 2 }]);
     }
 
     #[test]

@@ -185,6 +185,13 @@ pub fn record(spec: &TraceSpec, bound: Duration, command: &[String]) -> Result<S
 /// The ids of the rows a recording is stored as.
 pub const IDS: [&str; 3] = ["trace.runqueue", "trace.wake_to_run", "trace.task"];
 
+/// Whether a row names one process (a `trace.task` row, by command and PID): an
+/// export to a time-series store leaves it out, since its PID makes a new series at
+/// every run.
+pub fn names_a_process(r: &ResultRow) -> bool {
+    r.benchmark == IDS[2]
+}
+
 /// Tasks stored with their own row.
 const TASK_ROWS: usize = 10;
 /// Samples kept in a stored row (a systematic subsample in time order past this; the
