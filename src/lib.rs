@@ -54,4 +54,5 @@ pub mod store;
 pub mod sys;
 pub mod tasks;
 pub mod trace;
+pub mod unit;
 pub mod worker;

@@ -472,7 +472,7 @@ pub struct ResultRow {
     pub benchmark: String,
     pub params: BTreeMap<String, serde_json::Value>,
     pub method: Method,
-    pub unit: String,
+    pub unit: crate::unit::Unit,
     /// Number of samples the statistics summarise.
     pub n: usize,
     /// Number of primitive operations timed in all (each sample may hold many).
@@ -656,7 +656,7 @@ impl ResultRow {
             benchmark: benchmark.to_string(),
             params: BTreeMap::new(),
             method,
-            unit: unit.to_string(),
+            unit: crate::unit::Unit::new(unit),
             n: s.n,
             iterations,
             min: s.min,
@@ -727,8 +727,7 @@ pub struct RunInfo {
     pub command_line: String,
     #[serde(default)]
     pub save_name: Option<String>,
-    /// One of `RUN_STATUSES`.
-    pub status: String,
+    pub status: RunStatus,
     /// A run's name everywhere it is copied (exports, other databases): importing a
     /// run whose UUID a database already holds adds nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -779,7 +778,55 @@ impl RunKind {
 
 /// What a run can be: measuring, done, stopped by a signal, stopped by an error, or
 /// left `running` by a process that is gone (shown, never stored, as abandoned).
-pub const RUN_STATUSES: [&str; 5] = ["running", "complete", "interrupted", "failed", "abandoned"];
+/// Stored, printed and exported as the lowercase name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    Interrupted,
+    Failed,
+    Abandoned,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 5] =
+        [RunStatus::Running, RunStatus::Complete, RunStatus::Interrupted, RunStatus::Failed, RunStatus::Abandoned];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+            RunStatus::Abandoned => "abandoned",
+        }
+    }
+
+    /// The status a stored name stands for.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// Every name, for messages: "running, complete, …".
+    pub fn names() -> String {
+        Self::ALL.map(RunStatus::as_str).join(", ")
+    }
+}
+
+/// A status read from text (an export): an unknown name says what the names are.
+impl TryFrom<String> for RunStatus {
+    type Error = String;
+    fn try_from(name: String) -> Result<Self, String> {
+        RunStatus::parse(&name).ok_or_else(|| format!("status {name:?} is none of {}", RunStatus::names()))
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// A whole run, as written by `--json` and by exports.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -800,7 +847,7 @@ impl RunDocument {
                 started_at: "t".into(),
                 command_line: "c".into(),
                 save_name: None,
-                status: "complete".into(),
+                status: RunStatus::Complete,
                 uuid: None,
                 kind: RunKind::Measure,
             },

@@ -44,8 +44,9 @@ pub fn seed_of(r: &ResultRow) -> u64 {
 /// merged: one row per benchmark, method and variant, in first-seen order, then
 /// judged over the rounds.
 pub fn merge(rounds: &[Vec<ResultRow>]) -> Vec<ResultRow> {
-    let mut order: Vec<(String, Method, String, String)> = Vec::new();
-    let mut groups: BTreeMap<(String, Method, String, String), Vec<&ResultRow>> = BTreeMap::new();
+    type Key = (String, Method, crate::unit::Unit, String);
+    let mut order: Vec<Key> = Vec::new();
+    let mut groups: BTreeMap<Key, Vec<&ResultRow>> = BTreeMap::new();
     for round in rounds {
         for r in round {
             let key = (r.benchmark.clone(), r.method, r.unit.clone(), r.variant_label());

@@ -20,7 +20,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::bench::{BenchDef, BenchOptions, Family, RoundPlan, Scope};
 use crate::clock::Calibration;
-use crate::model::{ResultRow, RunDocument, RunInfo, Skipped};
+use crate::model::{ResultRow, RunDocument, RunInfo, RunStatus, Skipped};
 use crate::placement::Placement;
 use crate::runner::{BenchError, MeasureConfig};
 use crate::store::Store;
@@ -91,7 +91,7 @@ impl OpenRun {
         self.store.as_mut().expect("the store stays until the run is finished")
     }
 
-    fn finish(mut self, status: &str) -> Result<Store> {
+    fn finish(mut self, status: RunStatus) -> Result<Store> {
         let mut store = self.store.take().expect("a run finishes once");
         store.finish_run(self.id, &report::now_rfc3339(), status)?;
         Ok(store)
@@ -101,7 +101,7 @@ impl OpenRun {
 impl Drop for OpenRun {
     fn drop(&mut self) {
         if let Some(store) = self.store.as_mut() {
-            let _ = store.finish_run(self.id, &report::now_rfc3339(), "failed");
+            let _ = store.finish_run(self.id, &report::now_rfc3339(), RunStatus::Failed);
         }
     }
 }
@@ -314,11 +314,11 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     }
     let stopped_by = sys::stop_signal();
     let status = match (&storage_error, stopped_by) {
-        (Some(_), _) => "failed",
-        (None, Some(_)) => "interrupted",
+        (Some(_), _) => RunStatus::Failed,
+        (None, Some(_)) => RunStatus::Interrupted,
         // A benchmark that failed (not skipped) means the run did not do its job.
-        (None, None) if !failures.is_empty() => "failed",
-        (None, None) => "complete",
+        (None, None) if !failures.is_empty() => RunStatus::Failed,
+        (None, None) => RunStatus::Complete,
     };
     let store = match run.finish(status) {
         Ok(store) => store,
@@ -435,7 +435,7 @@ fn unsaved_document(
             started_at: started_at.to_string(),
             command_line: req.command_line.clone(),
             save_name: None,
-            status: "failed".into(),
+            status: RunStatus::Failed,
             uuid: Some(uuid.to_string()),
             kind: crate::model::RunKind::Measure,
         },

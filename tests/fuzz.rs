@@ -75,7 +75,7 @@ fn export_text() -> String {
             started_at: "2026-01-01T00:00:00Z".into(),
             command_line: "oscost run".into(),
             save_name: Some("base".into()),
-            status: "complete".into(),
+            status: oscost::model::RunStatus::Complete,
             uuid: None,
             kind: oscost::model::RunKind::Measure,
         },

@@ -181,7 +181,7 @@ fn known_rows_read_back_identically_through_every_output() {
     let (da, sa) = load(&store, a);
     let (db_doc, _) = load(&store, b);
     assert_eq!(store.resolve("base").unwrap(), a);
-    assert_eq!(da.run.status, "complete");
+    assert_eq!(da.run.status, oscost::model::RunStatus::Complete);
     let docs = [&da, &db_doc];
 
     let fitted = report::table::Width::Fit(report::table::DEFAULT_WIDTH);

@@ -468,7 +468,12 @@ fn by_host(db: &Path, db_b: Option<&Path>, refs: &[String]) -> Result<Sides> {
     if refs.is_empty() {
         for path in std::iter::once(db).chain(db_b) {
             let store = Store::open_existing(path)?;
-            for l in store.list_runs(&RunFilter::default())?.into_iter().rev().filter(|l| l.status == "complete") {
+            for l in store
+                .list_runs(&RunFilter::default())?
+                .into_iter()
+                .rev()
+                .filter(|l| l.status == crate::model::RunStatus::Complete)
+            {
                 runs.push(store.load_run(l.id)?.0);
             }
         }
@@ -587,7 +592,7 @@ fn push(db: &Path, refs: Vec<String>, to: &Path) -> Result<i32> {
             .list_runs(&RunFilter::default())?
             .into_iter()
             .rev()
-            .filter(|l| l.status != "running")
+            .filter(|l| l.status != crate::model::RunStatus::Running)
             .map(|l| l.id)
             .collect()
     } else {
@@ -596,7 +601,7 @@ fn push(db: &Path, refs: Vec<String>, to: &Path) -> Result<i32> {
     let mut runs = Vec::with_capacity(ids.len());
     for id in ids {
         let (doc, skipped) = store.load_run(id)?;
-        if doc.run.status == "running" {
+        if doc.run.status == crate::model::RunStatus::Running {
             eprintln!("run #{id} is still running: not pushed (push it when it has finished)");
             continue;
         }
@@ -889,13 +894,17 @@ fn recorded_run(
     let (rows, lines) = match record() {
         Ok(r) => r,
         Err(e) => {
-            let _ = store.finish_run(run_id, &report::now_rfc3339(), "failed");
+            let _ = store.finish_run(run_id, &report::now_rfc3339(), crate::model::RunStatus::Failed);
             return Err(anyhow::Error::msg(e));
         }
     };
     store.add_benchmark(run_id, &rows, &[])?;
     let stopped_by = crate::sys::stop_signal();
-    store.finish_run(run_id, &report::now_rfc3339(), if stopped_by.is_some() { "interrupted" } else { "complete" })?;
+    store.finish_run(
+        run_id,
+        &report::now_rfc3339(),
+        if stopped_by.is_some() { crate::model::RunStatus::Interrupted } else { crate::model::RunStatus::Complete },
+    )?;
     let (doc, skipped) = store.load_run(run_id)?;
     if json {
         outln(&report::json::render_run(&doc, &skipped, false))?;

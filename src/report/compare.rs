@@ -19,13 +19,11 @@ pub enum Direction {
     Neutral,
 }
 
-pub fn direction(unit: &str) -> Direction {
-    if unit.starts_with("ns") {
-        Direction::LowerIsBetter
-    } else if unit.ends_with("/s") {
-        Direction::HigherIsBetter
-    } else {
-        Direction::Neutral
+pub fn direction(unit: &crate::unit::Unit) -> Direction {
+    match unit.dimension() {
+        crate::unit::Dimension::Time => Direction::LowerIsBetter,
+        crate::unit::Dimension::Rate => Direction::HigherIsBetter,
+        crate::unit::Dimension::Other => Direction::Neutral,
     }
 }
 
@@ -45,7 +43,7 @@ pub struct Comparison {
     pub benchmark: String,
     pub variant: String,
     pub method: String,
-    pub unit: String,
+    pub unit: crate::unit::Unit,
     pub a_median: f64,
     pub b_median: f64,
     pub ratio: f64,

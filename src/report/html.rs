@@ -53,8 +53,7 @@ fn param_str(r: &ResultRow, k: &str) -> String {
 }
 
 fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
-    let mut h =
-        format!("<section><h2>Run #{} ({}) · {}</h2>", doc.run.id, esc(&doc.run.status), esc(&doc.run.started_at));
+    let mut h = format!("<section><h2>Run #{} ({}) · {}</h2>", doc.run.id, doc.run.status, esc(&doc.run.started_at));
     let _ = write!(h, "<p class=cmd><code>{}</code></p>", esc(&doc.run.command_line));
     if doc.run.kind == crate::model::RunKind::Sim {
         h.push_str("<p>Simulated, not measured: every figure is virtual time charged by the cost profile its row names; the machine it stands for is the profile's, not this one.</p>");
@@ -467,7 +466,7 @@ mod tests {
                 started_at: "t".into(),
                 command_line: "oscost run </code><script>".into(),
                 save_name: None,
-                status: "complete".into(),
+                status: crate::model::RunStatus::Complete,
                 uuid: None,
                 kind: crate::model::RunKind::Measure,
             },

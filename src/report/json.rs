@@ -44,7 +44,7 @@ mod tests {
                 started_at: "t".into(),
                 command_line: "oscost run".into(),
                 save_name: None,
-                status: "complete".into(),
+                status: crate::model::RunStatus::Complete,
                 uuid: None,
                 kind: crate::model::RunKind::Measure,
             },

@@ -26,7 +26,7 @@ pub struct MatrixRow {
     pub benchmark: String,
     pub variant: String,
     pub method: String,
-    pub unit: String,
+    pub unit: crate::unit::Unit,
     pub baseline_median: f64,
     pub cells: Vec<Option<Comparison>>,
 }

@@ -52,54 +52,18 @@ pub fn figure_with_interval(r: &crate::model::ResultRow) -> String {
 
 /// Formats a duration given in nanoseconds with a unit that keeps 3–4 significant digits.
 pub fn fmt_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        return "-".into();
-    }
-    let a = ns.abs();
-    if a >= 1e9 {
-        format!("{:.3} s", ns / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.3} ms", ns / 1e6)
-    } else if a >= 1e4 {
-        format!("{:.2} µs", ns / 1e3)
-    } else if a >= 100.0 {
-        format!("{ns:.0} ns")
-    } else {
-        format!("{ns:.1} ns")
-    }
+    crate::unit::format_ns(ns)
 }
 
-/// Formats a value in `unit`: durations (units starting "ns") scale, others print plain.
+/// Formats a value in `unit` (see [`crate::unit::Unit::format`]).
 pub fn fmt_value(v: f64, unit: &str) -> String {
-    if unit.starts_with("ns") {
-        fmt_ns(v)
-    } else if !v.is_finite() {
-        "-".into()
-    } else if v.abs() >= 1e5 {
-        format!("{v:.3e} {unit}")
-    } else if v.abs() >= 100.0 {
-        format!("{v:.0} {unit}")
-    } else {
-        format!("{v:.3} {unit}")
-    }
+    crate::unit::Unit::new(unit).format(v)
 }
 
 /// The unit values of `unit` read best in around `magnitude`, and the divisor that
-/// takes them there: durations (units starting "ns") move to µs, ms or s, so one
-/// chart axis or one table row prints every number in one unit; other units stay.
+/// takes them there (see [`crate::unit::Unit::scaled`]).
 pub fn display_unit(unit: &str, magnitude: f64) -> (f64, String) {
-    let Some(rest) = unit.strip_prefix("ns") else { return (1.0, unit.to_string()) };
-    let m = magnitude.abs();
-    let (div, prefix) = if m >= 1e9 {
-        (1e9, "s")
-    } else if m >= 1e6 {
-        (1e6, "ms")
-    } else if m >= 1e4 {
-        (1e3, "µs")
-    } else {
-        (1.0, "ns")
-    };
-    (div, format!("{prefix}{rest}"))
+    crate::unit::Unit::new(unit).scaled(magnitude)
 }
 
 /// Formats an RFC 3339 UTC timestamp from seconds since the epoch.

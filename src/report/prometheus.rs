@@ -99,10 +99,10 @@ pub fn to_textfile(doc: &RunDocument) -> String {
         let _ = writeln!(o, "oscost_run_timestamp_seconds {t}");
     }
     let exported: Vec<&ResultRow> = doc.results.iter().filter(|r| !crate::trace::system::names_a_process(r)).collect();
-    let time: Vec<_> = exported.iter().copied().filter(|r| r.unit.starts_with("ns")).collect();
+    let time: Vec<_> = exported.iter().copied().filter(|r| r.unit.is_time()).collect();
     let help = "An oscost figure in seconds: its median, 95% interval and p99 (stat).";
     family(&mut o, "oscost_benchmark_seconds", help, &time, kind, 1e-9, false);
-    let rates: Vec<_> = exported.iter().copied().filter(|r| r.unit.ends_with("/s")).collect();
+    let rates: Vec<_> = exported.iter().copied().filter(|r| r.unit.is_rate()).collect();
     let help = "An oscost rate per second: its median, 95% interval and p99 (stat).";
     family(&mut o, "oscost_benchmark_per_second", help, &rates, kind, 1.0, true);
     o

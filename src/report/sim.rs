@@ -21,7 +21,7 @@ pub fn render(doc: &RunDocument) -> String {
     let mut out = format!(
         "oscost sim #{} ({}) · {} · simulated, not measured\n",
         doc.run.id,
-        super::plain(&doc.run.status),
+        doc.run.status,
         super::plain(&doc.run.started_at)
     );
     // Groups in first-seen order; sizes sorted numerically.

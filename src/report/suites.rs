@@ -564,7 +564,7 @@ mod tests {
                 started_at: "t".into(),
                 command_line: "c".into(),
                 save_name: None,
-                status: "complete".into(),
+                status: crate::model::RunStatus::Complete,
                 uuid: None,
                 kind: crate::model::RunKind::Measure,
             },

@@ -103,7 +103,7 @@ pub fn render_run(doc: &RunDocument, skipped: &[Skipped], width: Width) -> Strin
     let mut out = format!(
         "oscost run #{} ({}) · {} · {} · {} · kernel {} · {}\n",
         doc.run.id,
-        plain(&doc.run.status),
+        doc.run.status,
         plain(&doc.run.started_at),
         plain(&m.hostname),
         plain(&m.cpu_model),
@@ -177,7 +177,7 @@ pub fn bare(v: f64) -> String {
 
 /// One line's numbers in one unit: the unit its headline figure reads best in.
 struct RowUnit<'a> {
-    unit: &'a str,
+    unit: &'a crate::unit::Unit,
     div: f64,
     shown: String,
 }
@@ -190,7 +190,7 @@ impl<'a> RowUnit<'a> {
 
     /// A value of `r` in this unit (with its own unit, should `r`'s differ).
     fn num(&self, v: f64, r: &ResultRow) -> String {
-        if r.unit == self.unit { bare(v / self.div) } else { fmt_value(v, &r.unit) }
+        if r.unit == *self.unit { bare(v / self.div) } else { fmt_value(v, &r.unit) }
     }
 
     /// A row's figure over its interval over the unit, for the narrow table.
@@ -311,6 +311,9 @@ fn results_table_of(rows: &[ResultRow], wide: bool, notes: &mut Vec<String>, thi
 /// Where the narrow table breaks a variant's parameters onto the next line.
 const VARIANT_WRAP: usize = 28;
 
+/// The narrowest width at which the fitted trace table keeps its words whole.
+const TRACE_WHOLE_WORDS: u16 = 96;
+
 /// Where the narrow trace table breaks a variant's parameters: narrower than the
 /// results table, as it has more columns.
 const TRACE_VARIANT_WRAP: usize = 20;
@@ -371,8 +374,12 @@ fn trace_section(rows: &[ResultRow], width: Width) -> String {
                 "traced,\nobserver\neffect",
                 "events\nvs /proc",
             ]);
-            let fixed = ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(10));
-            t.set_constraints([ColumnConstraint::ContentWidth, fixed, fixed, fixed, fixed, fixed, fixed]);
+            // Words kept whole where the width allows it (the names and six columns of
+            // ten); narrower, words are broken rather than the table overflowing.
+            if w >= TRACE_WHOLE_WORDS {
+                let fixed = ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(10));
+                t.set_constraints([ColumnConstraint::ContentWidth, fixed, fixed, fixed, fixed, fixed, fixed]);
+            }
             for l in lines {
                 let [bench, variant, handoffs, direct, idle, rest @ ..] = l.as_slice() else { continue };
                 let mut row = vec![

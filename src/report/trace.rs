@@ -34,7 +34,7 @@ pub fn cells(r: &ResultRow, t: &TraceSummary) -> Vec<String> {
     // Only a time per operation compares with the traced pass's own; a row whose
     // figure is a difference (the footprint) compares its plain hand-off.
     let untraced = r.counts.get(&crate::model::Count::HandoffNsMedian).copied().unwrap_or(r.median);
-    let effect = if !r.unit.starts_with("ns/") {
+    let effect = if !r.unit.is_time_per_op() {
         "-".to_string()
     } else if untraced > 0.0 && t.traced_ns_per_op > 0.0 {
         let change = (100.0 * (t.traced_ns_per_op / untraced - 1.0)).round() + 0.0;

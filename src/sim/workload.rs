@@ -376,7 +376,7 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
             let expected = (users * (ROOM - 1)) as u64 * p.messages;
             let out = e.run(60_000_000_000, |s| s.delivered >= expected);
             let rate = out.delivered as f64 / (out.end_ns as f64 / 1e9);
-            Report { figures: vec![fig("messages per second", rate, "msgs/s")], outcome: out }
+            Report { figures: vec![fig("messages per second", rate, "msg/s")], outcome: out }
         }
         WorkloadKind::Fork => {
             // lat_proc's parent: fork(), then waitpid(): fork's return, waitpid's entry and

@@ -10,8 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::machine::Machine;
-use crate::model::{ResultRow, RunDocument, Skipped};
+use crate::model::{ResultRow, RunDocument, RunStatus, Skipped};
 
+mod codec;
 pub mod postgres;
 mod sqlite;
 
@@ -27,7 +28,7 @@ pub trait Backend {
     /// Writes one benchmark's rows and skips in one transaction.
     fn add_benchmark(&mut self, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), StoreError>;
     /// Marks a run finished with `status`.
-    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError>;
+    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: RunStatus) -> Result<(), StoreError>;
     /// The newest run's id, if any.
     fn latest_run_id(&mut self) -> Result<Option<i64>, StoreError>;
     /// Resolves a run reference: a numeric id, `latest`, or a saved name.
@@ -218,7 +219,7 @@ impl Store {
         let r = self.0.borrow_mut().add_benchmark(run_id, rows, skipped);
         self.located(r)
     }
-    pub fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
+    pub fn finish_run(&mut self, run_id: i64, finished_at: &str, status: RunStatus) -> Result<(), StoreError> {
         let r = self.0.borrow_mut().finish_run(run_id, finished_at, status);
         self.located(r)
     }
@@ -322,12 +323,17 @@ impl Owner {
 /// gone was abandoned (killed without a chance to say so). Only a run of this host can
 /// be judged: another machine's run in a shared store stays `running`, since nothing
 /// here can tell whether its owner still runs (its boot id is not ours by nature).
-pub(crate) fn effective_status(stored: String, owner: Option<Owner>, run_host: &str) -> String {
+pub(crate) fn effective_status(stored: RunStatus, owner: Option<Owner>, run_host: &str) -> RunStatus {
     let this_host = crate::sys::uname().1;
     match owner {
-        Some(o) if stored == "running" && run_host == this_host && !o.alive() => "abandoned".into(),
+        Some(o) if stored == RunStatus::Running && run_host == this_host && !o.alive() => RunStatus::Abandoned,
         _ => stored,
     }
+}
+
+/// A stored run status read back; an unknown name is malformed data.
+pub(crate) fn parse_status(name: String) -> Result<RunStatus, StoreError> {
+    RunStatus::parse(&name).ok_or_else(|| StoreError::Malformed(format!("run status {name:?}")))
 }
 
 /// The default database path: `$XDG_DATA_HOME/oscost/results.db`, else
@@ -400,7 +406,7 @@ pub struct RunListing {
     pub started_at: String,
     pub hostname: String,
     pub kernel_release: String,
-    pub status: String,
+    pub status: RunStatus,
     pub save_name: Option<String>,
     pub results: i64,
     pub command_line: String,
@@ -468,13 +474,13 @@ mod tests {
         let here = crate::sys::uname().1;
         let me = Owner::current().expect("/proc tells who this process is");
         let gone = Owner { boot_id: "another-boot".into(), ..me.clone() };
-        let running = || "running".to_string();
+        let running = || RunStatus::Running;
         // This host: a live owner keeps its run running, a gone one abandons it.
-        assert_eq!(effective_status(running(), Some(me.clone()), &here), "running");
-        assert_eq!(effective_status(running(), Some(gone.clone()), &here), "abandoned");
+        assert_eq!(effective_status(running(), Some(me.clone()), &here), RunStatus::Running);
+        assert_eq!(effective_status(running(), Some(gone.clone()), &here), RunStatus::Abandoned);
         // Another host's run in a shared store: its boot id is never ours, and says
         // nothing about whether it still runs.
-        assert_eq!(effective_status(running(), Some(gone), "another-host"), "running");
-        assert_eq!(effective_status("complete".into(), None, &here), "complete");
+        assert_eq!(effective_status(running(), Some(gone), "another-host"), RunStatus::Running);
+        assert_eq!(effective_status(RunStatus::Complete, None, &here), RunStatus::Complete);
     }
 }

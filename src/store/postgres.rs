@@ -22,7 +22,7 @@ use ::postgres::{Client, Error as PgError, NoTls, Transaction};
 
 use super::*;
 use crate::machine::Machine;
-use crate::model::{Method, ResultRow, RunDocument, RunInfo, SCHEMA_VERSION, Skipped};
+use crate::model::{ResultRow, RunDocument, RunInfo, RunStatus, SCHEMA_VERSION, Skipped};
 
 /// SQLite's schema in PostgreSQL's dialect: 64-bit serial ids and integers, double
 /// precision reals, BYTEA blobs. The same names and columns, so both backends read and
@@ -208,37 +208,11 @@ impl PgConnection {
 fn insert_rows(tx: &mut Transaction, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), PgOrStore> {
     let first: i64 =
         tx.query_one("SELECT COALESCE(MAX(seq), -1) + 1 FROM results WHERE run_id = $1", &[&run_id])?.get(0);
+    let sql = codec::insert_sql(|i| format!("${i}"));
     for (seq, r) in (first..).zip(rows) {
-        let (blob, format) = stored_samples(r)?;
-        tx.execute(
-            "INSERT INTO results (run_id, seq, benchmark, params_json, method, unit, n, iterations,
-                min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples,
-                rounds_json, samples_format, trace_json)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
-            &[
-                &run_id,
-                &seq,
-                &r.benchmark,
-                &json(&r.params),
-                &r.method.as_str(),
-                &r.unit,
-                &(r.n as i64),
-                &(r.iterations as i64),
-                &r.min,
-                &r.median,
-                &r.mean,
-                &r.stddev,
-                &r.ci_low,
-                &r.ci_high,
-                &r.percentiles.as_ref().map(json),
-                &counts_json(&r.counts),
-                &json(&r.flags),
-                &blob,
-                &(!r.rounds.is_empty()).then(|| json(&r.rounds)),
-                &format,
-                &r.trace.as_ref().map(json),
-            ],
-        )?;
+        let c = codec::StoredRow::encode(r)?;
+        let values: [&(dyn ::postgres::types::ToSql + Sync); 21] = codec::row_params!(&run_id, &seq, c);
+        tx.execute(&sql, &values)?;
     }
     for s in skipped {
         tx.execute(
@@ -284,45 +258,33 @@ impl PgConnection {
     }
 
     fn load_results(&mut self, run_id: i64) -> Result<Vec<ResultRow>, PgOrStore> {
-        let rows = self.client.query(
-            "SELECT benchmark, params_json, method, unit, n, iterations, min, median, mean, stddev, ci_low, ci_high,
-                    percentiles_json, counts_json, flags_json, samples, rounds_json, samples_format, trace_json
-             FROM results WHERE run_id = $1 ORDER BY seq",
-            &[&run_id],
-        )?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in rows {
-            let method: String = r.get(2);
-            let num = |i: usize| r.get::<_, Option<f64>>(i).unwrap_or(f64::NAN);
-            let counts: String = r.get(13);
-            let pct: Option<String> = r.get(12);
-            let rounds: Option<String> = r.get(16);
-            let blob: Vec<u8> = r.get(15);
-            let format: String = r.get(17);
-            out.push(ResultRow {
-                benchmark: r.get(0),
-                params: parse_json("params", r.get(1))?,
-                method: Method::parse(&method).ok_or_else(|| StoreError::Malformed(format!("method {method:?}")))?,
-                unit: r.get(3),
-                n: r.get::<_, i64>(4) as usize,
-                iterations: r.get::<_, i64>(5) as u64,
-                min: num(6),
-                median: num(7),
-                mean: num(8),
-                stddev: num(9),
-                ci_low: num(10),
-                ci_high: num(11),
-                percentiles: pct.map(|p| parse_json("percentiles", &p)).transpose()?,
-                counts: crate::model::finite_counts::deserialize(&mut serde_json::Deserializer::from_str(&counts))
-                    .map_err(|e| StoreError::Malformed(format!("counts: {e}")))?,
-                flags: parse_json("flags", r.get(14))?,
-                samples: load_samples(&blob, &format)?,
-                rounds: rounds.map(|t| parse_json("rounds", &t)).transpose()?.unwrap_or_default(),
-                trace: r.get::<_, Option<String>>(18).map(|t| parse_json("trace", &t)).transpose()?,
-            });
-        }
-        Ok(out)
+        let rows = self.client.query(&codec::select_sql("$1", &[]), &[&run_id])?;
+        Ok(rows.iter().map(codec::StoredRow::decode).collect::<Result<_, _>>()?)
     }
+}
+
+/// PostgreSQL's columns, for the row codec.
+impl codec::Columns for ::postgres::Row {
+    fn text(&self, i: usize) -> Result<String, StoreError> {
+        self.try_get(i).map_err(column_error)
+    }
+    fn opt_text(&self, i: usize) -> Result<Option<String>, StoreError> {
+        self.try_get(i).map_err(column_error)
+    }
+    fn int(&self, i: usize) -> Result<i64, StoreError> {
+        self.try_get(i).map_err(column_error)
+    }
+    fn real(&self, i: usize) -> Result<Option<f64>, StoreError> {
+        self.try_get(i).map_err(column_error)
+    }
+    fn blob(&self, i: usize) -> Result<Vec<u8>, StoreError> {
+        self.try_get(i).map_err(column_error)
+    }
+}
+
+/// A column of an unexpected type or nullness.
+fn column_error(e: PgError) -> StoreError {
+    StoreError::Malformed(format!("a results column: {e}"))
 }
 
 impl Backend for PgStore {
@@ -340,9 +302,9 @@ impl Backend for PgStore {
         self.call("storing a benchmark", CALL_TIMEOUT, move |c| c.add_benchmark(run_id, &rows, &skipped))
     }
 
-    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
-        let (finished_at, status) = (finished_at.to_string(), status.to_string());
-        self.call("finishing a run", CALL_TIMEOUT, move |c| c.finish_run(run_id, &finished_at, &status))
+    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: RunStatus) -> Result<(), StoreError> {
+        let finished_at = finished_at.to_string();
+        self.call("finishing a run", CALL_TIMEOUT, move |c| c.finish_run(run_id, &finished_at, status))
     }
 
     fn latest_run_id(&mut self) -> Result<Option<i64>, StoreError> {
@@ -421,9 +383,12 @@ impl Backend for PgConnection {
         done.map_err(|e| self.fail(e))
     }
 
-    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
+    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: RunStatus) -> Result<(), StoreError> {
         self.client
-            .execute("UPDATE runs SET finished_at = $2, status = $3 WHERE id = $1", &[&run_id, &finished_at, &status])
+            .execute(
+                "UPDATE runs SET finished_at = $2, status = $3 WHERE id = $1",
+                &[&run_id, &finished_at, &status.as_str()],
+            )
             .map(drop)
             .map_err(|e| self.err(e))
     }
@@ -459,23 +424,22 @@ impl Backend for PgConnection {
             &[&filter.host, &filter.benchmark, &filter.since, &filter.until],
         );
         let rows = rows.map_err(|e| self.err(e))?;
-        Ok(rows
-            .iter()
+        rows.iter()
             .map(|r| {
                 let owner = owner_at(r, 8);
                 let hostname: String = r.get(2);
-                RunListing {
+                Ok(RunListing {
                     id: r.get(0),
                     started_at: r.get(1),
-                    status: effective_status(r.get(4), owner, &hostname),
+                    status: effective_status(parse_status(r.get(4))?, owner, &hostname),
                     hostname,
                     kernel_release: r.get(3),
                     save_name: r.get(5),
                     command_line: r.get(6),
                     results: r.get(7),
-                }
+                })
             })
-            .collect())
+            .collect()
     }
 
     fn load_run(&mut self, run_id: i64) -> Result<(RunDocument, Vec<Skipped>), StoreError> {
@@ -497,7 +461,7 @@ impl Backend for PgConnection {
             started_at: head.get(1),
             command_line: head.get(2),
             save_name: head.get(3),
-            status: effective_status(head.get(4), owner, &machine.hostname),
+            status: effective_status(parse_status(head.get(4))?, owner, &machine.hostname),
             uuid: head.get(6),
             kind: parse_kind(head.get(10))?,
         };
@@ -527,7 +491,7 @@ impl Backend for PgConnection {
                     &[
                         &doc.run.started_at,
                         &doc.run.command_line,
-                        &doc.run.status,
+                        &doc.run.status.as_str(),
                         &doc.machine.hostname,
                         &doc.machine.kernel_release,
                         &json(&doc.machine),

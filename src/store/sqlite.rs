@@ -18,7 +18,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionB
 use super::*;
 use crate::machine::Machine;
 use crate::model::Skipped;
-use crate::model::{Method, ResultRow, RunDocument, RunInfo, SCHEMA_VERSION};
+use crate::model::{Method, ResultRow, RunDocument, RunInfo, RunStatus, SCHEMA_VERSION};
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
@@ -329,11 +329,11 @@ impl SqliteStore {
     }
 
     /// Marks a run finished with `status` (`complete`, `interrupted` or `failed`).
-    pub fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
+    pub fn finish_run(&mut self, run_id: i64, finished_at: &str, status: RunStatus) -> Result<(), StoreError> {
         let tx = self.write()?;
         tx.execute(
             "UPDATE runs SET finished_at = ?2, status = ?3 WHERE id = ?1",
-            params![run_id, finished_at, status],
+            params![run_id, finished_at, status.as_str()],
         )?;
         tx.commit()?;
         Ok(())
@@ -380,7 +380,7 @@ impl SqliteStore {
                 started_at: r.get(1)?,
                 hostname: r.get(2)?,
                 kernel_release: r.get(3)?,
-                status: effective_status(r.get(4)?, owner_of(r, 8)?, &r.get::<_, String>(2)?),
+                status: effective_status(stored_status(r, 4)?, owner_of(r, 8)?, &r.get::<_, String>(2)?),
                 save_name: r.get(5)?,
                 command_line: r.get(6)?,
                 results: r.get(7)?,
@@ -417,7 +417,7 @@ impl SqliteStore {
                             started_at: r.get(1)?,
                             command_line: r.get(2)?,
                             save_name: r.get(3)?,
-                            status: r.get(4)?,
+                            status: stored_status(r, 4)?,
                             uuid: r.get(9)?,
                             kind: stored_kind(r, 10)?,
                         },
@@ -429,86 +429,24 @@ impl SqliteStore {
             .optional()?
             .ok_or_else(|| StoreError::NoSuchRun(run_id.to_string()))?;
         let machine: Machine = parse_json("machine", &machine_json)?;
-        info.status = effective_status(std::mem::take(&mut info.status), owner, &machine.hostname);
+        info.status = effective_status(info.status, owner, &machine.hostname);
         Ok((info, machine))
     }
 
     fn load_results(&self, run_id: i64) -> Result<Vec<ResultRow>, StoreError> {
         // A database of an older schema opened read-only has no rounds (one round each)
         // and raw samples.
-        let rounds = if self.has_column("results", "rounds_json")? { "rounds_json" } else { "NULL" };
-        let format = if self.has_column("results", "samples_format")? { "samples_format" } else { "'f64'" };
-        let trace = if self.has_column("results", "trace_json")? { "trace_json" } else { "NULL" };
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT benchmark, params_json, method, unit, n, iterations, min, median, mean, stddev, ci_low, ci_high,
-                    percentiles_json, counts_json, flags_json, samples, {rounds}, {format}, {trace}
-             FROM results WHERE run_id = ?1 ORDER BY seq"
-        ))?;
-        type Raw = (
-            String,
-            String,
-            String,
-            String,
-            i64,
-            i64,
-            [Option<f64>; 6],
-            Option<String>,
-            String,
-            String,
-            Vec<u8>,
-            Option<String>,
-            String,
-            Option<String>,
-        );
-        let raws: Vec<Raw> = stmt
-            .query_map(params![run_id], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    [r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?],
-                    r.get(12)?,
-                    r.get(13)?,
-                    r.get(14)?,
-                    r.get(15)?,
-                    r.get(16)?,
-                    r.get(17)?,
-                    r.get(18)?,
-                ))
-            })?
-            .collect::<Result<_, _>>()?;
-        let mut results = Vec::with_capacity(raws.len());
-        for (benchmark, params_json, method, unit, n, iterations, v, pct, counts, flags, blob, rounds, format, trace) in
-            raws
-        {
-            let num = |x: Option<f64>| x.unwrap_or(f64::NAN);
-            results.push(ResultRow {
-                params: parse_json("params", &params_json)?,
-                method: Method::parse(&method).ok_or_else(|| StoreError::Malformed(format!("method {method:?}")))?,
-                unit,
-                n: n as usize,
-                iterations: iterations as u64,
-                min: num(v[0]),
-                median: num(v[1]),
-                mean: num(v[2]),
-                stddev: num(v[3]),
-                ci_low: num(v[4]),
-                ci_high: num(v[5]),
-                percentiles: pct.map(|p| parse_json("percentiles", &p)).transpose()?,
-                counts: crate::model::finite_counts::deserialize(&mut serde_json::Deserializer::from_str(&counts))
-                    .map_err(|e| StoreError::Malformed(format!("counts: {e}")))?,
-                flags: parse_json("flags", &flags)?,
-                samples: load_samples(&blob, &format)?,
-                rounds: match rounds {
-                    Some(text) => parse_json("rounds", &text)?,
-                    None => Vec::new(),
-                },
-                trace: trace.map(|t| parse_json("trace", &t)).transpose()?,
-                benchmark,
-            });
+        let mut older: Vec<(&str, &str)> = Vec::new();
+        for (column, instead) in [("rounds_json", "NULL"), ("samples_format", "'f64'"), ("trace_json", "NULL")] {
+            if !self.has_column("results", column)? {
+                older.push((column, instead));
+            }
+        }
+        let mut stmt = self.conn.prepare(&codec::select_sql("?1", &older))?;
+        let mut rows = stmt.query(params![run_id])?;
+        let mut results = Vec::new();
+        while let Some(row) = rows.next()? {
+            results.push(codec::StoredRow::decode(row)?);
         }
         Ok(results)
     }
@@ -599,7 +537,7 @@ fn import_run(tx: &rusqlite::Transaction, doc: &RunDocument, skipped: &[Skipped]
             doc.run.started_at,
             doc.run.command_line,
             save_name,
-            doc.run.status,
+            doc.run.status.as_str(),
             doc.machine.hostname,
             doc.machine.kernel_release,
             json(&doc.machine),
@@ -622,7 +560,7 @@ impl Backend for SqliteStore {
     fn add_benchmark(&mut self, run_id: i64, rows: &[ResultRow], skipped: &[Skipped]) -> Result<(), StoreError> {
         SqliteStore::add_benchmark(self, run_id, rows, skipped)
     }
-    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: &str) -> Result<(), StoreError> {
+    fn finish_run(&mut self, run_id: i64, finished_at: &str, status: RunStatus) -> Result<(), StoreError> {
         SqliteStore::finish_run(self, run_id, finished_at, status)
     }
     fn latest_run_id(&mut self) -> Result<Option<i64>, StoreError> {
@@ -646,6 +584,12 @@ impl Backend for SqliteStore {
 }
 
 /// The run kind in column `i` of a row.
+/// The status column at `i`, read as a status.
+fn stored_status(r: &rusqlite::Row, i: usize) -> rusqlite::Result<RunStatus> {
+    let name: String = r.get(i)?;
+    parse_status(name).map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into()))
+}
+
 fn stored_kind(r: &rusqlite::Row, i: usize) -> rusqlite::Result<crate::model::RunKind> {
     let name: String = r.get(i)?;
     parse_kind(name).map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into()))
@@ -672,37 +616,11 @@ fn insert_rows(
         tx.query_row("SELECT COALESCE(MAX(seq), -1) + 1 FROM results WHERE run_id = ?1", params![run_id], |r| {
             r.get(0)
         })?;
+    let sql = codec::insert_sql(|i| format!("?{i}"));
     for (seq, r) in (first_seq..).zip(rows) {
-        let (blob, format) = stored_samples(r)?;
-        tx.execute(
-            "INSERT INTO results (run_id, seq, benchmark, params_json, method, unit, n, iterations,
-                min, median, mean, stddev, ci_low, ci_high, percentiles_json, counts_json, flags_json, samples,
-                rounds_json, samples_format, trace_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
-            params![
-                run_id,
-                seq,
-                r.benchmark,
-                json(&r.params),
-                r.method.as_str(),
-                r.unit,
-                r.n as i64,
-                r.iterations as i64,
-                r.min,
-                r.median,
-                r.mean,
-                r.stddev,
-                r.ci_low,
-                r.ci_high,
-                r.percentiles.as_ref().map(json),
-                counts_json(&r.counts),
-                json(&r.flags),
-                blob,
-                (!r.rounds.is_empty()).then(|| json(&r.rounds)),
-                format,
-                r.trace.as_ref().map(json),
-            ],
-        )?;
+        let c = codec::StoredRow::encode(r)?;
+        let values: [&dyn rusqlite::ToSql; 21] = codec::row_params!(&run_id, &seq, c);
+        tx.execute(&sql, &values[..])?;
     }
     for s in skipped {
         tx.execute(
@@ -711,6 +629,25 @@ fn insert_rows(
         )?;
     }
     Ok(())
+}
+
+/// SQLite's columns, for the row codec.
+impl codec::Columns for rusqlite::Row<'_> {
+    fn text(&self, i: usize) -> Result<String, StoreError> {
+        Ok(self.get(i)?)
+    }
+    fn opt_text(&self, i: usize) -> Result<Option<String>, StoreError> {
+        Ok(self.get(i)?)
+    }
+    fn int(&self, i: usize) -> Result<i64, StoreError> {
+        Ok(self.get(i)?)
+    }
+    fn real(&self, i: usize) -> Result<Option<f64>, StoreError> {
+        Ok(self.get(i)?)
+    }
+    fn blob(&self, i: usize) -> Result<Vec<u8>, StoreError> {
+        Ok(self.get(i)?)
+    }
 }
 
 #[cfg(test)]
@@ -769,7 +706,7 @@ mod tests {
             reason: "one CPU".into(),
         }];
         s.add_benchmark(id, &[row()], &skipped).unwrap();
-        s.finish_run(id, "2026-01-01T00:00:01Z", "complete").unwrap();
+        s.finish_run(id, "2026-01-01T00:00:01Z", RunStatus::Complete).unwrap();
         drop(s);
         let s = SqliteStore::open(&path).unwrap();
         assert_eq!(s.resolve("latest").unwrap(), id);
@@ -778,7 +715,7 @@ mod tests {
         let (doc, sk) = s.load_run(id).unwrap();
         assert_eq!(doc.results, vec![row()]);
         assert_eq!(sk, skipped);
-        assert_eq!(doc.run.status, "complete");
+        assert_eq!(doc.run.status, RunStatus::Complete);
         assert_eq!(doc.machine, machine());
         let listed = s.list_runs(&RunFilter { benchmark: Some("syscall".into()), ..Default::default() }).unwrap();
         assert_eq!(listed.len(), 1);
@@ -812,7 +749,7 @@ mod tests {
         for i in 0..40 {
             let id = s.begin_run(&start("2026-01-01T00:00:00Z", "oscost run", None), &machine(), None).unwrap();
             s.add_benchmark(id, &vec![row(); 20], &[]).unwrap();
-            s.finish_run(id, &format!("2026-01-01T00:00:{i:02}Z"), "complete").unwrap();
+            s.finish_run(id, &format!("2026-01-01T00:00:{i:02}Z"), RunStatus::Complete).unwrap();
         }
         let (doc, skipped) = s.load_run(1).unwrap();
         drop(s);
@@ -868,7 +805,11 @@ mod tests {
                     for _ in 0..5 {
                         s.add_benchmark(id, &[row()], &[])?;
                     }
-                    s.finish_run(id, "2026-01-01T00:00:01Z", if i % 2 == 0 { "complete" } else { "interrupted" })?;
+                    s.finish_run(
+                        id,
+                        "2026-01-01T00:00:01Z",
+                        if i % 2 == 0 { RunStatus::Complete } else { RunStatus::Interrupted },
+                    )?;
                     Ok(id)
                 })
             })
@@ -877,7 +818,7 @@ mod tests {
         let s = SqliteStore::open_existing(&path).unwrap();
         let runs = s.list_runs(&RunFilter::default()).unwrap();
         assert_eq!(runs.len(), 8);
-        assert!(runs.iter().all(|r| r.results == 5 && r.status != "running"), "{runs:?}");
+        assert!(runs.iter().all(|r| r.results == 5 && r.status != RunStatus::Running), "{runs:?}");
         let named: Vec<_> = runs.iter().filter(|r| r.save_name.is_some()).collect();
         assert_eq!(named.len(), 1, "one run holds the saved name");
         assert!(ids.iter().all(|id| s.load_run(*id).is_ok()));
@@ -895,13 +836,13 @@ mod tests {
         let gone = Owner { start_ticks: me.start_ticks + 1, ..me.clone() };
         let dead = s.begin_run(&start("t", "c", None), &here, Some(&gone)).unwrap();
         let unknown = s.begin_run(&start("t", "c", None), &here, None).unwrap();
-        assert_eq!(s.load_run(live).unwrap().0.run.status, "running");
-        assert_eq!(s.load_run(dead).unwrap().0.run.status, "abandoned");
-        assert_eq!(s.load_run(unknown).unwrap().0.run.status, "running", "no owner recorded: as stored");
+        assert_eq!(s.load_run(live).unwrap().0.run.status, RunStatus::Running);
+        assert_eq!(s.load_run(dead).unwrap().0.run.status, RunStatus::Abandoned);
+        assert_eq!(s.load_run(unknown).unwrap().0.run.status, RunStatus::Running, "no owner recorded: as stored");
         let listed = s.list_runs(&RunFilter::default()).unwrap();
-        assert_eq!(listed.iter().find(|r| r.id == dead).unwrap().status, "abandoned");
-        s.finish_run(dead, "t", "interrupted").unwrap();
-        assert_eq!(s.load_run(dead).unwrap().0.run.status, "interrupted", "a finished run is what it says");
+        assert_eq!(listed.iter().find(|r| r.id == dead).unwrap().status, RunStatus::Abandoned);
+        s.finish_run(dead, "t", RunStatus::Interrupted).unwrap();
+        assert_eq!(s.load_run(dead).unwrap().0.run.status, RunStatus::Interrupted, "a finished run is what it says");
     }
 
     #[test]
@@ -958,13 +899,13 @@ mod tests {
         // no longer read it. A reader reads a migrated private copy; the file stays.
         let bytes = std::fs::read(&path).unwrap();
         let s = SqliteStore::open_existing(&path).unwrap();
-        assert_eq!(s.load_run(1).unwrap().0.run.status, "complete");
+        assert_eq!(s.load_run(1).unwrap().0.run.status, RunStatus::Complete);
         drop(s);
         assert_eq!(version(), 1, "a reader left the schema as it was");
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "a reader changed no byte");
         // A writer upgrades it in place.
         let s = SqliteStore::open(&path).unwrap();
-        assert_eq!(s.load_run(1).unwrap().0.run.status, "complete");
+        assert_eq!(s.load_run(1).unwrap().0.run.status, RunStatus::Complete);
         drop(s);
         assert_eq!(version(), MIGRATIONS.len() as i64);
     }
