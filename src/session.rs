@@ -202,7 +202,41 @@ fn trace_spec_for(req: &RunRequest) -> Option<crate::trace::TraceSpec> {
 /// Runs the request. Errors before the first measurement are returned as errors;
 /// failures of single benchmarks are reported in the outcome and the run goes on.
 pub fn execute(req: RunRequest) -> Result<RunOutcome> {
-    let mut store = Store::open(&req.db)?;
+    let store = Store::open(&req.db)?;
+    let setup = prepare(&req)?;
+    let started_at = report::now_rfc3339();
+    let mut run = begin(&req, store, &setup.machine, &started_at)?;
+    let started = Instant::now();
+    let mut tally = Tally::new(&req, &setup);
+    measure_rounds(&req, &setup, &mut run, &mut tally);
+    keep_unfinished(&mut run, &req, &mut tally.progress, &mut tally.unstored);
+    let storage_error =
+        (!tally.unstored.is_empty()).then(|| rescue_all(&req, &setup.machine, run.id, &started_at, &tally.unstored));
+    if let Some(b) = tally.bar.take() {
+        b.finish_and_clear();
+    }
+    let stopped_by = sys::stop_signal();
+    let status = final_status(storage_error.is_some(), stopped_by.is_some(), !tally.failures.is_empty());
+    let id = run.id;
+    let store = finish(run, status, storage_error.as_deref())?;
+    let failures = tally.failures;
+    Ok(RunOutcome { run_id: id, stopped_by, failures, storage_error, store, elapsed: started.elapsed() })
+}
+
+/// What a run measures with, settled before it begins.
+struct Setup {
+    /// Benchmarks measured once; and each round of the others.
+    cfg: MeasureConfig,
+    per_round: MeasureConfig,
+    calib: Calibration,
+    machine: machine::Machine,
+    trace_spec: Option<crate::trace::TraceSpec>,
+    rounds: usize,
+}
+
+/// Checks what can be checked before anything runs, installs the signal handlers,
+/// calibrates the clocks and announces the run.
+fn prepare(req: &RunRequest) -> Result<Setup> {
     check_placement(&req.options.placement)?;
     sys::install_interrupt_flag().context("installing the signal handlers")?;
     sys::release_free_memory();
@@ -211,126 +245,165 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
         ..if req.quick { MeasureConfig::quick() } else { MeasureConfig::standard() }
     };
     let calib = calibrate(req.quick);
-    let machine = announce(&req, &cfg, &calib);
+    let machine = announce(req, &cfg, &calib);
     if let Some(warning) = crate::worker::fault_warning() {
         eprintln!("{warning}");
     }
-    let trace_spec = trace_spec_for(&req);
-    let started_at = report::now_rfc3339();
+    let rounds = rounds_of(req);
+    let per_round = cfg.per_round(rounds);
+    Ok(Setup { trace_spec: trace_spec_for(req), cfg, per_round, calib, machine, rounds })
+}
+
+/// The run begun in the store, owned by this process.
+fn begin(req: &RunRequest, mut store: Store, machine: &machine::Machine, started_at: &str) -> Result<OpenRun> {
     let owner = crate::store::Owner::current();
     let start = crate::store::RunStart {
-        started_at: started_at.clone(),
+        started_at: started_at.to_string(),
         command_line: req.command_line.clone(),
         save_name: req.save.clone(),
         uuid: crate::store::new_uuid(),
         kind: crate::model::RunKind::Measure,
     };
-    let id = store.begin_run(&start, &machine, owner.as_ref())?;
-    let mut run = OpenRun { store: Some(store), id };
+    let id = store.begin_run(&start, machine, owner.as_ref())?;
+    Ok(OpenRun { store: Some(store), id })
+}
 
-    let started = Instant::now();
-    let rounds = rounds_of(&req);
-    let per_round = cfg.per_round(rounds);
-    let mut failures = Vec::new();
-    let mut unstored: Vec<Unstored> = Vec::new();
-    let mut progress: Vec<Progress> = req.selected.iter().map(|_| Progress::default()).collect();
-    let jobs: usize = req.selected.iter().map(|(d, _)| if d.rounds == RoundPlan::Once { 1 } else { rounds }).sum();
-    let bar = req.progress.then(|| progress_bar(jobs as u64, estimate_of(&req, &cfg)));
-    let say = |msg: &str| match &bar {
-        Some(b) => b.suspend(|| eprintln!("{msg}")),
-        None => eprintln!("{msg}"),
-    };
-    'rounds: for round in 0..rounds {
+/// The run's bookkeeping while it measures.
+struct Tally {
+    progress: Vec<Progress>,
+    failures: Vec<Skipped>,
+    unstored: Vec<Unstored>,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Tally {
+    fn new(req: &RunRequest, setup: &Setup) -> Self {
+        let rounds = setup.rounds;
+        let jobs: usize = req.selected.iter().map(|(d, _)| if d.rounds == RoundPlan::Once { 1 } else { rounds }).sum();
+        Tally {
+            progress: req.selected.iter().map(|_| Progress::default()).collect(),
+            failures: Vec::new(),
+            unstored: Vec::new(),
+            bar: req.progress.then(|| progress_bar(jobs as u64, estimate_of(req, &setup.cfg))),
+        }
+    }
+
+    /// A line said above the progress bar.
+    fn say(&self, msg: &str) {
+        match &self.bar {
+            Some(b) => b.suspend(|| eprintln!("{msg}")),
+            None => eprintln!("{msg}"),
+        }
+    }
+}
+
+/// Every round of every selected benchmark, interleaved (round 1 of each, then round
+/// 2 of each…), until all are done, a stop signal, or the store fails.
+fn measure_rounds(req: &RunRequest, setup: &Setup, run: &mut OpenRun, tally: &mut Tally) {
+    for round in 0..setup.rounds {
         for (i, (def, scope)) in req.selected.iter().enumerate() {
-            if sys::interrupted() {
-                break 'rounds;
-            }
-            let p = &mut progress[i];
-            if p.finished {
-                continue;
-            }
-            if let Some(b) = &bar {
-                b.set_message(format!("{} (round {}/{})", def.id, round + 1, rounds));
-            }
-            let mut job_cfg = if def.rounds == RoundPlan::Once { &cfg } else { &per_round };
-            // One round of each traced benchmark carries the trace pass.
-            let traced;
-            if round == 0
-                && TRACED_FAMILIES.contains(&def.family)
-                && let Some(spec) = &trace_spec
-            {
-                traced = MeasureConfig { trace: Some(spec.clone()), ..job_cfg.clone() };
-                job_cfg = &traced;
-            }
-            let job = RoundJob {
-                def,
-                scope: *scope,
-                cfg: job_cfg,
-                calib: &calib,
-                opts: &req.options,
-                bound: bound_of(def, *scope, &req.options, job_cfg),
-            };
-            let reply = run_round(&job, req.executor);
-            let ended = classify(def, reply.outcome, &reply.rows, &reply.skipped);
-            for s in reply.skipped {
-                p.skip_once(s);
-            }
-            if !reply.rows.is_empty() {
-                p.rounds.push(reply.rows);
-            }
-            match ended {
-                Ended::Done => {}
-                Ended::Interrupted => break 'rounds,
-                Ended::Skipped(why) => {
-                    p.skip_once(Skipped { benchmark: def.id.into(), params: String::new(), reason: why });
-                    p.finished = true;
-                }
-                Ended::Failed(f) => {
-                    say(&format!("error: {}: {}", def.id, f.reason.trim_start_matches("failed: ")));
-                    p.skip_once(f.clone());
-                    failures.push(f);
-                    p.finished = true;
-                }
-            }
-            if def.rounds == RoundPlan::Once || round + 1 == rounds {
-                p.finished = true;
-            }
-            if let Some(b) = &bar {
-                b.inc(1);
-            }
-            if p.finished
-                && let Err(e) = store_benchmark(&mut run, p, def.id)
-            {
-                // Nothing new is measured once the store fails; what finished is kept.
-                unstored.push(e);
-                break 'rounds;
+            if sys::interrupted() || measure_round(req, setup, (round, i), (def, *scope), run, tally).is_break() {
+                return;
             }
         }
     }
-    keep_unfinished(&mut run, &req, &mut progress, &mut unstored);
-    let storage_error = (!unstored.is_empty()).then(|| rescue_all(&req, &machine, id, &started_at, &unstored));
-    if let Some(b) = bar {
-        b.finish_and_clear();
+}
+
+/// One round of one benchmark in a fresh worker, its rows kept, and the benchmark
+/// stored once it has finished. Breaks when the run must stop.
+fn measure_round(
+    req: &RunRequest,
+    setup: &Setup,
+    (round, i): (usize, usize),
+    (def, scope): (&BenchDef, Scope),
+    run: &mut OpenRun,
+    tally: &mut Tally,
+) -> std::ops::ControlFlow<()> {
+    use std::ops::ControlFlow::{Break, Continue};
+    if tally.progress[i].finished {
+        return Continue(());
     }
-    let stopped_by = sys::stop_signal();
-    let status = match (&storage_error, stopped_by) {
-        (Some(_), _) => RunStatus::Failed,
-        (None, Some(_)) => RunStatus::Interrupted,
+    if let Some(b) = &tally.bar {
+        b.set_message(format!("{} (round {}/{})", def.id, round + 1, setup.rounds));
+    }
+    let mut job_cfg = if def.rounds == RoundPlan::Once { &setup.cfg } else { &setup.per_round };
+    // One round of each traced benchmark carries the trace pass.
+    let traced;
+    if round == 0
+        && TRACED_FAMILIES.contains(&def.family)
+        && let Some(spec) = &setup.trace_spec
+    {
+        traced = MeasureConfig { trace: Some(spec.clone()), ..job_cfg.clone() };
+        job_cfg = &traced;
+    }
+    let job = RoundJob {
+        def,
+        scope,
+        cfg: job_cfg,
+        calib: &setup.calib,
+        opts: &req.options,
+        bound: bound_of(def, scope, &req.options, job_cfg),
+    };
+    let reply = run_round(&job, req.executor);
+    let ended = classify(def, reply.outcome, &reply.rows, &reply.skipped);
+    let p = &mut tally.progress[i];
+    for s in reply.skipped {
+        p.skip_once(s);
+    }
+    if !reply.rows.is_empty() {
+        p.rounds.push(reply.rows);
+    }
+    match ended {
+        Ended::Done => {}
+        Ended::Interrupted => return Break(()),
+        Ended::Skipped(why) => {
+            p.skip_once(Skipped { benchmark: def.id.into(), params: String::new(), reason: why });
+            p.finished = true;
+        }
+        Ended::Failed(f) => {
+            p.skip_once(f.clone());
+            p.finished = true;
+            tally.say(&format!("error: {}: {}", def.id, f.reason.trim_start_matches("failed: ")));
+            tally.failures.push(f);
+        }
+    }
+    let p = &mut tally.progress[i];
+    if def.rounds == RoundPlan::Once || round + 1 == setup.rounds {
+        p.finished = true;
+    }
+    if let Some(b) = &tally.bar {
+        b.inc(1);
+    }
+    if p.finished
+        && let Err(e) = store_benchmark(run, p, def.id)
+    {
+        // Nothing new is measured once the store fails; what finished is kept.
+        tally.unstored.push(e);
+        return Break(());
+    }
+    Continue(())
+}
+
+/// How the run ended: a store that failed or a failed benchmark fails it; a stop
+/// signal interrupts it.
+fn final_status(storage_failed: bool, stopped: bool, benchmark_failed: bool) -> RunStatus {
+    match (storage_failed, stopped) {
+        (true, _) => RunStatus::Failed,
+        (false, true) => RunStatus::Interrupted,
         // A benchmark that failed (not skipped) means the run did not do its job.
-        (None, None) if !failures.is_empty() => RunStatus::Failed,
-        (None, None) => RunStatus::Complete,
-    };
-    let store = match run.finish(status) {
-        Ok(store) => store,
-        Err(e) => {
-            // The store failed again: whatever was rescued must still be said.
-            if let Some(m) = &storage_error {
-                eprintln!("error: {m}");
-            }
-            return Err(e);
+        (false, false) if benchmark_failed => RunStatus::Failed,
+        (false, false) => RunStatus::Complete,
+    }
+}
+
+/// The run marked finished with `status`; when the store fails again, whatever was
+/// rescued is still said.
+fn finish(run: OpenRun, status: RunStatus, storage_error: Option<&str>) -> Result<Store> {
+    run.finish(status).inspect_err(|_| {
+        if let Some(m) = storage_error {
+            eprintln!("error: {m}");
         }
-    };
-    Ok(RunOutcome { run_id: id, stopped_by, failures, storage_error, store, elapsed: started.elapsed() })
+    })
 }
 
 /// A benchmark's merged rows that were not stored, and why (the store's error, or

@@ -104,40 +104,12 @@ pub fn line_chart(title: &str, x_title: &str, unit: &str, xaxis: XAxis, series: 
     };
     let mut svg = f.open(title);
     let mut keys: Vec<Key> = Vec::new();
-    let mut any_flagged = false;
     for (i, s) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let mut good: Vec<&Point> = s.points.iter().filter(|p| !p.flagged).collect();
-        good.sort_by(|a, b| a.x.total_cmp(&b.x));
-        let path: Vec<String> = good.iter().map(|p| format!("{:.1},{:.1}", f.x(p.x), f.y(p.y / div))).collect();
-        let _ = write!(svg, r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#, path.join(" "));
-        for p in &s.points {
-            let (cx, cy) = (f.x(p.x), f.y(p.y / div));
-            if let Some((lo, hi)) = p.interval {
-                let (a, b) = (f.y(lo / div), f.y(hi / div));
-                let _ = write!(
-                    svg,
-                    r#"<path class="errorbar" d="M{cx:.1},{a:.1}V{b:.1}M{:.1},{a:.1}h8M{:.1},{b:.1}h8" stroke="{color}" fill="none"/>"#,
-                    cx - 4.0,
-                    cx - 4.0
-                );
-            }
-            let tip = esc(&format!("{}: x={} y={}", s.name, tick_label(p.x), super::fmt_value(p.y, unit)));
-            if p.flagged {
-                any_flagged = true;
-                let _ = write!(
-                    svg,
-                    r##"<circle class="flagged" cx="{cx:.1}" cy="{cy:.1}" r="4.5" fill="#fff" stroke="{RED}" stroke-width="1.5"><title>{tip} (flagged)</title></circle>"##
-                );
-            } else {
-                let _ = write!(
-                    svg,
-                    r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="3" fill="{color}"><title>{tip}</title></circle>"#
-                );
-            }
-        }
+        draw_series(&mut svg, &f, s, color, (div, unit));
         keys.push(Key { color, mark: Mark::Line, text: clip(&s.name, 34) });
     }
+    let any_flagged = pts.iter().any(|p| p.flagged);
     if any_flagged {
         keys.push(Key { color: RED, mark: Mark::Ring, text: "flagged: not drawn as data".into() });
     }
@@ -148,6 +120,37 @@ pub fn line_chart(title: &str, x_title: &str, unit: &str, xaxis: XAxis, series: 
     svg.push_str("</svg>");
     let note = if any_flagged { "Rings are figures a flag doubts (see Flags): shown, not joined." } else { "" };
     figure("line", title, note, &svg)
+}
+
+/// One series: its good points joined, each point's interval as an error bar, its
+/// flagged points as red rings off the line; values divided by `div` (`unit` names
+/// them in the tooltips).
+fn draw_series(svg: &mut String, f: &Frame<'_>, s: &Series, color: &str, (div, unit): (f64, &str)) {
+    let mut good: Vec<&Point> = s.points.iter().filter(|p| !p.flagged).collect();
+    good.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let path: Vec<String> = good.iter().map(|p| format!("{:.1},{:.1}", f.x(p.x), f.y(p.y / div))).collect();
+    let _ = write!(svg, r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#, path.join(" "));
+    for p in &s.points {
+        let (cx, cy) = (f.x(p.x), f.y(p.y / div));
+        if let Some((lo, hi)) = p.interval {
+            let (a, b) = (f.y(lo / div), f.y(hi / div));
+            let _ = write!(
+                svg,
+                r#"<path class="errorbar" d="M{cx:.1},{a:.1}V{b:.1}M{:.1},{a:.1}h8M{:.1},{b:.1}h8" stroke="{color}" fill="none"/>"#,
+                cx - 4.0,
+                cx - 4.0
+            );
+        }
+        let tip = esc(&format!("{}: x={} y={}", s.name, tick_label(p.x), super::fmt_value(p.y, unit)));
+        let _ = if p.flagged {
+            write!(
+                svg,
+                r##"<circle class="flagged" cx="{cx:.1}" cy="{cy:.1}" r="4.5" fill="#fff" stroke="{RED}" stroke-width="1.5"><title>{tip} (flagged)</title></circle>"##
+            )
+        } else {
+            write!(svg, r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="3" fill="{color}"><title>{tip}</title></circle>"#)
+        };
+    }
 }
 
 /// A histogram of a per-call row's samples between their 0.5th and 99.5th
@@ -162,15 +165,8 @@ pub fn histogram(r: &ResultRow) -> String {
     let (lo, hi) = (stats::quantile_sorted(&s, 0.005), stats::quantile_sorted(&s, 0.995));
     let (div, shown) = display_unit(&r.unit, hi);
     let x = Axis::linear(lo / div, hi / div);
-    let bins = 40;
-    let width = (x.hi - x.lo) / bins as f64;
-    let mut counts = vec![0u64; bins];
-    for &v in &s {
-        let b = ((v / div - x.lo) / width).floor();
-        if b >= 0.0 && (v / div) <= x.hi {
-            counts[(b as usize).min(bins - 1)] += 1;
-        }
-    }
+    let counts = bin_counts(&s, &x, div);
+    let width = (x.hi - x.lo) / counts.len() as f64;
     let most = counts.iter().copied().max().unwrap_or(1) as f64;
     let title = format!("{} {}", r.benchmark, r.variant_label());
     let x_title = format!("per call, {shown}");
@@ -211,29 +207,48 @@ pub fn histogram(r: &ResultRow) -> String {
         );
     }
     let median = stats::quantile_sorted(&s, 0.5);
-    let mut marks = vec![("median", median, "5 3")];
-    if s.len() >= super::table::P99_MIN_SAMPLES {
-        marks.push(("p99", stats::quantile_sorted(&s, 0.99), "2 2"));
-    }
-    for (name, v, dash) in &marks {
+    let p99 = (s.len() >= super::table::P99_MIN_SAMPLES).then(|| stats::quantile_sorted(&s, 0.99));
+    let marks: Vec<(&str, f64, &str)> =
+        std::iter::once(("median", median, "5 3")).chain(p99.map(|v| ("p99", v, "2 2"))).collect();
+    for (name, v, dash) in marks {
         let px = f.x(v / div);
         let _ = write!(
             svg,
             r##"<line class="mark" x1="{px:.1}" y1="{:.1}" x2="{px:.1}" y2="{:.1}" stroke="#222" stroke-width="1.5" stroke-dasharray="{dash}"><title>{name} {}</title></line>"##,
             f.top,
             f.height - f.bottom,
-            esc(&super::fmt_value(*v, &r.unit))
+            esc(&super::fmt_value(v, &r.unit))
         );
     }
     svg.push_str("</svg>");
-    let mut note = format!("{} samples; dashed: median {}", s.len(), esc(&super::fmt_value(median, &r.unit)));
-    if marks.len() > 1 {
-        let _ = write!(note, "; dotted: p99 {}", esc(&super::fmt_value(marks[1].1, &r.unit)));
+    figure("hist", &title, &histogram_note(r, s.len(), median, p99), &svg)
+}
+
+/// How many of the samples (in `x`'s unit once divided by `div`) fall in each of
+/// forty equal bins of the axis; samples off the axis are not counted.
+fn bin_counts(sorted: &[f64], x: &Axis, div: f64) -> Vec<u64> {
+    let bins = 40;
+    let width = (x.hi - x.lo) / bins as f64;
+    let mut counts = vec![0u64; bins];
+    for &v in sorted {
+        let b = ((v / div - x.lo) / width).floor();
+        if b >= 0.0 && (v / div) <= x.hi {
+            counts[(b as usize).min(bins - 1)] += 1;
+        }
+    }
+    counts
+}
+
+/// A histogram's caption line: the samples, and what each mark is.
+fn histogram_note(r: &ResultRow, n: usize, median: f64, p99: Option<f64>) -> String {
+    let mut note = format!("{n} samples; dashed: median {}", esc(&super::fmt_value(median, &r.unit)));
+    if let Some(v) = p99 {
+        let _ = write!(note, "; dotted: p99 {}", esc(&super::fmt_value(v, &r.unit)));
     }
     if r.interval().is_some() {
         note.push_str("; band: the median's 95% interval");
     }
-    figure("hist", &title, &note, &svg)
+    note
 }
 
 /// The colour and mark of a verdict.
@@ -433,39 +448,14 @@ pub fn overview(title: &str, rows: &[&ResultRow]) -> String {
     let f = rows_frame(x, &x_title, row_h * rows.len() as f64);
     let mut svg = f.open(title);
     let shared = shared_params(rows);
-    let (mut any_interval, mut any_flagged, mut any_bare) = (false, false, false);
     for (i, r) in rows.iter().enumerate() {
-        let y = f.top + row_h * (i as f64 + 0.5);
         let own: Vec<String> = r.variant_params().into_iter().filter(|p| !shared.contains(p)).collect();
         let label = format!("{} {} ({})", r.benchmark, own.join(" "), r.method.as_str());
-        row_label(&mut svg, y, &label);
-        if let Some((a, b)) = r.interval() {
-            any_interval = true;
-            let _ = write!(
-                svg,
-                r##"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#1f77b4" stroke-width="2"/>"##,
-                f.x(a / div),
-                f.x(b / div)
-            );
-        } else {
-            any_bare = true;
-        }
-        let flagged = r.flags.iter().any(|f| f.flag.doubts_figure());
-        any_flagged |= flagged;
-        let tip = esc(&format!("{label}: {}", super::figure_with_interval(r)));
-        let cx = f.x(r.median / div);
-        let _ = if flagged {
-            write!(
-                svg,
-                r##"<circle class="figure-mark flagged" cx="{cx:.1}" cy="{y:.1}" r="4" fill="#fff" stroke="{RED}" stroke-width="1.5"><title>{tip}</title></circle>"##
-            )
-        } else {
-            write!(
-                svg,
-                r##"<circle class="figure-mark" cx="{cx:.1}" cy="{y:.1}" r="3.5" fill="#1f77b4"><title>{tip}</title></circle>"##
-            )
-        };
+        draw_figure_row(&mut svg, &f, f.top + row_h * (i as f64 + 0.5), (r, &label), div);
     }
+    let any_interval = rows.iter().any(|r| r.interval().is_some());
+    let any_bare = rows.iter().any(|r| r.interval().is_none());
+    let any_flagged = rows.iter().any(|r| r.flags.iter().any(|f| f.flag.doubts_figure()));
     let mut keys = vec![Key { color: "#1f77b4", mark: Mark::Dot, text: "median".into() }];
     if any_interval {
         keys.push(Key { color: "#1f77b4", mark: Mark::Line, text: "95% interval".into() });
@@ -486,6 +476,33 @@ pub fn overview(title: &str, rows: &[&ResultRow]) -> String {
         let _ = write!(note, "{}Every row: {}.", if note.is_empty() { "" } else { " " }, esc(&shared.join(" ")));
     }
     figure("overview", title, &note, &svg)
+}
+
+/// A figure's row of the overview at height `y`: its label, its interval as a line,
+/// its median as a dot (a red ring when a flag doubts it); values divided by `div`.
+fn draw_figure_row(svg: &mut String, f: &Frame<'_>, y: f64, (r, label): (&ResultRow, &str), div: f64) {
+    row_label(svg, y, label);
+    if let Some((a, b)) = r.interval() {
+        let _ = write!(
+            svg,
+            r##"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#1f77b4" stroke-width="2"/>"##,
+            f.x(a / div),
+            f.x(b / div)
+        );
+    }
+    let tip = esc(&format!("{label}: {}", super::figure_with_interval(r)));
+    let cx = f.x(r.median / div);
+    let _ = if r.flags.iter().any(|f| f.flag.doubts_figure()) {
+        write!(
+            svg,
+            r##"<circle class="figure-mark flagged" cx="{cx:.1}" cy="{y:.1}" r="4" fill="#fff" stroke="{RED}" stroke-width="1.5"><title>{tip}</title></circle>"##
+        )
+    } else {
+        write!(
+            svg,
+            r##"<circle class="figure-mark" cx="{cx:.1}" cy="{y:.1}" r="3.5" fill="#1f77b4"><title>{tip}</title></circle>"##
+        )
+    };
 }
 
 /// The parameters every one of several rows has with the same value: said once in

@@ -241,30 +241,7 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: Width) -> 
 /// max included. Narrow: benchmark over variant in one cell, p50 and max left out
 /// (the median and the tail say what they would).
 fn results_table_of(rows: &[ResultRow], wide: bool, notes: &mut Vec<String>, thin: &mut bool) -> Table {
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
-    let header: &[&str] = if wide {
-        &[
-            "benchmark",
-            "variant",
-            "unit",
-            "median [95% CI]",
-            "per-call p50",
-            "p99",
-            "p99.9",
-            "max",
-            "kernel counts",
-            "flags",
-        ]
-    } else {
-        &["benchmark / variant", "median\n[95% CI]\nunit", "p99\np99.9", "kernel counts", "flags"]
-    };
-    table.set_header(header.to_vec());
-    if !wide {
-        // The names and figures never wrap (they are broken where they may be); the
-        // words beside them do.
-        table.set_constraints([ColumnConstraint::ContentWidth; 3]);
-    }
+    let mut table = results_header(wide);
     for line in group(rows) {
         let all: Vec<&ResultRow> =
             line.batch.iter().chain(line.per_call.iter()).chain(line.other.iter()).copied().collect();
@@ -304,6 +281,35 @@ fn results_table_of(rows: &[ResultRow], wide: bool, notes: &mut Vec<String>, thi
                 vec![Cell::new(""), right(u.stacked(extra))]
             });
         }
+    }
+    table
+}
+
+/// The results table's columns, wide or narrow.
+fn results_header(wide: bool) -> Table {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
+    let header: &[&str] = if wide {
+        &[
+            "benchmark",
+            "variant",
+            "unit",
+            "median [95% CI]",
+            "per-call p50",
+            "p99",
+            "p99.9",
+            "max",
+            "kernel counts",
+            "flags",
+        ]
+    } else {
+        &["benchmark / variant", "median\n[95% CI]\nunit", "p99\np99.9", "kernel counts", "flags"]
+    };
+    table.set_header(header.to_vec());
+    if !wide {
+        // The names and figures never wrap (they are broken where they may be); the
+        // words beside them do.
+        table.set_constraints([ColumnConstraint::ContentWidth; 3]);
     }
     table
 }
