@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use super::compare::Comparison;
 use super::display_unit;
-use super::html::esc;
+use super::esc;
 use super::matrix::Matrix;
 use super::svg::{Axis, Frame, Key, Mark, bytes_label, clip, legend, tick_label};
 use crate::model::{Method, ResultRow};

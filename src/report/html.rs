@@ -11,22 +11,7 @@ use super::matrix::Matrix;
 use crate::model::Skipped;
 use crate::model::{Method, ResultRow, RunDocument};
 
-/// Escapes text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    // Control characters and bidirectional overrides become visible replacements first.
-    for c in super::plain(s).chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
+pub use super::esc;
 
 /// The series of a sweep: `id`'s batch rows grouped by the name `key` gives, each
 /// point at the x `key` gives, with its interval and flags.

@@ -34,6 +34,23 @@ pub fn plain(s: &str) -> std::borrow::Cow<'_, str> {
         .collect()
 }
 
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    // Control characters and bidirectional overrides become visible replacements first.
+    for c in plain(s).chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
 /// A count with its noun in the right number: "1 child", "2 children".
 pub fn counted(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

@@ -9,7 +9,7 @@
 
 use std::fmt::Write;
 
-use super::html::esc;
+use super::esc;
 
 /// Fewest tick labels an axis carries (a reader needs two to read a scale).
 pub const MIN_TICKS: usize = 2;

@@ -254,9 +254,9 @@ pub fn summary(t: &SystemTrace) -> Vec<String> {
     if let Some(l) = super::handoff::latency(&mut t.wake_to_run.clone()) {
         lines.push(format!(
             "wake→run: p50 {}, p99 {}, max {} over {} wake-ups",
-            crate::report::fmt_ns(l.p50),
-            crate::report::fmt_ns(l.p99),
-            crate::report::fmt_ns(l.max),
+            crate::unit::format_ns(l.p50),
+            crate::unit::format_ns(l.p99),
+            crate::unit::format_ns(l.max),
             l.n
         ));
     }
