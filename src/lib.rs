@@ -6,8 +6,9 @@
 //! - `sys` (the only unsafe code: thin wrappers by subsystem, the raw `syscall` and the
 //!   cycle counter), `procfs` (readers of /proc) and `files` (the one way oscost creates
 //!   a file or folder: never through a link, never where another user can aim it);
-//! - `published` (the founding texts' figures, embedded), `clock` (calibration), `stats`, `model` (the row, flag, count and run types every
-//!   layer agrees on), `machine` (the fingerprint), `kcounts` (what the kernel
+//! - `published` (the founding texts' figures, embedded), `clock` (calibration),
+//!   `stats`, `unit` (what a figure's unit measures, and how it prints), `model` (the
+//!   row, flag, count, status and run-kind types every layer agrees on), `machine` (the fingerprint), `kcounts` (what the kernel
 //!   observed), `placement` (the user's CPU, nice and policy request), `histo` (per-call
 //!   samples as HDR histograms), `helper` (the
 //!   program the exec probes run, held as a verified descriptor);
@@ -21,7 +22,8 @@
 //!   profile needs, through `sys`) and `trace` (the scheduler's tracepoints);
 //! - `producers` (every id a run can store rows under, gathered from the families,
 //!   `observe`, `trace` and `sim`);
-//! - `store` (SQLite) and `report` (renderings), which know the model, never a family;
+//! - `store` (SQLite and PostgreSQL behind one trait, one row codec) and `report`
+//!   (renderings: tables, charts, exports), which know the model, never a family;
 //! - `session` (a run's side effects), `select`, and `cli` (arguments and commands).
 //!
 //! A new benchmark is an entry in its family's `BENCHES`; a new family is its module

@@ -584,16 +584,6 @@ pub struct SpawnOrder {
 }
 
 impl TraceSummary {
-    /// Share of hand-offs that went straight from one watched task to another.
-    pub fn direct_share(&self) -> Option<f64> {
-        (self.handoffs > 0).then(|| self.direct as f64 / self.handoffs as f64)
-    }
-
-    /// Share of hand-offs that a third task delayed.
-    pub fn intrusion_share(&self) -> Option<f64> {
-        (self.handoffs > 0).then(|| self.intrusions as f64 / self.handoffs as f64)
-    }
-
     /// Whether /proc's switch count agrees with the events' within 1% (or 2 switches,
     /// for short passes): it must lie between the switches traced in the loop and
     /// those traced in the loop and the /proc reads around it. None without a count.

@@ -49,8 +49,14 @@ mod tests {
     use super::*;
     use crate::bench::registry;
 
+    /// A typo is answered with the nearest name.
     #[test]
-    fn distance_basics() {}
+    fn the_closest_name_is_suggested() {
+        let names = ["syscall.getppid", "syscall.getpid", "ctx.pipe"];
+        assert_eq!(closest("syscall.getppd", names.into_iter()).as_deref(), Some("syscall.getppid"));
+        assert_eq!(closest("ctx.pip", names.into_iter()).as_deref(), Some("ctx.pipe"));
+        assert_eq!(closest("x", std::iter::empty()), None);
+    }
 
     #[test]
     fn selects_by_family_id_and_default() {

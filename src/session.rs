@@ -205,7 +205,8 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let store = Store::open(&req.db)?;
     let setup = prepare(&req)?;
     let started_at = report::now_rfc3339();
-    let mut run = begin(&req, store, &setup.machine, &started_at)?;
+    let what = Begin { command_line: &req.command_line, save: req.save.clone(), kind: crate::model::RunKind::Measure };
+    let mut run = begin(what, store, &setup.machine, &started_at)?;
     let started = Instant::now();
     let mut tally = Tally::new(&req, &setup);
     measure_rounds(&req, &setup, &mut run, &mut tally);
@@ -254,18 +255,55 @@ fn prepare(req: &RunRequest) -> Result<Setup> {
     Ok(Setup { trace_spec: trace_spec_for(req), cfg, per_round, calib, machine, rounds })
 }
 
+/// What a run is begun as.
+struct Begin<'a> {
+    command_line: &'a str,
+    save: Option<String>,
+    kind: crate::model::RunKind,
+}
+
 /// The run begun in the store, owned by this process.
-fn begin(req: &RunRequest, mut store: Store, machine: &machine::Machine, started_at: &str) -> Result<OpenRun> {
+fn begin(what: Begin<'_>, mut store: Store, machine: &machine::Machine, started_at: &str) -> Result<OpenRun> {
     let owner = crate::store::Owner::current();
     let start = crate::store::RunStart {
         started_at: started_at.to_string(),
-        command_line: req.command_line.clone(),
-        save_name: req.save.clone(),
+        command_line: what.command_line.to_string(),
+        save_name: what.save,
         uuid: crate::store::new_uuid(),
-        kind: crate::model::RunKind::Measure,
+        kind: what.kind,
     };
     let id = store.begin_run(&start, machine, owner.as_ref())?;
     Ok(OpenRun { store: Some(store), id })
+}
+
+/// A run recorded rather than measured by the benchmarks (`observe`, `trace`, `sim`).
+pub struct Recorded {
+    pub run_id: i64,
+    pub store: Store,
+    /// The stop signal that ended the recording early, if one did.
+    pub stopped_by: Option<i32>,
+}
+
+/// Records a run of `kind` with the lifecycle of a measured one: begun in the store
+/// as this process's, filled with the rows `record` gives (and its other output,
+/// handed back), finished `complete`, or `interrupted` by a stop signal; marked
+/// `failed` on every early return, a failed recording included.
+pub fn record<T>(
+    db: &Path,
+    kind: crate::model::RunKind,
+    command_line: &str,
+    record: impl FnOnce() -> Result<(Vec<ResultRow>, T), String>,
+) -> Result<(Recorded, T)> {
+    let store = Store::open(db)?;
+    sys::install_interrupt_flag().context("installing the signal handlers")?;
+    let machine = machine::fingerprint(command_line, None);
+    let mut run = begin(Begin { command_line, save: None, kind }, store, &machine, &report::now_rfc3339())?;
+    let (rows, other) = record().map_err(anyhow::Error::msg)?;
+    let run_id = run.id;
+    run.store().add_benchmark(run_id, &rows, &[])?;
+    let stopped_by = sys::stop_signal();
+    let store = run.finish(if stopped_by.is_some() { RunStatus::Interrupted } else { RunStatus::Complete })?;
+    Ok((Recorded { run_id, store, stopped_by }, other))
 }
 
 /// The run's bookkeeping while it measures.

@@ -231,15 +231,7 @@ pub enum Format {
     Markdown,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportFormat {
-    Json,
-    Csv,
-    /// A Markdown table a run, for a README or a paper.
-    Markdown,
-    /// A node_exporter textfile of one run (medians in seconds).
-    Prometheus,
-}
+pub use crate::report::export::ExportFormat;
 
 #[derive(Args, Debug)]
 // A negative number is a value (refused by its parser with a reason), not a flag.

@@ -522,21 +522,7 @@ fn export(db: &Path, refs: Vec<String>, format: ExportFormat, output: Option<&Pa
 
 /// Runs as one export format's text (what `export` prints and `run --export-*` writes).
 fn export_text(format: ExportFormat, docs: &[(RunDocument, Vec<crate::model::Skipped>)]) -> Result<String> {
-    Ok(match format {
-        ExportFormat::Json => report::export::to_json(docs),
-        ExportFormat::Csv => report::export::to_csv(&docs.iter().map(|d| d.0.clone()).collect::<Vec<_>>()),
-        ExportFormat::Markdown => {
-            docs.iter().map(|(d, _)| report::export::to_markdown(d)).collect::<Vec<_>>().join("\n")
-        }
-        ExportFormat::Prometheus => match docs {
-            [(doc, _)] => report::prometheus::to_textfile(doc),
-            _ => {
-                return Err(
-                    UsageError("--format prometheus writes one run: name one (or none: the latest)".into()).into()
-                );
-            }
-        },
-    })
+    report::export::render(format, docs).map_err(|e| UsageError(e.to_string()).into())
 }
 
 /// Writes `text` to `path` so that a reader sees the old file or the new one, never a
@@ -879,33 +865,8 @@ fn recorded_run(
     json: bool,
     record: impl FnOnce() -> Result<(Vec<crate::model::ResultRow>, Vec<String>), String>,
 ) -> Result<i32> {
-    let mut store = Store::open(&db)?;
-    crate::sys::install_interrupt_flag().context("installing the signal handlers")?;
-    let machine = crate::machine::fingerprint(&command_line(), None);
-    let owner = crate::store::Owner::current();
-    let start = crate::store::RunStart {
-        started_at: report::now_rfc3339(),
-        command_line: command_line(),
-        save_name: None,
-        uuid: crate::store::new_uuid(),
-        kind,
-    };
-    let run_id = store.begin_run(&start, &machine, owner.as_ref())?;
-    let (rows, lines) = match record() {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = store.finish_run(run_id, &report::now_rfc3339(), crate::model::RunStatus::Failed);
-            return Err(anyhow::Error::msg(e));
-        }
-    };
-    store.add_benchmark(run_id, &rows, &[])?;
-    let stopped_by = crate::sys::stop_signal();
-    store.finish_run(
-        run_id,
-        &report::now_rfc3339(),
-        if stopped_by.is_some() { crate::model::RunStatus::Interrupted } else { crate::model::RunStatus::Complete },
-    )?;
-    let (doc, skipped) = store.load_run(run_id)?;
+    let (run, lines) = crate::session::record(&db, kind, &command_line(), record)?;
+    let (doc, skipped) = run.store.load_run(run.run_id)?;
     if json {
         outln(&report::json::render_run(&doc, &skipped, false))?;
     } else {
@@ -913,9 +874,9 @@ fn recorded_run(
         for line in lines {
             outln(&line)?;
         }
-        outln(&format!("stored as run #{run_id} in {}", store.location()))?;
+        outln(&format!("stored as run #{} in {}", run.run_id, run.store.location()))?;
     }
-    Ok(stopped_by.map_or(0, |s| 128 + s))
+    Ok(run.stopped_by.map_or(0, |s| 128 + s))
 }
 
 /// The longest `oscost trace` recording (events are kept in memory until it ends).
@@ -945,18 +906,7 @@ fn trace(d: std::time::Duration, command: &[String], json: bool, db: PathBuf) ->
 
 /// The switch costs a live profile takes from the newest stored run that has them.
 fn stored_switch(db: &std::path::Path) -> Result<crate::sim::cost::StoredSwitch, String> {
-    if !db.exists() && !crate::store::is_postgres(db) {
-        return Err(format!("{} holds no runs", db.display()));
-    }
-    let store = Store::open(db).map_err(|e| e.to_string())?;
-    let filter = RunFilter { benchmark: Some("load.runqueue".into()), ..Default::default() };
-    for listing in store.list_runs(&filter).map_err(|e| e.to_string())? {
-        let (doc, _) = store.load_run(listing.id).map_err(|e| e.to_string())?;
-        if let Some(s) = crate::sim::cost::StoredSwitch::from_run(&doc) {
-            return Ok(s);
-        }
-    }
-    Err(format!("no run in {} has them", db.display()))
+    crate::sim::stored::switch_costs(db).map_err(|e| e.to_string())
 }
 
 /// The stored switch costs, measured now (a run of `load.runqueue` at 2 tasks in a
@@ -991,13 +941,10 @@ fn sim_profile(name: &str, db: &std::path::Path) -> Result<crate::sim::CostProfi
     use crate::sim::cost;
     if let Some(run) = name.strip_prefix("live@") {
         let id: i64 = run.parse().map_err(|_| UsageError(format!("--profile live@RUN takes a run id, not {run:?}")))?;
-        let store = Store::open_existing(db)?;
-        let (doc, _) = store.load_run(id)?;
-        return doc
-            .results
-            .iter()
-            .find_map(crate::sim::run::profile_of)
-            .ok_or_else(|| UsageError(format!("run #{id} is not a simulation: it carries no cost profile")).into());
+        return crate::sim::stored::profile_of_run(db, id).map_err(|e| match e {
+            crate::sim::stored::StoredProfileError::NotASimulation(_) => UsageError(e.to_string()).into(),
+            other => other.into(),
+        });
     }
     Ok(match name {
         "live" => cost::live(stored_or_measured_switch(db)?),

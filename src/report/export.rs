@@ -277,6 +277,38 @@ impl<'de> serde::de::Visitor<'de> for RunList<'_, '_> {
     }
 }
 
+/// Every export format: what `export --format` and `run --export-*` write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+    /// A Markdown table a run, for a README or a paper.
+    Markdown,
+    /// A node_exporter textfile of one run (medians in seconds).
+    Prometheus,
+}
+
+/// Why runs could not be exported in a format.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("--format prometheus writes one run: name one (or none: the latest)")]
+    OneRunOnly,
+}
+
+/// Every exporter behind one signature: runs (with their skips) in, text out. A new
+/// format is a variant above, its arm here, and its own renderer.
+pub fn render(format: ExportFormat, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<String, ExportError> {
+    Ok(match format {
+        ExportFormat::Json => to_json(runs),
+        ExportFormat::Csv => to_csv(&runs.iter().map(|d| d.0.clone()).collect::<Vec<_>>()),
+        ExportFormat::Markdown => runs.iter().map(|(d, _)| to_markdown(d)).collect::<Vec<_>>().join("\n"),
+        ExportFormat::Prometheus => match runs {
+            [(doc, _)] => super::prometheus::to_textfile(doc),
+            _ => return Err(ExportError::OneRunOnly),
+        },
+    })
+}
+
 /// One run's checks (its rows and skips included), before it is imported.
 fn check_run(r: &ExportedRun, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
     if r.doc.schema_version != SCHEMA_VERSION {

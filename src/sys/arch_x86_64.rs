@@ -1,7 +1,9 @@
 //! x86_64 pieces: the raw `syscall` instruction and the time-stamp counter.
 //!
 //! Everything architecture-specific that the timing depends on sits behind these few
-//! functions; an aarch64 twin (`svc #0`, `cntvct_el0`) provides the same names.
+//! functions. Other architectures get `arch_other.rs`, which provides the same names
+//! through the C library and the monotonic clock; an aarch64 module (`svc #0`,
+//! `cntvct_el0`) would be a third file with these names and one `cfg` line in `sys`.
 
 use core::arch::asm;
 
