@@ -197,229 +197,118 @@ impl Flag {
     }
 }
 
-/// The kernel-observed and derived counts a row carries; serialised as their
-/// snake_case names, which are what stored runs, exports and JSON contain. Declared
-/// in the alphabetical order of those names, so maps of counts print as before.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Count {
+/// Declares `Count` from one list, each count's variant and stored name written once:
+/// the name is its serde name, its `as_str` and its place in `ALL`.
+macro_rules! counts {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal,)*) => {
+        /// The kernel-observed and derived counts a row carries; serialised as their
+        /// snake_case names, which are what stored runs, exports and JSON contain. Declared
+        /// in the alphabetical order of those names, so maps of counts print as before.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub enum Count {
+            $($(#[doc = $doc])* #[serde(rename = $name)] $variant,)*
+        }
+
+        impl Count {
+            /// Every count, in declaration (alphabetical) order.
+            pub const ALL: [Count; [$($name),*].len()] = [$(Count::$variant),*];
+
+            /// The name as stored and printed.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Count::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+counts! {
     /// Children reaped with their exit status checked.
-    #[serde(rename = "children_verified")]
-    ChildrenVerified,
+    ChildrenVerified = "children_verified",
     /// Operations over which the counts were taken.
-    #[serde(rename = "counted_ops")]
-    CountedOps,
+    CountedOps = "counted_ops",
     /// CPU cycles of the measuring thread.
-    #[serde(rename = "cycles")]
-    Cycles,
+    Cycles = "cycles",
     /// Cycles per operation.
-    #[serde(rename = "cycles_per_op")]
-    CyclesPerOp,
+    CyclesPerOp = "cycles_per_op",
     /// Messages delivered.
-    #[serde(rename = "delivered")]
-    Delivered,
+    Delivered = "delivered",
     /// A share's distance from its promise.
-    #[serde(rename = "deviation")]
-    Deviation,
+    Deviation = "deviation",
     /// Messages a complete run delivers.
-    #[serde(rename = "expected_per_run")]
-    ExpectedPerRun,
+    ExpectedPerRun = "expected_per_run",
     /// The enosys floor measured beside the row in the same round (batch median, ns).
-    #[serde(rename = "floor_ns")]
-    FloorNs,
+    FloorNs = "floor_ns",
     /// Share of samples with more than 10 runnable.
-    #[serde(rename = "frac_above_10")]
-    FracAbove10,
+    FracAbove10 = "frac_above_10",
     /// Share of samples with 20 or more runnable.
-    #[serde(rename = "frac_above_20")]
-    FracAbove20,
+    FracAbove20 = "frac_above_20",
     /// The median hand-off time, ns.
-    #[serde(rename = "handoff_ns_median")]
-    HandoffNsMedian,
+    HandoffNsMedian = "handoff_ns_median",
     /// Instructions retired by the measuring thread.
-    #[serde(rename = "instructions")]
-    Instructions,
+    Instructions = "instructions",
     /// Instructions per operation.
-    #[serde(rename = "instructions_per_op")]
-    InstructionsPerOp,
+    InstructionsPerOp = "instructions_per_op",
     /// A fit's intercept, ns.
-    #[serde(rename = "intercept_ns")]
-    InterceptNs,
+    InterceptNs = "intercept_ns",
     /// Switches forced on the watched tasks (preemptions).
-    #[serde(rename = "involuntary_switches")]
-    InvoluntarySwitches,
+    InvoluntarySwitches = "involuntary_switches",
     /// Jain's fairness index.
-    #[serde(rename = "jain_index")]
-    JainIndex,
+    JainIndex = "jain_index",
     /// The largest share's distance from its promise.
-    #[serde(rename = "largest_deviation")]
-    LargestDeviation,
-    /// Moves of the watched tasks between CPUs.
-    #[serde(rename = "migrations")]
-    Migrations,
+    LargestDeviation = "largest_deviation",
     /// Trace records the kernel could not write.
-    #[serde(rename = "lost_events")]
-    LostEvents,
+    LostEvents = "lost_events",
+    /// Moves of the watched tasks between CPUs.
+    Migrations = "migrations",
     /// Migrations per operation.
-    #[serde(rename = "migrations_per_op")]
-    MigrationsPerOp,
+    MigrationsPerOp = "migrations_per_op",
     /// The slowest task's progress over the fastest's.
-    #[serde(rename = "min_max_ratio")]
-    MinMaxRatio,
+    MinMaxRatio = "min_max_ratio",
     /// The median divided by the switches observed per operation.
-    #[serde(rename = "ns_per_observed_switch")]
-    NsPerObservedSwitch,
+    NsPerObservedSwitch = "ns_per_observed_switch",
     /// Samples above Tukey's upper fences.
-    #[serde(rename = "outliers_high")]
-    OutliersHigh,
+    OutliersHigh = "outliers_high",
     /// Samples below Tukey's lower fences.
-    #[serde(rename = "outliers_low")]
-    OutliersLow,
+    OutliersLow = "outliers_low",
     /// The forking parent's private anonymous memory (RssAnon), KiB: what fork copies.
-    #[serde(rename = "parent_anon_kib")]
-    ParentAnonKib,
+    ParentAnonKib = "parent_anon_kib",
     /// The forking parent's file-backed resident memory (RssFile), KiB.
-    #[serde(rename = "parent_file_kib")]
-    ParentFileKib,
+    ParentFileKib = "parent_file_kib",
     /// The forking parent's resident memory, KiB.
-    #[serde(rename = "parent_rss_kib")]
-    ParentRssKib,
+    ParentRssKib = "parent_rss_kib",
     /// Switches counted by per-task perf software counters.
-    #[serde(rename = "perf_context_switches")]
-    PerfContextSwitches,
+    PerfContextSwitches = "perf_context_switches",
     /// Perf-counted switches per operation.
-    #[serde(rename = "perf_context_switches_per_op")]
-    PerfContextSwitchesPerOp,
+    PerfContextSwitchesPerOp = "perf_context_switches_per_op",
     /// Migrations counted by per-task perf software counters.
-    #[serde(rename = "perf_cpu_migrations")]
-    PerfCpuMigrations,
+    PerfCpuMigrations = "perf_cpu_migrations",
     /// The CPU share the nice weights promise.
-    #[serde(rename = "promised_share")]
-    PromisedShare,
+    PromisedShare = "promised_share",
     /// A fit's coefficient of determination.
-    #[serde(rename = "r_squared")]
-    RSquared,
+    RSquared = "r_squared",
     /// Length of the observation, s.
-    #[serde(rename = "seconds")]
-    Seconds,
+    Seconds = "seconds",
     /// All switches of the watched tasks.
-    #[serde(rename = "switches")]
-    Switches,
+    Switches = "switches",
     /// Switches per timed iteration.
-    #[serde(rename = "switches_per_iteration")]
-    SwitchesPerIteration,
+    SwitchesPerIteration = "switches_per_iteration",
     /// Switches per operation.
-    #[serde(rename = "switches_per_op")]
-    SwitchesPerOp,
+    SwitchesPerOp = "switches_per_op",
     /// System-wide switches per second.
-    #[serde(rename = "switches_per_s_overall")]
-    SwitchesPerSOverall,
+    SwitchesPerSOverall = "switches_per_s_overall",
     /// The sleeping thread's timer slack, ns.
-    #[serde(rename = "timer_slack_ns")]
-    TimerSlackNs,
+    TimerSlackNs = "timer_slack_ns",
     /// Switches the watched tasks made by blocking.
-    #[serde(rename = "voluntary_switches")]
-    VoluntarySwitches,
+    VoluntarySwitches = "voluntary_switches",
     /// The 99th percentile of a task's wake-up to run, ns.
-    #[serde(rename = "wake_to_run_p99_ns")]
-    WakeToRunP99Ns,
+    WakeToRunP99Ns = "wake_to_run_p99_ns",
     /// Yields per second of each task.
-    #[serde(rename = "yields_per_s_per_task")]
-    YieldsPerSPerTask,
+    YieldsPerSPerTask = "yields_per_s_per_task",
 }
 
 impl Count {
-    /// Every count, in declaration (alphabetical) order.
-    pub const ALL: [Count; 41] = [
-        Count::ChildrenVerified,
-        Count::CountedOps,
-        Count::Cycles,
-        Count::CyclesPerOp,
-        Count::Delivered,
-        Count::Deviation,
-        Count::ExpectedPerRun,
-        Count::FloorNs,
-        Count::FracAbove10,
-        Count::FracAbove20,
-        Count::HandoffNsMedian,
-        Count::Instructions,
-        Count::InstructionsPerOp,
-        Count::InterceptNs,
-        Count::InvoluntarySwitches,
-        Count::JainIndex,
-        Count::LargestDeviation,
-        Count::LostEvents,
-        Count::Migrations,
-        Count::MigrationsPerOp,
-        Count::MinMaxRatio,
-        Count::NsPerObservedSwitch,
-        Count::OutliersHigh,
-        Count::OutliersLow,
-        Count::ParentAnonKib,
-        Count::ParentFileKib,
-        Count::ParentRssKib,
-        Count::PerfContextSwitches,
-        Count::PerfContextSwitchesPerOp,
-        Count::PerfCpuMigrations,
-        Count::PromisedShare,
-        Count::RSquared,
-        Count::Seconds,
-        Count::Switches,
-        Count::SwitchesPerIteration,
-        Count::SwitchesPerOp,
-        Count::SwitchesPerSOverall,
-        Count::TimerSlackNs,
-        Count::VoluntarySwitches,
-        Count::WakeToRunP99Ns,
-        Count::YieldsPerSPerTask,
-    ];
-
-    /// The name as stored and printed.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Count::OutliersLow => "outliers_low",
-            Count::OutliersHigh => "outliers_high",
-            Count::VoluntarySwitches => "voluntary_switches",
-            Count::InvoluntarySwitches => "involuntary_switches",
-            Count::Switches => "switches",
-            Count::Migrations => "migrations",
-            Count::PerfContextSwitches => "perf_context_switches",
-            Count::PerfCpuMigrations => "perf_cpu_migrations",
-            Count::Instructions => "instructions",
-            Count::Cycles => "cycles",
-            Count::CountedOps => "counted_ops",
-            Count::SwitchesPerOp => "switches_per_op",
-            Count::MigrationsPerOp => "migrations_per_op",
-            Count::InstructionsPerOp => "instructions_per_op",
-            Count::CyclesPerOp => "cycles_per_op",
-            Count::PerfContextSwitchesPerOp => "perf_context_switches_per_op",
-            Count::NsPerObservedSwitch => "ns_per_observed_switch",
-            Count::ChildrenVerified => "children_verified",
-            Count::ParentRssKib => "parent_rss_kib",
-            Count::ParentAnonKib => "parent_anon_kib",
-            Count::ParentFileKib => "parent_file_kib",
-            Count::FloorNs => "floor_ns",
-            Count::TimerSlackNs => "timer_slack_ns",
-            Count::InterceptNs => "intercept_ns",
-            Count::RSquared => "r_squared",
-            Count::SwitchesPerIteration => "switches_per_iteration",
-            Count::Delivered => "delivered",
-            Count::ExpectedPerRun => "expected_per_run",
-            Count::YieldsPerSPerTask => "yields_per_s_per_task",
-            Count::MinMaxRatio => "min_max_ratio",
-            Count::JainIndex => "jain_index",
-            Count::PromisedShare => "promised_share",
-            Count::Deviation => "deviation",
-            Count::LargestDeviation => "largest_deviation",
-            Count::HandoffNsMedian => "handoff_ns_median",
-            Count::FracAbove10 => "frac_above_10",
-            Count::FracAbove20 => "frac_above_20",
-            Count::Seconds => "seconds",
-            Count::SwitchesPerSOverall => "switches_per_s_overall",
-            Count::LostEvents => "lost_events",
-            Count::WakeToRunP99Ns => "wake_to_run_p99_ns",
-        }
-    }
-
     /// Whether the count is a total over the timed region, which rounds add up (the
     /// others are ratios or settings, of which rounds keep the median).
     pub fn is_total(self) -> bool {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::bench::{BenchDef, BenchOptions, Family, RoundPlan, Scope};
+use crate::bench::{BenchDef, BenchOptions, RoundPlan, Scope};
 use crate::clock::Calibration;
 use crate::model::{ResultRow, RunDocument, RunInfo, RunStatus, Skipped};
 use crate::placement::Placement;
@@ -179,15 +179,11 @@ fn bound_of(def: &BenchDef, scope: Scope, opts: &BenchOptions, cfg: &MeasureConf
     cfg.hard_limit * cost.probes.max(1) as u32 + cost.fixed * 4 + Duration::from_secs(10)
 }
 
-/// The families whose timed passes are followed by a trace pass: those whose figures
-/// are about switches and whose proof the per-switch events sharpen.
-pub const TRACED_FAMILIES: [Family; 3] = [Family::Ctx, Family::Load, Family::Spawn];
-
 /// The tracepoints for the run's trace passes; None (said once, with what to run
 /// instead) when none of the selected benchmarks is traced, tracing is off, or the
 /// tracepoints cannot be opened.
 fn trace_spec_for(req: &RunRequest) -> Option<crate::trace::TraceSpec> {
-    if !req.trace || !req.selected.iter().any(|(d, _)| TRACED_FAMILIES.contains(&d.family)) {
+    if !req.trace || !req.selected.iter().any(|(d, _)| d.family.is_traced()) {
         return None;
     }
     match crate::trace::prepare() {
@@ -368,7 +364,7 @@ fn measure_round(
     // One round of each traced benchmark carries the trace pass.
     let traced;
     if round == 0
-        && TRACED_FAMILIES.contains(&def.family)
+        && def.family.is_traced()
         && let Some(spec) = &setup.trace_spec
     {
         traced = MeasureConfig { trace: Some(spec.clone()), ..job_cfg.clone() };

@@ -160,6 +160,12 @@ impl Family {
             Family::Load => "load",
         }
     }
+
+    /// Whether the family's timed passes are followed by a trace pass: its figures
+    /// are about switches, and the per-switch events sharpen their proof.
+    pub fn is_traced(self) -> bool {
+        matches!(self, Family::Ctx | Family::Load | Family::Spawn)
+    }
 }
 
 /// What a benchmark's time is made of: measurements (each about

@@ -362,19 +362,17 @@ fn csv_text(s: &str) -> String {
     }
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
-
 fn num(x: f64) -> String {
     if x.is_finite() { format!("{x}") } else { String::new() }
 }
 
 /// One CSV line per result row, with a header.
 pub fn to_csv(runs: &[RunDocument]) -> String {
-    let mut out = String::from(
-        "run_id,started_at,host,kernel,benchmark,params,method,unit,n,iterations,min,median,mean,stddev,ci_low,ci_high,p50,p90,p99,p999,max,flags\n",
-    );
+    // The csv crate quotes what needs quoting; `csv_text` has already made each text
+    // field safe to open in a spreadsheet.
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    let header = "run_id,started_at,host,kernel,benchmark,params,method,unit,n,iterations,min,median,mean,stddev,ci_low,ci_high,p50,p90,p99,p999,max,flags";
+    let _ = w.write_record(header.split(','));
     for d in runs {
         for r in &d.results {
             let p = r.percentiles.as_ref();
@@ -402,11 +400,10 @@ pub fn to_csv(runs: &[RunDocument]) -> String {
                 p.map(|p| num(p.max)).unwrap_or_default(),
                 r.flags.iter().map(|f| f.flag.as_str()).collect::<Vec<_>>().join(";"),
             ];
-            out.push_str(&fields.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
-            out.push('\n');
+            let _ = w.write_record(&fields);
         }
     }
-    out
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 /// A Markdown table cell: printable, pipes escaped, nothing that starts markup
