@@ -489,6 +489,20 @@ pub static BENCHES: [BenchDef; 10] = [
     },
 ];
 
+/// `spawn.fork_mem`'s chart: fork+exit against the parent's touched memory, a series
+/// per transparent-huge-page setting.
+pub const FORK_MEM_SWEEP: crate::report::charts::SweepSpec = crate::report::charts::SweepSpec {
+    benchmark: "spawn.fork_mem",
+    title: "fork+exit against touched parent memory",
+    x_title: "parent memory, MiB",
+    x_axis: crate::report::charts::XAxis::Linear,
+    unit: "ns/call",
+    place: |r| {
+        let mib = crate::bench::param_f64(r, "parent_mem_bytes")? / f64::from(1u32 << 20);
+        Some((format!("THP {}", crate::bench::param_str(r, "thp")), mib))
+    },
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

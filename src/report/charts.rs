@@ -60,6 +60,34 @@ pub struct Series {
     pub points: Vec<Point>,
 }
 
+/// A sweep's chart as its family declares it: which rows it draws, the x each row
+/// stands at and the series it belongs to (read from the row's parameters by the
+/// family, which knows their names and types). The report knows no family: it draws
+/// what it is given.
+pub struct SweepSpec {
+    pub benchmark: &'static str,
+    pub title: &'static str,
+    pub x_title: &'static str,
+    pub x_axis: XAxis,
+    pub unit: &'static str,
+    /// The row's series name and x, or None for a row not on the chart.
+    pub place: fn(&ResultRow) -> Option<(String, f64)>,
+}
+
+/// A sweep's chart: its batch rows, each at its place, with intervals and flags.
+pub fn sweep_chart(spec: &SweepSpec, results: &[ResultRow]) -> String {
+    let mut series: Vec<Series> = Vec::new();
+    for r in results.iter().filter(|r| r.benchmark == spec.benchmark && r.method == Method::Batch) {
+        let Some((name, x)) = (spec.place)(r) else { continue };
+        let p = Point::of_row(x, r);
+        match series.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push(p),
+            None => series.push(Series { name, points: vec![p] }),
+        }
+    }
+    line_chart(spec.title, spec.x_title, spec.unit, spec.x_axis, &series)
+}
+
 /// What the x values of a line chart are, for its ticks.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum XAxis {

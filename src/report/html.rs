@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::charts::{self, Point, Series, XAxis, line_chart};
+use super::charts::{self, Point, Series, SweepSpec, XAxis, line_chart};
 use super::compare::Comparison;
 use super::fmt_value;
 use super::matrix::Matrix;
@@ -37,7 +37,7 @@ fn param_str(r: &ResultRow, k: &str) -> String {
     r.params.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string()
 }
 
-fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
+fn run_section(doc: &RunDocument, skipped: &[Skipped], sweeps: &[SweepSpec]) -> String {
     let mut h = format!("<section><h2>Run #{} ({}) · {}</h2>", doc.run.id, doc.run.status, esc(&doc.run.started_at));
     let _ = write!(h, "<p class=cmd><code>{}</code></p>", esc(&doc.run.command_line));
     if doc.run.kind == crate::model::RunKind::Sim {
@@ -48,7 +48,7 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped]) -> String {
     h.push_str(&results_table(&doc.results));
     h.push_str(&trace_table(&doc.results));
     h.push_str(&notes(&doc.results, skipped));
-    h.push_str(&plots(&doc.results));
+    h.push_str(&plots(&doc.results, sweeps));
     h.push_str("</section>");
     h
 }
@@ -274,7 +274,7 @@ fn laboratory(results: &[ResultRow]) -> String {
 
 /// The charts of a run: every figure on an overview per family and unit, the
 /// laboratory's and the sweeps' curves, and every per-call histogram.
-fn plots(results: &[ResultRow]) -> String {
+fn plots(results: &[ResultRow], sweeps: &[SweepSpec]) -> String {
     let mut h = String::new();
     let groups = charts::overview_groups(results);
     if !groups.is_empty() {
@@ -284,45 +284,13 @@ fn plots(results: &[ResultRow]) -> String {
         }
     }
     h.push_str(&laboratory(results));
-    h.push_str(&sweeps(results));
+    for spec in sweeps {
+        h.push_str(&charts::sweep_chart(spec, results));
+    }
     let hists: Vec<String> = results.iter().filter(|r| charts::has_histogram(r)).map(charts::histogram).collect();
     if !hists.is_empty() {
         let _ = write!(h, "<h3>Per-call latency ({})</h3><div class=hists>{}</div>", hists.len(), hists.join(""));
     }
-    h
-}
-
-/// The sweeps' curves: run-queue length, cache footprint, fork against memory.
-fn sweeps(results: &[ResultRow]) -> String {
-    let mut h = String::new();
-    let rq = series_by(results, "load.runqueue", |r| {
-        Some((format!("{} {}", param_str(r, "design"), param_str(r, "mode")), param_f64(r, "tasks")?))
-    });
-    h.push_str(&line_chart(
-        "Run-queue sweep: time per switch against runnable tasks",
-        "runnable tasks (log scale)",
-        "ns/switch",
-        XAxis::Log2Count,
-        &rq,
-    ));
-    let fp = series_by(results, "ctx.footprint", |r| Some(("extra per hand-off".into(), param_f64(r, "size_bytes")?)));
-    h.push_str(&line_chart(
-        "Cache footprint: extra cost per hand-off against working set",
-        "working set per task (log scale)",
-        "ns/hand-off",
-        XAxis::Log2Bytes,
-        &fp,
-    ));
-    let fm = series_by(results, "spawn.fork_mem", |r| {
-        Some((format!("THP {}", param_str(r, "thp")), param_f64(r, "parent_mem_bytes")? / (1u64 << 20) as f64))
-    });
-    h.push_str(&line_chart(
-        "fork+exit against touched parent memory",
-        "parent memory, MiB",
-        "ns/call",
-        XAxis::Linear,
-        &fm,
-    ));
     h
 }
 
@@ -337,18 +305,19 @@ code{background:#f4f4f4;padding:2px 4px}h2{border-bottom:2px solid #1f77b4}\
 </style></head><body><h1>oscost report</h1>";
 
 /// A page: an optional comparison section, then every run.
-fn page(runs: &[(RunDocument, Vec<Skipped>)], comparison: &str) -> String {
+fn page(runs: &[(RunDocument, Vec<Skipped>)], comparison: &str, sweeps: &[SweepSpec]) -> String {
     let mut h = String::from(HEAD);
     h.push_str(comparison);
     for (d, s) in runs {
-        h.push_str(&run_section(d, s));
+        h.push_str(&run_section(d, s, sweeps));
     }
     h.push_str("</body></html>\n");
     h
 }
 
-/// Renders runs (and, with two or more, a comparison of the first with the second).
-pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Comparison]>) -> String {
+/// Renders runs (and, with two or more, a comparison of the first with the second),
+/// with the sweep charts the families declare (`bench::sweeps`).
+pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Comparison]>, sweeps: &[SweepSpec]) -> String {
     let mut h = String::new();
     if let (Some(c), [a, b, ..]) = (comparison, runs) {
         let _ = write!(h, "<section><h2>Comparison: run #{} (A) → run #{} (B)</h2>", a.0.run.id, b.0.run.id);
@@ -371,13 +340,13 @@ pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Compari
         }
         h.push_str("</table></section>");
     }
-    page(runs, &h)
+    page(runs, &h, sweeps)
 }
 
 /// Renders runs with the machines side by side: the fingerprint differences, grouped
 /// bars (per figure, one bar per side: its ratio to the baseline with the interval)
 /// and the matrix as a table.
-pub fn render_matrix(runs: &[(RunDocument, Vec<Skipped>)], m: &Matrix) -> String {
+pub fn render_matrix(runs: &[(RunDocument, Vec<Skipped>)], m: &Matrix, sweeps: &[SweepSpec]) -> String {
     let mut h = String::from("<section><h2>Machines side by side</h2><table><tr><th></th>");
     for c in &m.columns {
         let _ = write!(h, "<th>{}</th>", esc(&c.name));
@@ -420,7 +389,7 @@ pub fn render_matrix(runs: &[(RunDocument, Vec<Skipped>)], m: &Matrix) -> String
         h.push_str("</tr>");
     }
     h.push_str("</table></section>");
-    page(runs, &h)
+    page(runs, &h, sweeps)
 }
 
 #[cfg(test)]
@@ -458,7 +427,7 @@ mod tests {
             machine: m,
             results: vec![r],
         };
-        let html = render(&[(doc, vec![])], None);
+        let html = render(&[(doc, vec![])], None, &[]);
         assert!(!html.contains("<script>") && !html.contains("<img"));
         assert!(html.contains("&lt;script&gt;"));
         assert!(html.contains("<svg"), "the per-call histogram is drawn");

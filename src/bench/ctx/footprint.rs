@@ -240,6 +240,16 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// The sweep's chart: the extra cost per hand-off against the working set.
+pub const SWEEP: crate::report::charts::SweepSpec = crate::report::charts::SweepSpec {
+    benchmark: "ctx.footprint",
+    title: "Cache footprint: extra cost per hand-off against working set",
+    x_title: "working set per task (log scale)",
+    x_axis: crate::report::charts::XAxis::Log2Bytes,
+    unit: "ns/hand-off",
+    place: |r| Some(("extra per hand-off".into(), crate::bench::param_f64(r, "size_bytes")?)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -226,6 +226,20 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// The sweep's chart: time per switch against runnable tasks, a series per design and
+/// mode (the parameters this module writes on every row).
+pub const SWEEP: crate::report::charts::SweepSpec = crate::report::charts::SweepSpec {
+    benchmark: "load.runqueue",
+    title: "Run-queue sweep: time per switch against runnable tasks",
+    x_title: "runnable tasks (log scale)",
+    x_axis: crate::report::charts::XAxis::Log2Count,
+    unit: "ns/switch",
+    place: |r| {
+        let x = crate::bench::param_f64(r, "tasks")?;
+        Some((format!("{} {}", crate::bench::param_str(r, "design"), crate::bench::param_str(r, "mode")), x))
+    },
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
