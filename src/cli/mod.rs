@@ -288,6 +288,14 @@ fn manual_sections(main_page: bool) -> roff::Roff {
             ),
             ("HOME", "The default database's folder without XDG_DATA_HOME (~/.local/share/oscost)."),
             (
+                "COLUMNS",
+                "The width tables are fitted to (else the terminal's, else 100 columns); --wide prints every column unwrapped.",
+            ),
+            (
+                "COMPLETE",
+                "Set to a shell name (bash, zsh, fish, elvish, powershell), oscost prints that shell's dynamic completion script: source <(COMPLETE=bash oscost).",
+            ),
+            (
                 "TMPDIR",
                 "Where a private folder (mode 0700) is made for the files of the open and stat probes and, when the database's folder cannot hold it, a rescue file.",
             ),
