@@ -257,16 +257,6 @@ pub fn sweeps() -> Vec<crate::report::charts::SweepSpec> {
     vec![load::runqueue::SWEEP, ctx::footprint::SWEEP, spawn::FORK_MEM_SWEEP]
 }
 
-/// A row's parameter as a number (None when it is absent or not a number).
-pub fn param_f64(r: &ResultRow, key: &str) -> Option<f64> {
-    r.params.get(key).and_then(serde_json::Value::as_f64)
-}
-
-/// A row's parameter as text (empty when it is absent or not text).
-pub fn param_str<'a>(r: &'a ResultRow, key: &str) -> &'a str {
-    r.params.get(key).and_then(serde_json::Value::as_str).unwrap_or("")
-}
-
 /// Turns a measurement into its batch row and (when sampled) its per-call row.
 /// `ops_per_iteration` divides iteration times into the unit's operation (a round trip
 /// holds two hand-offs); counts are copied to the batch row with per-operation ratios.

@@ -498,8 +498,8 @@ pub const FORK_MEM_SWEEP: crate::report::charts::SweepSpec = crate::report::char
     x_axis: crate::report::charts::XAxis::Linear,
     unit: "ns/call",
     place: |r| {
-        let mib = crate::bench::param_f64(r, "parent_mem_bytes")? / f64::from(1u32 << 20);
-        Some((format!("THP {}", crate::bench::param_str(r, "thp")), mib))
+        let mib = r.param_f64("parent_mem_bytes")? / f64::from(1u32 << 20);
+        Some((format!("THP {}", r.param_str("thp")), mib))
     },
 };
 

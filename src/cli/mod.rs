@@ -114,7 +114,8 @@ pub fn main() -> i32 {
 /// Whether the command line asked for JSON (`--json`, `--format json`): its errors are
 /// then JSON too (on stderr, so stdout holds results only).
 fn json_requested() -> bool {
-    let args: Vec<String> = std::env::args().collect();
+    // Lossy: an argument that is not UTF-8 (a path) must not panic an error report.
+    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     args.iter().any(|a| a == "--json" || a == "--format=json")
         || args.windows(2).any(|w| w[0] == "--format" && w[1] == "json")
 }
@@ -141,7 +142,7 @@ fn load_all(store: &Store, refs: Vec<String>) -> Result<Vec<(RunDocument, Vec<Sk
 /// The command line as it is stored with a run: passwords in database URLs masked
 /// (they would otherwise reach `runs`, exports and reports).
 fn command_line() -> String {
-    std::env::args().map(|a| crate::store::without_password(&a)).collect::<Vec<_>>().join(" ")
+    std::env::args_os().map(|a| crate::store::without_password(&a.to_string_lossy())).collect::<Vec<_>>().join(" ")
 }
 
 /// The width every table of this invocation is fitted to: set once from `--wide`

@@ -191,7 +191,7 @@ pub fn histogram(r: &ResultRow) -> String {
     }
     s.sort_by(f64::total_cmp);
     let (lo, hi) = (stats::quantile_sorted(&s, 0.005), stats::quantile_sorted(&s, 0.995));
-    let (div, shown) = display_unit(&r.unit, hi);
+    let (div, shown) = r.unit.scaled(hi);
     let x = Axis::linear(lo / div, hi / div);
     let counts = bin_counts(&s, &x, div);
     let width = (x.hi - x.lo) / counts.len() as f64;

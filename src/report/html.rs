@@ -29,14 +29,6 @@ fn series_by<F: Fn(&ResultRow) -> Option<(String, f64)>>(rows: &[ResultRow], id:
     out
 }
 
-fn param_f64(r: &ResultRow, k: &str) -> Option<f64> {
-    r.params.get(k).and_then(|v| v.as_f64())
-}
-
-fn param_str(r: &ResultRow, k: &str) -> String {
-    r.params.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string()
-}
-
 fn run_section(doc: &RunDocument, skipped: &[Skipped], sweeps: &[SweepSpec]) -> String {
     let mut h = format!("<section><h2>Run #{} ({}) · {}</h2>", doc.run.id, doc.run.status, esc(&doc.run.started_at));
     let _ = write!(h, "<p class=cmd><code>{}</code></p>", esc(&doc.run.command_line));
@@ -176,7 +168,7 @@ fn notes(results: &[ResultRow], skipped: &[Skipped]) -> String {
 fn sim_profiles(results: &[ResultRow]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in results.iter().filter(|r| crate::sim::run::is_simulated(r)) {
-        let p = param_str(r, crate::sim::run::SIMULATED_PARAM);
+        let p = r.param_str(crate::sim::run::SIMULATED_PARAM).to_string();
         if !out.contains(&p) {
             out.push(p);
         }
@@ -190,14 +182,14 @@ fn sim_series(results: &[ResultRow], workload: &str, profile: &str, x: &str, wan
     let id = format!("sim.{workload}");
     let mut pts: Vec<Point> = results
         .iter()
-        .filter(|r| r.benchmark == id && param_str(r, crate::sim::run::SIMULATED_PARAM) == profile)
+        .filter(|r| r.benchmark == id && r.param_str(crate::sim::run::SIMULATED_PARAM) == profile)
         .filter(|r| {
             want.iter().all(|(k, v)| {
-                let got = param_str(r, k);
+                let got = r.param_str(k);
                 got == *v || (got.is_empty() && *k == "mode" && *v == "process")
             })
         })
-        .filter_map(|r| Some(Point::of_row(param_f64(r, x)?, r)))
+        .filter_map(|r| Some(Point::of_row(r.param_f64(x)?, r)))
         .collect();
     pts.sort_by(|a, b| a.x.total_cmp(&b.x));
     pts
@@ -228,8 +220,8 @@ fn laboratory(results: &[ResultRow]) -> String {
             }
             if policy == "linux-2.0" {
                 let here = series_by(results, "load.runqueue", |r| {
-                    (param_str(r, "design") == "yield" && param_str(r, "mode") == mode)
-                        .then(|| Some(("measured here (today's kernel)".to_string(), param_f64(r, "tasks")?)))
+                    (r.param_str("design") == "yield" && r.param_str("mode") == mode)
+                        .then(|| Some(("measured here (today's kernel)".to_string(), r.param_f64("tasks")?)))
                         .flatten()
                 });
                 series.extend(here);

@@ -3,7 +3,7 @@
 
 use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::{display_unit, fmt_ns, fmt_value, plain};
+use super::{fmt_ns, fmt_value, plain};
 use crate::model::Skipped;
 use crate::model::{Count, Method, ResultRow, RunDocument};
 
@@ -184,7 +184,7 @@ struct RowUnit<'a> {
 
 impl<'a> RowUnit<'a> {
     fn of(r: &'a ResultRow) -> Self {
-        let (div, shown) = display_unit(&r.unit, r.median);
+        let (div, shown) = r.unit.scaled(r.median);
         RowUnit { unit: &r.unit, div, shown }
     }
 
@@ -195,18 +195,18 @@ impl<'a> RowUnit<'a> {
 
     /// A row's figure over its interval over the unit, for the narrow table.
     fn stacked(&self, r: &ResultRow) -> String {
-        match r.interval() {
-            Some((lo, hi)) => {
-                format!("{}\n[{}, {}]\n{}", self.num(r.median, r), self.num(lo, r), self.num(hi, r), self.shown)
-            }
-            None => format!("{}\n{}", self.num(r.median, r), self.shown),
-        }
+        format!("{}\n{}", self.figure_sep(r, "\n"), self.shown)
     }
 
     /// A row's figure with its interval, in this unit: `104 [101, 121]`.
     fn figure(&self, r: &ResultRow) -> String {
+        self.figure_sep(r, " ")
+    }
+
+    /// The figure, `sep`, then its interval (when it has one).
+    fn figure_sep(&self, r: &ResultRow, sep: &str) -> String {
         match r.interval() {
-            Some((lo, hi)) => format!("{} [{}, {}]", self.num(r.median, r), self.num(lo, r), self.num(hi, r)),
+            Some((lo, hi)) => format!("{}{sep}[{}, {}]", self.num(r.median, r), self.num(lo, r), self.num(hi, r)),
             None => self.num(r.median, r),
         }
     }
@@ -250,8 +250,12 @@ fn results_table_of(rows: &[ResultRow], wide: bool, notes: &mut Vec<String>, thi
         let unit = RowUnit::of(headline);
         let pc = line.per_call.and_then(|p| p.percentiles.as_ref().map(|q| (p, q)));
         let mut pct = |f: fn(&crate::stats::Percentiles) -> f64, min: usize| {
-            pc.map(|(p, q)| if p.n < min { percentile(0.0, "", p.n, min, thin) } else { unit.num(f(q), p) })
-                .unwrap_or_default()
+            let Some((p, q)) = pc else { return String::new() };
+            if p.n < min {
+                *thin = true;
+                return "-".into();
+            }
+            unit.num(f(q), p)
         };
         let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
         let mut cells = if wide {

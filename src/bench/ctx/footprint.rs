@@ -247,7 +247,7 @@ pub const SWEEP: crate::report::charts::SweepSpec = crate::report::charts::Sweep
     x_title: "working set per task (log scale)",
     x_axis: crate::report::charts::XAxis::Log2Bytes,
     unit: "ns/hand-off",
-    place: |r| Some(("extra per hand-off".into(), crate::bench::param_f64(r, "size_bytes")?)),
+    place: |r| Some(("extra per hand-off".into(), r.param_f64("size_bytes")?)),
 };
 
 #[cfg(test)]

@@ -235,8 +235,8 @@ pub const SWEEP: crate::report::charts::SweepSpec = crate::report::charts::Sweep
     x_axis: crate::report::charts::XAxis::Log2Count,
     unit: "ns/switch",
     place: |r| {
-        let x = crate::bench::param_f64(r, "tasks")?;
-        Some((format!("{} {}", crate::bench::param_str(r, "design"), crate::bench::param_str(r, "mode")), x))
+        let x = r.param_f64("tasks")?;
+        Some((format!("{} {}", r.param_str("design"), r.param_str("mode")), x))
     },
 };
 
