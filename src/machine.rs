@@ -35,6 +35,23 @@ pub struct Machine {
     /// Whether perf_event_open hardware counters work here, and why not.
     pub hardware_counters: String,
     pub calibration: Option<Calibration>,
+    // Fields added after the first stored runs: absent in those, and then left out
+    // of their exports, so an old run reads and prints as it did.
+    /// The CPU's microcode revision (/proc/cpuinfo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub microcode: Option<String>,
+    /// The kernel's command line (/proc/cmdline): mitigations=, isolcpus=, nohz_full=.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_cmdline: Option<String>,
+    /// Frequency boost (turbo): "on", "off", or None where the kernel does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boost: Option<String>,
+    /// The hypervisor's steal time since boot, as a coarse band (`steal_band`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<String>,
+    /// The CPU limits of the run's cgroups (`procfs::cgroup_cpu_limits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup_limits: Option<String>,
 }
 
 fn read_trim(path: impl AsRef<Path>) -> Option<String> {
@@ -127,10 +144,123 @@ pub fn fingerprint(command_line: &str, calibration: Option<Calibration>) -> Mach
         command_line: command_line.to_string(),
         hardware_counters: hardware_counters(),
         calibration,
+        microcode: cpuinfo_field(&cpuinfo, "microcode"),
+        kernel_cmdline: read_trim("/proc/cmdline"),
+        boost: boost(),
+        steal: crate::procfs::steal_share().map(steal_band),
+        cgroup_limits: Some(crate::procfs::cgroup_cpu_limits()),
     }
 }
 
+/// A comparability-key field whose values differ between two sets of runs: the
+/// distinct values on each side, in first-seen order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyChange {
+    pub field: String,
+    pub before: Vec<String>,
+    pub after: Vec<String>,
+}
+
+/// The comparability-key fields whose sets of values differ between the machines of
+/// `before` and those of `after` (a field either side lacks counts as "unknown").
+pub fn key_changes(before: &[&Machine], after: &[&Machine]) -> Vec<KeyChange> {
+    let keys = |ms: &[&Machine]| ms.iter().map(|m| m.comparability_key()).collect::<Vec<_>>();
+    let (kb, ka) = (keys(before), keys(after));
+    let mut fields: Vec<&String> = Vec::new();
+    for (f, _) in kb.iter().chain(&ka).flatten() {
+        if !fields.contains(&f) {
+            fields.push(f);
+        }
+    }
+    let values = |side: &[Vec<(String, String)>], field: &str| {
+        let mut vs: Vec<String> = Vec::new();
+        for key in side {
+            let v = key.iter().find(|(f, _)| f == field).map_or("unknown", |(_, v)| v.as_str());
+            if !vs.iter().any(|x| x == v) {
+                vs.push(v.to_string());
+            }
+        }
+        vs
+    };
+    fields
+        .into_iter()
+        .filter_map(|f| {
+            let (b, a) = (values(&kb, f), values(&ka, f));
+            let same = b.len() == a.len() && b.iter().all(|v| a.contains(v));
+            (!same).then(|| KeyChange { field: f.clone(), before: b, after: a })
+        })
+        .collect()
+}
+
+/// The comparability-key fields that differ among `machines` themselves (runs pooled
+/// as one side that should not have been).
+pub fn key_spread(machines: &[&Machine]) -> Vec<String> {
+    match machines {
+        [first, rest @ ..] => {
+            let mut out = Vec::new();
+            for m in rest {
+                for c in key_changes(&[first], &[m]) {
+                    if !out.contains(&c.field) {
+                        out.push(c.field);
+                    }
+                }
+            }
+            out
+        }
+        [] => Vec::new(),
+    }
+}
+
+/// Frequency boost: the cpufreq `boost` switch, else intel_pstate's `no_turbo`.
+fn boost() -> Option<String> {
+    let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
+    read_trim("/sys/devices/system/cpu/cpufreq/boost")
+        .map(|b| on_off(b == "1"))
+        .or_else(|| read_trim("/sys/devices/system/cpu/intel_pstate/no_turbo").map(|t| on_off(t == "0")))
+}
+
+/// Steal time as a band, not a number: the comparability key must not change with
+/// every run's last decimal, only when the host's sharing does.
+pub fn steal_band(share: f64) -> String {
+    match share {
+        s if s <= 0.0 => "none",
+        s if s < 0.01 => "under 1%",
+        s if s < 0.05 => "1-5%",
+        _ => "5% or more",
+    }
+    .to_string()
+}
+
 impl Machine {
+    /// The comparability key: the fields that can move a figure without the code
+    /// measuring it changing (what runs, on what, under which settings), as (name,
+    /// value) in a fixed order, mitigations last, one field each. Two runs whose keys
+    /// differ are compared only with the difference named. The host name is not in
+    /// it: two hosts alike in every field are comparable (and `--by host` separates
+    /// them where that matters).
+    pub fn comparability_key(&self) -> Vec<(String, String)> {
+        let known = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+        let mut key = vec![
+            ("cpu".to_string(), self.cpu_model.clone()),
+            ("microcode".into(), known(&self.microcode)),
+            ("cpus".into(), format!("{} online, {} allowed", self.logical_cpus, sys::cpu_list_text(&self.allowed_cpus))),
+            ("smt".into(), self.smt_text().into()),
+            ("governor".into(), known(&self.governor)),
+            ("boost".into(), known(&self.boost)),
+            ("kernel".into(), self.kernel_release.clone()),
+            ("kernel command line".into(), known(&self.kernel_cmdline)),
+            ("virtualization".into(), self.virtualization.clone()),
+            ("steal".into(), known(&self.steal)),
+            ("clocksource".into(), known(&self.clocksource)),
+            ("transparent hugepages".into(), known(&self.transparent_hugepages)),
+            ("cgroup limits".into(), known(&self.cgroup_limits)),
+            ("libc".into(), self.libc.clone()),
+            ("oscost".into(), format!("{} ({})", self.tool_version, self.git_commit)),
+        ];
+        key.extend(self.mitigations.iter().map(|(k, v)| (format!("mitigation {k}"), v.clone())));
+        key
+    }
+
     /// Simultaneous multithreading in words: active, inactive or unknown.
     pub fn smt_text(&self) -> &'static str {
         match self.smt_active {
@@ -163,6 +293,11 @@ impl Machine {
             command_line: "oscost run".into(),
             hardware_counters: "unavailable (example)".into(),
             calibration: None,
+            microcode: Some("0x1".into()),
+            kernel_cmdline: Some("root=/dev/vda1 ro".into()),
+            boost: None,
+            steal: Some("none".into()),
+            cgroup_limits: Some("cpu.max=max 100000 cpuset=0-1".into()),
         }
     }
 }
@@ -178,6 +313,27 @@ mod tests {
         let flags = cpuinfo_field(text, "flags").unwrap();
         assert_eq!(describe_virtualization(&flags, Some("QEMU"), None), "hypervisor (QEMU)");
         assert_eq!(describe_virtualization("fpu tsc", None, None), "none detected");
+    }
+
+    #[test]
+    fn key_changes_name_the_fields_that_moved() {
+        let a = Machine::example();
+        let mut b = a.clone();
+        b.kernel_release = "6.2.0-example".into();
+        b.mitigations.insert("retbleed".into(), "Vulnerable".into());
+        let changed = key_changes(&[&a, &a], &[&b]);
+        let fields: Vec<&str> = changed.iter().map(|c| c.field.as_str()).collect();
+        assert_eq!(fields, ["kernel", "mitigation retbleed"]);
+        assert_eq!(changed[0].before, ["6.1.0-example"]);
+        assert_eq!(changed[0].after, ["6.2.0-example"]);
+        assert_eq!(changed[1].before, ["unknown"]);
+        assert!(key_changes(&[&a], &[&a.clone()]).is_empty());
+        // The host is not in the key; the order of runs within a side is not either.
+        let mut elsewhere = a.clone();
+        elsewhere.hostname = "other".into();
+        assert!(key_changes(&[&a, &b], &[&b, &elsewhere]).is_empty());
+        assert_eq!(key_spread(&[&a, &elsewhere, &b]), ["kernel", "mitigation retbleed"]);
+        assert!(key_spread(&[&a, &elsewhere]).is_empty());
     }
 
     #[test]

@@ -121,6 +121,65 @@ pub fn zero_rt_budget() -> Option<String> {
     None
 }
 
+/// This process's cgroup directory for `controller` (v1: the hierarchy that has it;
+/// v2: the unified one), where it is mounted at the usual place.
+fn cgroup_dir(controller: &str) -> Option<std::path::PathBuf> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mut unified = None;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if controllers.split(',').any(|c| c == controller) {
+            let dir = std::path::PathBuf::from(format!("/sys/fs/cgroup/{controllers}{path}"));
+            if dir.is_dir() {
+                return Some(dir);
+            }
+        } else if controllers.is_empty() {
+            unified = Some(std::path::PathBuf::from(format!("/sys/fs/cgroup{path}")));
+        }
+    }
+    unified.filter(|d| d.is_dir())
+}
+
+/// The CPU limits this process's cgroups set, in cgroup v2's words whatever the
+/// version: `cpu.max=QUOTA PERIOD` (`max` when there is no quota) and
+/// `cpuset=LIST` (the CPUs it may use); the fields the kernel does not expose are
+/// left out.
+pub fn cgroup_cpu_limits() -> String {
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok().map(|t| t.trim().to_string());
+    let mut out = Vec::new();
+    if let Some(dir) = cgroup_dir("cpu") {
+        let v2 = read(dir.join("cpu.max"));
+        let v1 = || {
+            let quota = read(dir.join("cpu.cfs_quota_us"))?;
+            let period = read(dir.join("cpu.cfs_period_us"))?;
+            Some(format!("{} {period}", if quota == "-1" { "max" } else { &quota }))
+        };
+        if let Some(max) = v2.or_else(v1) {
+            out.push(format!("cpu.max={max}"));
+        }
+    }
+    if let Some(dir) = cgroup_dir("cpuset")
+        && let Some(cpus) = read(dir.join("cpuset.cpus.effective")).or_else(|| read(dir.join("cpuset.cpus")))
+    {
+        out.push(format!("cpuset={cpus}"));
+    }
+    if out.is_empty() { "none exposed".into() } else { out.join(" ") }
+}
+
+/// The share of CPU time the hypervisor stole since boot (/proc/stat's `steal`
+/// column over all columns), or None where the kernel does not count it.
+pub fn steal_share() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let cpu = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let ticks: Vec<u64> = cpu.split_whitespace().skip(1).filter_map(|t| t.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal guest guest_nice: guest time is
+    // already inside user and nice.
+    let total: u64 = ticks.iter().take(8).sum();
+    let steal = *ticks.get(7)?;
+    (total > 0).then(|| steal as f64 / total as f64)
+}
+
 /// The address space this process maps now (VmSize), in bytes: what a worker, a copy
 /// of this binary, starts from before it allocates anything.
 pub fn mapped_bytes() -> Option<u64> {

@@ -195,23 +195,55 @@ pub fn side_name(side: &[RunDocument]) -> String {
     format!("{} {}", if ids.len() == 1 { "run" } else { "runs" }, ids.join(", "))
 }
 
-/// A machine's fingerprint fields worth comparing, as (name, value), mitigations last.
+/// A machine's fingerprint fields worth comparing, as (name, value): the host, then
+/// the comparability key (`Machine::comparability_key`), mitigations last.
 fn fingerprint_fields(m: &Machine) -> Vec<(String, String)> {
-    let mut rows = vec![
-        ("host".to_string(), super::plain(&m.hostname).into_owned()),
-        ("cpu".into(), super::plain(&m.cpu_model).into_owned()),
-        ("logical cpus".into(), m.logical_cpus.to_string()),
-        ("smt".into(), m.smt_text().into()),
-        ("governor".into(), m.governor.clone().unwrap_or_default()),
-        ("kernel".into(), m.kernel_release.clone()),
-        ("virtualization".into(), m.virtualization.clone()),
-        ("clocksource".into(), m.clocksource.clone().unwrap_or_default()),
-        ("transparent hugepages".into(), m.transparent_hugepages.clone().unwrap_or_default()),
-        ("libc".into(), m.libc.clone()),
-        ("oscost".into(), format!("{} ({})", m.tool_version, m.git_commit)),
-    ];
-    rows.extend(m.mitigations.iter().map(|(k, v)| (format!("mitigation {k}"), v.clone())));
+    let mut rows = vec![("host".to_string(), super::plain(&m.hostname).into_owned())];
+    rows.extend(m.comparability_key().into_iter().map(|(k, v)| (k, super::plain(&v).into_owned())));
     rows
+}
+
+/// Where two sides' runs differ in the comparability key, or a side pools runs that
+/// do: the fields, so a verdict is never read as the code's when the machine moved.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct KeyDifferences {
+    /// Fields whose values differ between A's runs and B's.
+    pub between: Vec<String>,
+    /// Fields that differ among A's own runs, and among B's.
+    pub within_a: Vec<String>,
+    pub within_b: Vec<String>,
+}
+
+/// The comparability-key differences of two sides.
+pub fn key_differences(a: &[RunDocument], b: &[RunDocument]) -> KeyDifferences {
+    fn machines(s: &[RunDocument]) -> Vec<&Machine> {
+        s.iter().map(|d| &d.machine).collect()
+    }
+    let (ma, mb) = (machines(a), machines(b));
+    KeyDifferences {
+        between: crate::machine::key_changes(&ma, &mb).into_iter().map(|c| c.field).collect(),
+        within_a: crate::machine::key_spread(&ma),
+        within_b: crate::machine::key_spread(&mb),
+    }
+}
+
+impl KeyDifferences {
+    /// The differences in words, one line each (nothing when the key matches).
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.between.is_empty() {
+            out.push(format!(
+                "the sides differ in the comparability key ({}): a verdict may come from that, not from what was measured",
+                self.between.join(", ")
+            ));
+        }
+        for (side, fields) in [("A", &self.within_a), ("B", &self.within_b)] {
+            if !fields.is_empty() {
+                out.push(format!("side {side} pools runs that differ in {}", fields.join(", ")));
+            }
+        }
+        out
+    }
 }
 
 /// Several machines' fingerprints field by field: every field any of them has, in
@@ -250,6 +282,7 @@ pub fn to_json(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresh
         b: Vec<i64>,
         threshold: f64,
         machines: Vec<(String, String, String)>,
+        comparability: KeyDifferences,
         results: &'a [Comparison],
     }
     let machines = match (a.first(), b.first()) {
@@ -257,7 +290,7 @@ pub fn to_json(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresh
         _ => Vec::new(),
     };
     let ids = |s: &[RunDocument]| s.iter().map(|d| d.run.id).collect();
-    let out = Out { a: ids(a), b: ids(b), threshold, machines, results: rows };
+    let out = Out { a: ids(a), b: ids(b), threshold, machines, comparability: key_differences(a, b), results: rows };
     serde_json::to_string_pretty(&out).unwrap_or_default()
 }
 
@@ -293,8 +326,9 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
         ]);
     }
     let single = a.len() == 1 && b.len() == 1;
+    let key: String = key_differences(a, b).lines().iter().map(|l| format!("{l}\n")).collect();
     format!(
-        "{m}\n{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\" (hierarchical bootstrap: runs, then rounds, then samples){}\n",
+        "{m}\n{key}{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\" (hierarchical bootstrap: runs, then rounds, then samples){}\n",
         threshold * 100.0,
         if single {
             "\none run a side: the intervals hold what varied within each run; a machine that drifts between runs needs sets of runs (compare 1,2,3 4,5,6)"
@@ -438,5 +472,26 @@ mod tests {
         let d = machine_diff(&m1, &m2);
         let k = d.iter().find(|r| r.0 == "kernel").unwrap();
         assert_ne!(k.1, k.2);
+    }
+
+    #[test]
+    fn a_comparison_names_the_key_fields_its_sides_differ_in() {
+        let run = |id, kernel: &str| {
+            let mut d = doc(id, vec![getppid(100.0, 3, id as u64)]);
+            d.machine.kernel_release = kernel.into();
+            d
+        };
+        let (a, b) = ([run(1, "6.1"), run(2, "6.1")], [run(3, "6.2")]);
+        let k = key_differences(&a, &b);
+        assert_eq!(k.between, ["kernel"]);
+        assert!(k.within_a.is_empty() && k.within_b.is_empty());
+        let text = render(&a, &b, &compare(&a, &b, 0.02, 100), 0.02);
+        assert!(text.contains("the sides differ in the comparability key (kernel)"), "{text}");
+        // A side that pools two kernels says so; matching sides say nothing.
+        let mixed = [run(1, "6.1"), run(2, "6.2")];
+        assert_eq!(key_differences(&mixed, &b).within_a, ["kernel"]);
+        assert_eq!(key_differences(&a, &a), KeyDifferences::default());
+        let json: serde_json::Value = serde_json::from_str(&to_json(&a, &b, &[], 0.02)).unwrap();
+        assert_eq!(json["comparability"]["between"][0], "kernel");
     }
 }

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod changepoint;
 pub mod nested;
 
 /// The summary of one set of samples.
