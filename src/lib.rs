@@ -36,6 +36,7 @@ pub mod clock;
 pub mod files;
 pub mod helper;
 pub mod histo;
+pub mod history;
 pub mod kcounts;
 pub mod machine;
 pub mod model;

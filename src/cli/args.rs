@@ -179,6 +179,42 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Each figure's medians over the stored runs, oldest first, with the change
+    /// points found in them: where, by how much (with an interval), and what in the
+    /// comparability key (kernel, microcode, mitigations, governor, oscost, …) changed
+    /// with each.
+    History {
+        /// Figures to follow: a benchmark id or family, then any of its parameters
+        /// ('ctx.pipe mode=process'); every figure when none is given.
+        #[arg(value_name = "FIGURE", add = ArgValueCompleter::new(complete::benchmarks))]
+        figures: Vec<String>,
+        /// Only runs of this host.
+        #[arg(long)]
+        host: Option<String>,
+        /// Only runs started at or after this date (YYYY-MM-DD or RFC 3339).
+        #[arg(long, value_name = "DATE")]
+        since: Option<Date>,
+        /// Only runs started before this date.
+        #[arg(long, value_name = "DATE")]
+        until: Option<Date>,
+        /// A series per host, or per comparability key (no series then mixes kernels,
+        /// settings or machines).
+        #[arg(long, value_enum, value_name = "KEY")]
+        by: Option<crate::history::Stratum>,
+        /// Exit 3 when a figure's newest segment differs from the one before it (with
+        /// --recent N, only a change among the newest N runs), for nightly jobs.
+        #[arg(long)]
+        fail_on_change: bool,
+        /// With --fail-on-change: only changes among the newest N runs fail, so a
+        /// change alerts on the runs after it and then becomes the new baseline.
+        #[arg(long, value_name = "N", requires = "fail_on_change", value_parser = clap::value_parser!(u32).range(1..))]
+        recent: Option<u32>,
+        /// Also write the history as a self-contained HTML page of charts.
+        #[arg(long, value_name = "PATH")]
+        html: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// List stored runs, newest first.
     Runs {
         #[arg(long)]

@@ -19,6 +19,7 @@ use crate::store::{RunFilter, Store};
 
 pub mod args;
 pub mod complete;
+mod history;
 
 pub use args::{Cli, Command, ExportFormat, Format, RunArgs};
 
@@ -203,6 +204,11 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Push { runs, to } => push(&db()?, runs, &to),
         Command::Completions { shell } => completions(shell),
         Command::Man { command } => manual(command.as_deref()),
+        Command::History { figures, host, since, until, by, fail_on_change, recent, html, json } => {
+            let filter = RunFilter { host, benchmark: None, since: since.map(|d| d.0), until: until.map(|d| d.0) };
+            let fail_on = fail_on_change.then_some(history::FailOnChange { recent: recent.map(|n| n as usize) });
+            history::history(&db()?, &history::Request { figures, filter, by, fail_on, html, json })
+        }
         Command::Runs { host, benchmark, since, until, json } => {
             let filter = RunFilter { host, benchmark, since: since.map(|d| d.0), until: until.map(|d| d.0) };
             runs(&db()?, &filter, json)

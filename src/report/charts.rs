@@ -102,6 +102,25 @@ pub enum XAxis {
 /// A line chart of several series against x, with error bars where a point has an
 /// interval; a flagged point is a red ring, left out of its line.
 pub fn line_chart(title: &str, x_title: &str, unit: &str, xaxis: XAxis, series: &[Series]) -> String {
+    marked_line_chart(title, x_title, unit, xaxis, series, &[])
+}
+
+/// A labelled vertical mark on a chart's x axis (a change point).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    pub x: f64,
+    pub label: String,
+}
+
+/// [`line_chart`] with vertical dashed marks, each labelled inside the plot.
+pub fn marked_line_chart(
+    title: &str,
+    x_title: &str,
+    unit: &str,
+    xaxis: XAxis,
+    series: &[Series],
+    markers: &[Marker],
+) -> String {
     let pts: Vec<&Point> = series.iter().flat_map(|s| &s.points).collect();
     if pts.is_empty() {
         return String::new();
@@ -144,10 +163,32 @@ pub fn line_chart(title: &str, x_title: &str, unit: &str, xaxis: XAxis, series: 
     if pts.iter().any(|p| p.interval.is_some()) {
         keys.push(Key { color: "#333", mark: Mark::Line, text: "bars: 95% interval".into() });
     }
+    for (i, m) in markers.iter().enumerate() {
+        draw_marker(&mut svg, &f, m, i);
+    }
+    if !markers.is_empty() {
+        keys.push(Key { color: GREY, mark: Mark::Line, text: "dashed: a change point".into() });
+    }
     svg.push_str(&legend(&keys, f.width - f.right + 14.0, f.top + 8.0));
     svg.push_str("</svg>");
     let note = if any_flagged { "Rings are figures a flag doubts (see Flags): shown, not joined." } else { "" };
     figure("line", title, note, &svg)
+}
+
+/// A vertical dashed line at the marker's x across the plot, its label near the top
+/// (staggered over three lines, so neighbours do not print over each other), on the
+/// side of the line that keeps it inside the plot.
+fn draw_marker(svg: &mut String, f: &Frame<'_>, m: &Marker, i: usize) {
+    let x = f.x(m.x);
+    let (top, bottom) = (f.top, f.height - f.bottom);
+    let right_half = x > (f.left + f.width - f.right) / 2.0;
+    let (tx, anchor) = if right_half { (x - 3.0, "end") } else { (x + 3.0, "start") };
+    let _ = write!(
+        svg,
+        r#"<line class="marker" x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{bottom:.1}" stroke="{GREY}" stroke-dasharray="5 3"/><text class="marker-label" x="{tx:.1}" y="{:.1}" font-size="10" text-anchor="{anchor}">{}</text>"#,
+        top + 11.0 + 11.0 * (i % 3) as f64,
+        esc(&clip(&m.label, 40))
+    );
 }
 
 /// One series: its good points joined, each point's interval as an error bar, its

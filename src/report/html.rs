@@ -287,7 +287,7 @@ fn plots(results: &[ResultRow], sweeps: &[SweepSpec]) -> String {
 }
 
 /// The page's head: title and styles.
-const HEAD: &str = "<!doctype html><html lang=en><head><meta charset=utf-8><title>oscost report</title><style>\
+pub(crate) const HEAD: &str = "<!doctype html><html lang=en><head><meta charset=utf-8><title>oscost report</title><style>\
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;background:#fff}\
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;font-size:12px}\
 table.res td:nth-child(n+4){text-align:right;font-variant-numeric:tabular-nums}\

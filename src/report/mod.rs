@@ -4,6 +4,7 @@
 pub mod charts;
 pub mod compare;
 pub mod export;
+pub mod history;
 pub mod html;
 pub mod json;
 pub mod matrix;

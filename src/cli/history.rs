@@ -1,0 +1,86 @@
+//! `oscost history`: the stored runs read as series, change points found and
+//! annotated (`crate::history`), printed (`report::history`), and an exit status a
+//! nightly job can gate on.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::{COMPARE_FAILED, UsageError, out, outln, write_atomic};
+use crate::history::{self as series, Stratum};
+use crate::report;
+use crate::store::{RunFilter, Store};
+
+/// `--fail-on-change`, and how far back a change may be to fail.
+#[derive(Debug, Clone, Copy)]
+pub struct FailOnChange {
+    pub recent: Option<usize>,
+}
+
+/// What `history` was asked for.
+#[derive(Debug)]
+pub struct Request {
+    pub figures: Vec<String>,
+    pub filter: RunFilter,
+    pub by: Option<Stratum>,
+    pub fail_on: Option<FailOnChange>,
+    pub html: Option<PathBuf>,
+    pub json: bool,
+}
+
+pub fn history(db: &Path, req: &Request) -> Result<i32> {
+    let runs = load_runs(db, &req.filter)?;
+    let found = series::build(&runs, req.by, |r| {
+        req.figures.is_empty() || req.figures.iter().any(|f| series::matches(f, r))
+    });
+    if found.is_empty() && !req.figures.is_empty() && !runs.is_empty() {
+        return Err(UsageError(format!(
+            "no figure of the {} runs read matches {}",
+            runs.len(),
+            req.figures.iter().map(|f| format!("'{f}'")).collect::<Vec<_>>().join(" or ")
+        ))
+        .into());
+    }
+    if req.json {
+        outln(&report::history::to_json(&found, runs.len(), req.by))?;
+    } else {
+        out(&report::history::render(&found, runs.len()))?;
+    }
+    if let Some(path) = &req.html {
+        write_atomic(path, &report::history::html(&found, runs.len()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(req.fail_on.map_or(0, |f| fail_status(&found, f)))
+}
+
+/// The complete measured runs the filter selects, oldest first.
+fn load_runs(db: &Path, filter: &RunFilter) -> Result<Vec<crate::model::RunDocument>> {
+    let store = Store::open_existing(db)?;
+    let listed = store.list_runs(filter)?;
+    let docs = listed
+        .iter()
+        .filter(|l| l.status == crate::model::RunStatus::Complete)
+        .map(|l| store.load_run(l.id).map(|(d, _)| d))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(series::eligible(docs))
+}
+
+/// [`COMPARE_FAILED`] when a figure changed (among the newest `recent` runs), each
+/// such change named on standard error; else 0.
+fn fail_status(found: &[series::Series], on: FailOnChange) -> i32 {
+    let changed: Vec<String> = found
+        .iter()
+        .filter_map(|s| {
+            let c = s.recent_changes(on.recent).last()?;
+            Some(format!("{} ×{:.3} at run #{} ({})", s.figure(), c.ratio, c.run_id, report::history::cause_text(c)))
+        })
+        .collect();
+    if changed.is_empty() {
+        return 0;
+    }
+    eprintln!("--fail-on-change: {} figure(s) changed:", changed.len());
+    for c in &changed {
+        eprintln!("  {}", report::plain(c));
+    }
+    COMPARE_FAILED
+}
