@@ -248,3 +248,21 @@ fn a_password_in_the_url_is_stored_nowhere() {
         "the command line is stored, masked"
     );
 }
+
+/// `history` reads the same series, change points and annotations from a shared
+/// PostgreSQL store as from the SQLite file the runs were pushed from.
+#[test]
+fn history_over_postgres_equals_history_over_sqlite() {
+    let Some(pg) = server_or_skip("history_over_postgres_equals_history_over_sqlite") else { return };
+    let local = temp_db();
+    let kernels: Vec<&str> = (0..20).map(|i| if i >= 10 { "6.2.0-test" } else { "6.1.0-test" }).collect();
+    let file = history_export(local.dir.path(), &twenty_medians(true), &kernels);
+    run_ok(&["import", file.to_str().unwrap()], &local.path);
+    run_ok(&["push", "--to", &pg.url], &local.path);
+    let here = json_of(&run_ok(&["history", "--json"], &local.path));
+    let out = oscost().args(["history", "--json", "--db", &pg.url]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let there: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(here["series"][0]["changes"].as_array().map(Vec::len), Some(1), "{here}");
+    assert_eq!(here, there);
+}
