@@ -243,7 +243,10 @@ impl Machine {
         let mut key = vec![
             ("cpu".to_string(), self.cpu_model.clone()),
             ("microcode".into(), known(&self.microcode)),
-            ("cpus".into(), format!("{} online, {} allowed", self.logical_cpus, sys::cpu_list_text(&self.allowed_cpus))),
+            (
+                "cpus".into(),
+                format!("{} online, {} allowed", self.logical_cpus, sys::cpu_list_text(&self.allowed_cpus)),
+            ),
             ("smt".into(), self.smt_text().into()),
             ("governor".into(), known(&self.governor)),
             ("boost".into(), known(&self.boost)),

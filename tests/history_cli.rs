@@ -17,7 +17,11 @@ fn stored(step: bool) -> TempDb {
 
 fn status(args: &[&str], db: &TempDb) -> (Option<i32>, String, String) {
     let out = oscost().arg("history").args(args).arg("--db").arg(&db.path).output().unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]

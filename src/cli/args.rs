@@ -305,6 +305,15 @@ pub struct RunArgs {
     /// Also write the run as a Markdown table to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
+    /// Also write the run as a node_exporter textfile to FILE (replaced atomically,
+    /// as the textfile collector needs).
+    #[arg(long, value_name = "FILE")]
+    pub export_prometheus: Option<PathBuf>,
+    /// Begin measuring at an instant, so many hosts measure the same moments of
+    /// shared infrastructure: `next:1m` (the next whole minute of the epoch; any
+    /// period from 1s to 24h), or an RFC 3339 time within the next 24 hours.
+    #[arg(long, value_name = "WHEN")]
+    pub start_at: Option<StartAt>,
     /// Pin the benchmark to this CPU (placement-sweeping families pin by themselves).
     #[arg(long, value_name = "N", value_parser = cpu_number)]
     pub cpu: Option<usize>,
@@ -418,6 +427,56 @@ impl FromStr for HumanDuration {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Date(pub String);
 
+/// When `run --start-at` begins measuring.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StartAt {
+    /// The next instant whose time since the epoch is a whole number of this period.
+    Aligned(Duration),
+    /// This instant.
+    At(SystemTime),
+}
+
+/// The longest `--start-at` waits: a day (a nightly job's period).
+pub const START_AT_LIMIT: Duration = Duration::from_secs(24 * 3600);
+
+impl StartAt {
+    /// The instant to begin at, seen from `now`; an instant past, or further than
+    /// [`START_AT_LIMIT`] away, is an error in words.
+    pub fn instant(self, now: SystemTime) -> Result<SystemTime, String> {
+        match self {
+            StartAt::Aligned(period) => {
+                let since = now.duration_since(SystemTime::UNIX_EPOCH).map_err(|e| e.to_string())?;
+                let p = period.as_nanos();
+                let next = (since.as_nanos() / p + 1) * p;
+                let wait = Duration::from_nanos(u64::try_from(next - since.as_nanos()).map_err(|e| e.to_string())?);
+                Ok(now + wait)
+            }
+            StartAt::At(t) => match t.duration_since(now) {
+                Ok(wait) if wait <= START_AT_LIMIT => Ok(t),
+                Ok(_) => Err("--start-at is more than 24 hours away".into()),
+                Err(_) => Err(format!("--start-at {} is in the past", humantime::format_rfc3339_seconds(t))),
+            },
+        }
+    }
+}
+
+impl FromStr for StartAt {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(period) = s.strip_prefix("next:") {
+            let d = humantime::parse_duration(period)
+                .map_err(|e| format!("{period:?} is not a period (1s, 1m, 15m, 1h): {e}"))?;
+            if d < Duration::from_secs(1) || d > START_AT_LIMIT || d.subsec_nanos() != 0 {
+                return Err(format!("{period:?}: the period is whole seconds from 1s to 24h"));
+            }
+            return Ok(StartAt::Aligned(d));
+        }
+        humantime::parse_rfc3339_weak(s)
+            .map(StartAt::At)
+            .map_err(|e| format!("{s:?} is neither next:PERIOD (next:1m) nor an RFC 3339 time: {e}"))
+    }
+}
+
 impl FromStr for Date {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -450,6 +509,24 @@ fn save_name(s: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_at_aligns_to_the_epoch_and_refuses_what_it_cannot_wait_for() {
+        let at = |secs: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(secs);
+        let minute: StartAt = "next:1m".parse().unwrap();
+        assert_eq!(minute.instant(at(120)).unwrap(), at(180), "a whole minute now waits for the next");
+        assert_eq!(minute.instant(at(121)).unwrap(), at(180));
+        let quarter: StartAt = "next:15m".parse().unwrap();
+        assert_eq!(quarter.instant(at(3600 + 1)).unwrap(), at(3600 + 900));
+        let then: StartAt = "2026-11-24T06:00:00Z".parse().unwrap();
+        let six = humantime::parse_rfc3339("2026-11-24T06:00:00Z").unwrap();
+        assert_eq!(then.instant(six - Duration::from_secs(5)).unwrap(), six);
+        assert!(then.instant(six + Duration::from_secs(1)).unwrap_err().contains("in the past"));
+        assert!(then.instant(six - Duration::from_secs(25 * 3600)).unwrap_err().contains("24 hours"));
+        for bad in ["next:0s", "next:500ms", "next:2days", "tomorrow", "next:"] {
+            assert!(bad.parse::<StartAt>().is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn sizes_parse() {

@@ -30,9 +30,8 @@ pub struct Request {
 
 pub fn history(db: &Path, req: &Request) -> Result<i32> {
     let runs = load_runs(db, &req.filter)?;
-    let found = series::build(&runs, req.by, |r| {
-        req.figures.is_empty() || req.figures.iter().any(|f| series::matches(f, r))
-    });
+    let found =
+        series::build(&runs, req.by, |r| req.figures.is_empty() || req.figures.iter().any(|f| series::matches(f, r)));
     if found.is_empty() && !req.figures.is_empty() && !runs.is_empty() {
         return Err(UsageError(format!(
             "no figure of the {} runs read matches {}",

@@ -756,6 +756,9 @@ pub fn check_run(args: &RunArgs) -> Result<()> {
 
 fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let Plan { selected, suite, options } = plan(&args)?;
+    if let Some(when) = args.start_at {
+        wait_until(when, args.quiet || args.json)?;
+    }
     let req = RunRequest {
         selected,
         quick: args.quick,
@@ -781,6 +784,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         (ExportFormat::Json, &args.export_json),
         (ExportFormat::Csv, &args.export_csv),
         (ExportFormat::Markdown, &args.export_markdown),
+        (ExportFormat::Prometheus, &args.export_prometheus),
     ] {
         if let Some(path) = path {
             write_atomic(path, &export_text(format, &run)?)?;
@@ -817,6 +821,24 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         return Ok(128 + sig);
     }
     Ok(if outcome.failures.is_empty() { 0 } else { 1 })
+}
+
+/// Sleeps until `--start-at`'s instant (before anything is measured or started, so
+/// an interrupt here leaves nothing behind). The wait is on the real-time clock in
+/// steps, so a clock set forward or back while waiting is followed.
+fn wait_until(when: args::StartAt, quiet: bool) -> Result<()> {
+    use std::time::{Duration, SystemTime};
+    let instant = when.instant(SystemTime::now()).map_err(UsageError)?;
+    if !quiet {
+        eprintln!("waiting until {} to begin (--start-at)", humantime::format_rfc3339_seconds(instant));
+    }
+    while let Ok(left) = instant.duration_since(SystemTime::now()) {
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(Duration::from_secs(1)));
+    }
+    Ok(())
 }
 
 /// A suite's simulations, added to its run: the texts' experiments under the period

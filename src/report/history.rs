@@ -72,7 +72,8 @@ pub fn render(series: &[Series], runs: usize) -> String {
     }
     for s in series {
         let stratum = s.stratum.as_deref().map(|x| format!(" ({})", plain(x))).unwrap_or_default();
-        let noise = s.noise.map_or_else(|| "too few runs to measure the noise".into(), |n| format!("noise {:.1}%", n * 100.0));
+        let noise =
+            s.noise.map_or_else(|| "too few runs to measure the noise".into(), |n| format!("noise {:.1}%", n * 100.0));
         let last = s.points.last().map_or_else(String::new, |p| fmt_value(p.median, &s.unit));
         let _ = writeln!(
             out,
@@ -97,8 +98,7 @@ pub fn render(series: &[Series], runs: usize) -> String {
 
 /// The history as JSON: how many runs were read, how they were split, every series.
 pub fn to_json(series: &[Series], runs: usize, by: Option<crate::history::Stratum>) -> String {
-    serde_json::to_string_pretty(&serde_json::json!({ "runs": runs, "by": by, "series": series }))
-        .unwrap_or_default()
+    serde_json::to_string_pretty(&serde_json::json!({ "runs": runs, "by": by, "series": series })).unwrap_or_default()
 }
 
 /// A series' chart: its runs (x: 1…n) with intervals, each segment's level as a
@@ -143,11 +143,7 @@ fn chart(s: &Series) -> String {
             ),
         })
         .collect();
-    let title = format!(
-        "{}{}",
-        s.figure(),
-        s.stratum.as_deref().map(|x| format!(" ({x})")).unwrap_or_default()
-    );
+    let title = format!("{}{}", s.figure(), s.stratum.as_deref().map(|x| format!(" ({x})")).unwrap_or_default());
     charts::marked_line_chart(&title, "run (oldest first)", &s.unit, XAxis::Linear, &all, &markers)
 }
 
@@ -216,7 +212,11 @@ mod tests {
                 ratio: medians[medians.len() - 1] / medians[0],
                 ci_low: 1.05,
                 ci_high: 1.15,
-                key_changes: vec![KeyChange { field: "kernel".into(), before: vec!["6.1".into()], after: vec!["6.2".into()] }],
+                key_changes: vec![KeyChange {
+                    field: "kernel".into(),
+                    before: vec!["6.1".into()],
+                    after: vec!["6.2".into()],
+                }],
             })
             .into_iter()
             .collect();

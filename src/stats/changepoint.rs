@@ -222,8 +222,7 @@ mod tests {
             let y = noise(&mut rng, 30, MACHINE_SIGMA);
             clean += usize::from(!detect(&y).is_empty());
             // One run in twenty 15% slow (a neighbour, a timer storm).
-            let y: Vec<f64> =
-                y.iter().map(|v| if rng.below(20) == 0 { v + 1.15f64.ln() } else { *v }).collect();
+            let y: Vec<f64> = y.iter().map(|v| if rng.below(20) == 0 { v + 1.15f64.ln() } else { *v }).collect();
             odd += usize::from(!detect(&y).is_empty());
         }
         eprintln!("no step: {clean} of {trials} series raised a change ({odd} with odd runs)");

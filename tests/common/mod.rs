@@ -196,8 +196,7 @@ fn known_rounds(row: &mut serde_json::Value, centre: f64) {
 /// Twenty medians with 2% run-to-run noise (a fixed pseudo-random pattern), 10%
 /// higher from the eleventh when `step`.
 pub fn twenty_medians(step: bool) -> Vec<f64> {
-    const NOISE: [f64; 20] = [
-        0.4, -1.1, 0.9, -0.3, 1.6, -0.8, 0.1, -1.9, 1.2, -0.5, 0.7, -1.4, 0.2, 1.0, -0.6, 1.8, -0.2, -1.0, 0.5, -0.9,
-    ];
+    const NOISE: [f64; 20] =
+        [0.4, -1.1, 0.9, -0.3, 1.6, -0.8, 0.1, -1.9, 1.2, -0.5, 0.7, -1.4, 0.2, 1.0, -0.6, 1.8, -0.2, -1.0, 0.5, -0.9];
     NOISE.iter().enumerate().map(|(i, z)| 100.0 * if step && i >= 10 { 1.1 } else { 1.0 } * (0.02 * z).exp()).collect()
 }
