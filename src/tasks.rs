@@ -35,20 +35,21 @@ impl Mode {
     }
 }
 
-/// Where a measuring task and its peers run.
+/// Where a measuring task and its peers run (not `placement::Placement`, the CPU,
+/// nice value and policy the user asks a whole run for).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placement {
+pub enum PeerPlacement {
     SameCpu,
     CrossCpu,
     Unpinned,
 }
 
-impl Placement {
+impl PeerPlacement {
     pub fn as_str(self) -> &'static str {
         match self {
-            Placement::SameCpu => "same_cpu",
-            Placement::CrossCpu => "cross_cpu",
-            Placement::Unpinned => "unpinned",
+            PeerPlacement::SameCpu => "same_cpu",
+            PeerPlacement::CrossCpu => "cross_cpu",
+            PeerPlacement::Unpinned => "unpinned",
         }
     }
 
@@ -57,10 +58,12 @@ impl Placement {
         let n = allowed.len();
         match self {
             _ if n == 0 => Err("no CPU is allowed".into()),
-            Placement::SameCpu => Ok((vec![allowed[n - 1]], vec![allowed[n - 1]])),
-            Placement::CrossCpu if n < 2 => Err(format!("needs 2 CPUs, this process may use only {n} ({allowed:?})")),
-            Placement::CrossCpu => Ok((vec![allowed[n - 2]], vec![allowed[n - 1]])),
-            Placement::Unpinned => Ok((allowed.to_vec(), allowed.to_vec())),
+            PeerPlacement::SameCpu => Ok((vec![allowed[n - 1]], vec![allowed[n - 1]])),
+            PeerPlacement::CrossCpu if n < 2 => {
+                Err(format!("needs 2 CPUs, this process may use only {n} ({allowed:?})"))
+            }
+            PeerPlacement::CrossCpu => Ok((vec![allowed[n - 2]], vec![allowed[n - 1]])),
+            PeerPlacement::Unpinned => Ok((allowed.to_vec(), allowed.to_vec())),
         }
     }
 }

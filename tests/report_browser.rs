@@ -243,3 +243,20 @@ fn report_renders_in_headless_chromium_with_plots() {
     assert!(non_white * 100 > total, "the page is blank: {non_white} of {total} pixels drawn");
     assert!(coloured > 200, "no plot colour on the page ({coloured} blue pixels)");
 }
+
+/// The history page: a chart per figure with its runs on the x axis, readable like
+/// the report's, each change's mark and label inside its chart.
+#[test]
+fn a_history_page_draws_each_series_with_its_change_marked() {
+    let db = temp_db();
+    let kernels: Vec<&str> = (0..20).map(|i| if i >= 10 { "6.2.0-test" } else { "6.1.0-test" }).collect();
+    let file = history_export(db.dir.path(), &twenty_medians(true), &kernels);
+    run_ok(&["import", file.to_str().unwrap()], &db.path);
+    let html = db.dir.path().join("history.html");
+    run_ok(&["history", "--html", html.to_str().unwrap()], &db.path);
+    let Some(c) = laid_out(&html) else { return };
+    assert_readable(&c, "history");
+    assert_eq!(count(&c, "line"), 1, "one figure, one chart: {c}");
+    assert_eq!(c["charts"][0]["x_title"], "run (oldest first)");
+    assert!(c["charts"][0]["marks"].as_u64().unwrap() >= 20, "every run drawn: {c}");
+}

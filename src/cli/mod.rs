@@ -279,7 +279,10 @@ fn manual_sections(main_page: bool) -> roff::Roff {
             "2",
             "Bad input, refused before anything was measured or written: an unknown benchmark, suite or flag, a size beyond a limit, a refused helper, a malformed import.",
         ),
-        ("3", "compare --fail-on found a figure with the verdict it fails on."),
+        (
+            "3",
+            "compare --fail-on found a figure with the verdict it fails on, or history --fail-on-change a figure that changed.",
+        ),
         ("129, 130, 143", "Stopped by SIGHUP, SIGINT or SIGTERM; the rounds that finished are stored."),
         ("141", "The reader of the output closed the pipe."),
     ] {

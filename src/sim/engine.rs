@@ -17,7 +17,7 @@
 //! lock whose hand-on costs one line transfer per CPU spinning on it.
 
 use super::cost::CostProfile;
-use super::types::{Action, Asleep, Behavior, Policy, Rng, Shared, SimTask, State, TaskId, Why, Work};
+use super::types::{Action, Asleep, Behavior, Rng, Scheduler, Shared, SimTask, State, TaskId, Why, Work};
 
 /// One CPU.
 #[derive(Debug, Clone, Default)]
@@ -68,7 +68,7 @@ const STEP_NS: u64 = 50_000;
 pub struct Engine {
     pub tasks: Vec<SimTask>,
     pub cpus: Vec<Cpu>,
-    pub policy: Box<dyn Policy>,
+    pub policy: Box<dyn Scheduler>,
     pub cost: CostProfile,
     pub shared: Shared,
     pub rng: Rng,
@@ -85,7 +85,7 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(policy: Box<dyn Policy>, cost: CostProfile, cpus: usize, seed: u64) -> Self {
+    pub fn new(policy: Box<dyn Scheduler>, cost: CostProfile, cpus: usize, seed: u64) -> Self {
         let tick_ns = policy.tick_ns();
         let cpus = (0..cpus.max(1)).map(|_| Cpu { idle: true, next_tick: tick_ns, ..Default::default() }).collect();
         Self {

@@ -23,7 +23,7 @@ pub mod workload;
 
 pub use cost::CostProfile;
 pub use engine::{Engine, Outcome};
-pub use types::{Policy, PolicyKind, Rng};
+pub use types::{PolicyKind, Rng, Scheduler};
 pub use workload::WorkloadKind;
 
 /// The benchmark id of a workload's simulated rows (`sim.travis`, …).

@@ -86,7 +86,7 @@ fn cfs_shares_follow_the_nice_weights() {
 
 #[test]
 fn eevdf_weighted_lags_sum_to_zero() {
-    use super::policy::Policy;
+    use super::policy::Scheduler;
     use super::policy::cfs::Fair;
     let mut rng = Rng::new(3);
     let nices = [0, -5, 3, 10, 0, 5];

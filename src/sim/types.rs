@@ -153,7 +153,10 @@ pub enum Why {
     },
 }
 
-pub trait Policy {
+/// A simulated scheduler (one of the policies `PolicyKind` names: Linux 2.0's,
+/// 2.4's, O(1), CFS, EEVDF). Not `placement::Policy`, the SCHED_* class a measured
+/// run asks the real kernel for.
+pub trait Scheduler {
     fn kind(&self) -> PolicyKind;
     /// One run-queue lock for all CPUs (contention then emerges on SMP).
     fn global_lock(&self) -> bool;

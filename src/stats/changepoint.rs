@@ -89,7 +89,9 @@ pub fn change_points(logs: &[f64], sigma: f64) -> Vec<usize> {
 /// `beta`, then search each side.
 fn segment(logs: &[f64], sigma: f64, beta: f64) -> Vec<usize> {
     let mut found = Vec::new();
-    let mut open = vec![0..logs.len()];
+    // The ranges still to search, starting with the whole series.
+    let mut open: Vec<std::ops::Range<usize>> = Vec::new();
+    open.push(0..logs.len());
     while let Some(r) = open.pop() {
         if let Some((k, gain)) = best_split(&logs[r.clone()], sigma)
             && gain > beta

@@ -14,7 +14,7 @@ use crate::kcounts::{Task, Watcher};
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
 use crate::runner::{BenchError, MeasureConfig, Probe, time_batch};
 use crate::sys::{self, SharedWords};
-use crate::tasks::{AffinityGuard, Placement};
+use crate::tasks::{AffinityGuard, PeerPlacement};
 
 pub const TIMING_MODEL: &str = "per size S, interleaved rounds of (a) N pipe round trips between two processes on one CPU, each side walking its own S-byte buffer (one load per stride) before it sends, and (b) N iterations of one task walking both buffers without switching; figure = ((a) - (b)) / 2 per hand-off, round by round";
 
@@ -223,7 +223,7 @@ fn interleave(ctx: &Ctx, trip: &mut WalkRoundTrip, base: &mut WalkBoth, peer: Ta
 
 pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
-    let (cpus, _) = Placement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
     let _pin = AffinityGuard::pin(&cpus)?;
     let budget = sys::available_memory_bytes() / 2;
     for &size in &ctx.opts.footprint_sizes {

@@ -18,7 +18,7 @@ pub mod channel;
 pub mod footprint;
 pub mod peer;
 
-pub use crate::tasks::{AffinityGuard, Placement};
+pub use crate::tasks::{AffinityGuard, PeerPlacement};
 use channel::{CondvarPair, Endpoint, EventFd, Futex, Mechanism, Pair, Pipe, SendRecv, Unix};
 use peer::{Control, Mode, Peer};
 
@@ -35,19 +35,19 @@ use peer::{Control, Mode, Peer};
 /// - across CPUs or unpinned: involuntary switches are preemptions of the measurement
 ///   (on one CPU they are part of the design: the woken peer preempts the waker).
 pub fn switch_flags(
-    placement: Placement,
+    placement: PeerPlacement,
     switches_per_handoff: f64,
     involuntary_per_handoff: f64,
     migrations: Option<f64>,
 ) -> Vec<Flag> {
     let mut flags = Vec::new();
     let s = switches_per_handoff;
-    if placement == Placement::SameCpu && s < 0.95 {
+    if placement == PeerPlacement::SameCpu && s < 0.95 {
         flags.push(Flag::new(FlagCode::TooFewSwitches,
             format!("{s:.3} switches per hand-off observed; a same-CPU hand-off needs exactly 1: some hand-offs did not switch"),
         ));
     }
-    if placement != Placement::SameCpu && s < crate::rounds::FEWEST_SWITCHES_PER_HANDOFF {
+    if placement != PeerPlacement::SameCpu && s < crate::rounds::FEWEST_SWITCHES_PER_HANDOFF {
         flags.push(Flag::new(FlagCode::TooFewSwitches,
             format!("{s:.3} switches per hand-off observed; a hand-off across CPUs makes 1 when its peer sleeps: most hand-offs found the peer still running, so the figure is no switch's cost"),
         ));
@@ -57,7 +57,7 @@ pub fn switch_flags(
             format!("{s:.3} switches per hand-off observed, more than the 1 the design needs: the mechanism switched more than once per hand-off, or other tasks ran"),
         ));
     }
-    if placement != Placement::SameCpu && involuntary_per_handoff > 0.02 {
+    if placement != PeerPlacement::SameCpu && involuntary_per_handoff > 0.02 {
         flags.push(Flag::new(
             FlagCode::Preempted,
             format!(
@@ -66,7 +66,7 @@ pub fn switch_flags(
             ),
         ));
     }
-    if placement == Placement::Unpinned
+    if placement == PeerPlacement::Unpinned
         && let Some(m) = migrations.filter(|m| *m > 0.0)
     {
         flags.push(Flag::new(
@@ -78,7 +78,7 @@ pub fn switch_flags(
 }
 
 /// Adds the count-derived figures and flags to hand-off rows.
-fn prove(rows: &mut [ResultRow], placement: Placement) {
+fn prove(rows: &mut [ResultRow], placement: PeerPlacement) {
     let Some(b) = rows.first() else { return };
     let handoffs = b.counts.get(&Count::CountedOps).copied().unwrap_or(b.iterations as f64);
     let per = |k: Count| b.counts.get(&k).map(|v| v / handoffs.max(1.0));
@@ -125,7 +125,7 @@ fn handoff<M: Mechanism>(
     ctx: &Ctx,
     id: &str,
     mode: Mode,
-    placement: Placement,
+    placement: PeerPlacement,
     cpus: (Vec<usize>, Vec<usize>),
 ) -> Result<Vec<ResultRow>, BenchError> {
     let _pin = AffinityGuard::pin(&cpus.0)?;
@@ -155,10 +155,10 @@ fn handoff<M: Mechanism>(
 }
 
 /// The variants a scope runs.
-fn variants(scope: Scope, modes: &[Mode]) -> Vec<(Mode, Placement)> {
-    let placements: &[Placement] = match scope {
-        Scope::Headline => &[Placement::SameCpu, Placement::CrossCpu],
-        Scope::Full => &[Placement::SameCpu, Placement::CrossCpu, Placement::Unpinned],
+fn variants(scope: Scope, modes: &[Mode]) -> Vec<(Mode, PeerPlacement)> {
+    let placements: &[PeerPlacement] = match scope {
+        Scope::Headline => &[PeerPlacement::SameCpu, PeerPlacement::CrossCpu],
+        Scope::Full => &[PeerPlacement::SameCpu, PeerPlacement::CrossCpu, PeerPlacement::Unpinned],
     };
     modes.iter().flat_map(|&m| placements.iter().map(move |&p| (m, p))).collect()
 }
@@ -179,7 +179,7 @@ fn run_mechanism<M: Mechanism, L: Probe>(
     }
     if ctx.scope == Scope::Full {
         let mut probe = loopback().map_err(|e| BenchError::setup("building the loopback channel", e))?;
-        let _pin = AffinityGuard::pin(&Placement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?.0)?;
+        let _pin = AffinityGuard::pin(&PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?.0)?;
         let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch::default())?;
         let mut rows = rows_from(id, &m, "ns/hand-off", 1.0, ctx.calib);
         tag(&mut rows, "mode", "self");
@@ -223,7 +223,7 @@ fn yield_loop(ctl: &Control) -> i32 {
 /// measuring task, which runs the peer until it yields back: two hand-offs.
 fn run_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = allowed()?;
-    let (cpus, _) = Placement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
     for mode in [Mode::Thread, Mode::Process] {
         let _pin = AffinityGuard::pin(&cpus)?;
         let peer = Peer::start(mode, &cpus, channel::Poisoner::Eof, channel::Poisoner::Eof, yield_loop)?;
@@ -239,7 +239,7 @@ fn run_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let mut rows = rows_from("ctx.yield", &m, "ns/hand-off", 2.0, ctx.calib);
         tag(&mut rows, "mode", mode.as_str());
         tag(&mut rows, "placement", "same_cpu");
-        prove(&mut rows, Placement::SameCpu);
+        prove(&mut rows, PeerPlacement::SameCpu);
         out.extend(rows);
     }
     Ok(())
@@ -266,7 +266,7 @@ impl Probe for SleepZero {
 ///   policy (skipped with the reason otherwise) and run under the watchdog's bound.
 fn run_sleep0(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = allowed()?;
-    let (cpus, _) = Placement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
     {
         let _pin = AffinityGuard::pin(&cpus)?;
         let default_slack = sys::timer_slack_ns().map_err(|e| BenchError::setup("reading the timer slack", e))?;
@@ -503,31 +503,31 @@ mod tests {
 
     #[test]
     fn placements_on_one_and_two_cpus() {
-        assert_eq!(Placement::SameCpu.cpus(&[0, 1]).unwrap(), (vec![1], vec![1]));
-        assert_eq!(Placement::CrossCpu.cpus(&[0, 1]).unwrap(), (vec![0], vec![1]));
-        assert!(Placement::CrossCpu.cpus(&[3]).unwrap_err().contains("needs 2 CPUs"));
-        assert_eq!(Placement::Unpinned.cpus(&[0, 1]).unwrap().1, vec![0, 1]);
+        assert_eq!(PeerPlacement::SameCpu.cpus(&[0, 1]).unwrap(), (vec![1], vec![1]));
+        assert_eq!(PeerPlacement::CrossCpu.cpus(&[0, 1]).unwrap(), (vec![0], vec![1]));
+        assert!(PeerPlacement::CrossCpu.cpus(&[3]).unwrap_err().contains("needs 2 CPUs"));
+        assert_eq!(PeerPlacement::Unpinned.cpus(&[0, 1]).unwrap().1, vec![0, 1]);
     }
 
     #[test]
     fn switch_flag_logic_on_synthetic_counts() {
-        assert!(switch_flags(Placement::SameCpu, 1.0, 0.0, Some(0.0)).is_empty());
-        let f = switch_flags(Placement::SameCpu, 0.2, 0.0, None);
+        assert!(switch_flags(PeerPlacement::SameCpu, 1.0, 0.0, Some(0.0)).is_empty());
+        let f = switch_flags(PeerPlacement::SameCpu, 0.2, 0.0, None);
         assert_eq!(f[0].flag, FlagCode::TooFewSwitches);
-        let f = switch_flags(Placement::SameCpu, 2.0, 0.0, None);
+        let f = switch_flags(PeerPlacement::SameCpu, 2.0, 0.0, None);
         assert_eq!(f[0].flag, FlagCode::ExtraSwitches);
         // Across CPUs a hand-off that finds its peer running does not switch: a few
         // such are sound (0.998 is usual), most of them are another measurement.
-        assert!(switch_flags(Placement::CrossCpu, 0.998, 0.0, None).is_empty());
-        assert!(switch_flags(Placement::CrossCpu, 0.95, 0.0, None).is_empty());
-        assert_eq!(switch_flags(Placement::CrossCpu, 0.29, 0.0, None)[0].flag, FlagCode::TooFewSwitches);
-        assert_eq!(switch_flags(Placement::Unpinned, 0.5, 0.0, None)[0].flag, FlagCode::TooFewSwitches);
-        assert_eq!(switch_flags(Placement::CrossCpu, 1.5, 0.0, None)[0].flag, FlagCode::ExtraSwitches);
-        assert_eq!(switch_flags(Placement::Unpinned, 1.0, 0.0, Some(3.0))[0].flag, FlagCode::Migrated);
-        assert!(switch_flags(Placement::Unpinned, 1.0, 0.0, Some(0.0)).is_empty());
-        assert_eq!(switch_flags(Placement::CrossCpu, 1.0, 0.5, None)[0].flag, FlagCode::Preempted);
+        assert!(switch_flags(PeerPlacement::CrossCpu, 0.998, 0.0, None).is_empty());
+        assert!(switch_flags(PeerPlacement::CrossCpu, 0.95, 0.0, None).is_empty());
+        assert_eq!(switch_flags(PeerPlacement::CrossCpu, 0.29, 0.0, None)[0].flag, FlagCode::TooFewSwitches);
+        assert_eq!(switch_flags(PeerPlacement::Unpinned, 0.5, 0.0, None)[0].flag, FlagCode::TooFewSwitches);
+        assert_eq!(switch_flags(PeerPlacement::CrossCpu, 1.5, 0.0, None)[0].flag, FlagCode::ExtraSwitches);
+        assert_eq!(switch_flags(PeerPlacement::Unpinned, 1.0, 0.0, Some(3.0))[0].flag, FlagCode::Migrated);
+        assert!(switch_flags(PeerPlacement::Unpinned, 1.0, 0.0, Some(0.0)).is_empty());
+        assert_eq!(switch_flags(PeerPlacement::CrossCpu, 1.0, 0.5, None)[0].flag, FlagCode::Preempted);
         assert!(
-            switch_flags(Placement::SameCpu, 1.0, 0.5, None).is_empty(),
+            switch_flags(PeerPlacement::SameCpu, 1.0, 0.5, None).is_empty(),
             "wake-up preemption is the design on one CPU"
         );
     }

@@ -15,7 +15,7 @@ use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch, measure};
 use crate::stats;
 use crate::sys;
 use crate::tasks::Mode;
-use crate::tasks::{AffinityGuard, Placement};
+use crate::tasks::{AffinityGuard, PeerPlacement};
 use crate::tasks::{ExitWatch, Member, TaskGroup};
 
 const TOKEN: u8 = 1;
@@ -193,7 +193,7 @@ fn point(ctx: &Ctx, design: &str, mode: Mode, n: usize, cpu: &[usize]) -> Result
 
 pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
-    let (cpu, _) = Placement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let (cpu, _) = PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
     let _pin = AffinityGuard::pin(&cpu)?;
     let sizes: Vec<usize> = ctx.opts.tasks.iter().copied().filter(|&n| n >= 2).collect();
     for design in ["yield", "ring"] {

@@ -17,7 +17,7 @@
 //!   one slice further; a task keeps its lag while asleep (placed at V - lag).
 //!   The weighted lags of the queued tasks sum to zero by construction of V.
 
-use super::{Pick, Policy, PolicyKind, Why, Work, slot};
+use super::{Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, TaskId};
 
 /// sched_prio_to_weight, nice -20 … 19.
@@ -135,7 +135,7 @@ impl Fair {
     }
 }
 
-impl Policy for Fair {
+impl Scheduler for Fair {
     fn kind(&self) -> PolicyKind {
         if self.eevdf { PolicyKind::Eevdf } else { PolicyKind::Cfs }
     }

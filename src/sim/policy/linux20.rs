@@ -27,7 +27,7 @@
 //! - SMP: one global lock around the run queue (2.0 serialised the whole kernel; the
 //!   simulator locks the scheduler's work only).
 
-use super::{GlobalQueue, Pick, Policy, PolicyKind, Why, Work, slot};
+use super::{GlobalQueue, Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, State, TaskId};
 
 pub const DEF_PRIORITY: i64 = 20;
@@ -70,7 +70,7 @@ impl Linux20 {
     }
 }
 
-impl Policy for Linux20 {
+impl Scheduler for Linux20 {
     fn kind(&self) -> PolicyKind {
         if self.yield_fix { PolicyKind::Linux20YieldFix } else { PolicyKind::Linux20 }
     }

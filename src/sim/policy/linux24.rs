@@ -26,7 +26,7 @@
 //! - The recalculation runs outside runqueue_lock in the kernel (under tasklist_lock);
 //!   the simulator charges it under the lock.
 
-use super::{GlobalQueue, Pick, Policy, PolicyKind, Why, Work, slot};
+use super::{GlobalQueue, Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, State, TaskId};
 
 /// include/asm-i386/smp.h of 2.4.
@@ -91,7 +91,7 @@ impl Linux24 {
     }
 }
 
-impl Policy for Linux24 {
+impl Scheduler for Linux24 {
     fn kind(&self) -> PolicyKind {
         PolicyKind::Linux24
     }

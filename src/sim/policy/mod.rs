@@ -14,12 +14,12 @@ pub mod linux20;
 pub mod linux24;
 pub mod o1;
 
-pub use super::types::{Pick, Policy, PolicyKind, Why, Work};
+pub use super::types::{Pick, PolicyKind, Scheduler, Why, Work};
 pub use global::{GlobalQueue, slot};
 
 impl PolicyKind {
     /// A fresh policy for `cpus` CPUs.
-    pub fn build(self, cpus: usize) -> Box<dyn Policy> {
+    pub fn build(self, cpus: usize) -> Box<dyn Scheduler> {
         match self {
             PolicyKind::Linux20 => Box::new(linux20::Linux20::new(cpus, false)),
             PolicyKind::Linux20YieldFix => Box::new(linux20::Linux20::new(cpus, true)),

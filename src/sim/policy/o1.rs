@@ -43,7 +43,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Pick, Policy, PolicyKind, Why, Work, slot};
+use super::{Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, TaskId};
 
 const MAX_PRIO: usize = 140;
@@ -262,7 +262,7 @@ impl O1 {
     }
 }
 
-impl Policy for O1 {
+impl Scheduler for O1 {
     fn kind(&self) -> PolicyKind {
         PolicyKind::O1
     }
