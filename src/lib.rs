@@ -12,7 +12,8 @@
 //!   observed), `placement` (the user's CPU, nice and policy request), `histo` (per-call
 //!   samples as HDR histograms), `helper` (the
 //!   program the exec probes run, held as a verified descriptor);
-//! - `runner` (timed loops, probes and their failure codes), `tasks` (the one
+//! - `runner` (timed loops, probes and their failure codes), `tracepass` (the trace
+//!   pass that follows a timed one, beside the runner), `tasks` (the one
 //!   lifecycle of peer threads and processes) and `rounds` (a benchmark's rounds
 //!   merged, intervals and flags judged over them);
 //! - `bench` (the registry and the family contract) with one module per family;
@@ -22,8 +23,11 @@
 //!   profile needs, through `sys`) and `trace` (the scheduler's tracepoints);
 //! - `producers` (every id a run can store rows under, gathered from the families,
 //!   `observe`, `trace` and `sim`);
+//! - `history` (each figure's run medians over stored runs, split at its change
+//!   points and annotated with the comparability key that changed);
 //! - `store` (SQLite and PostgreSQL behind one trait, one row codec) and `report`
 //!   (renderings: tables, charts, exports), which know the model, never a family;
+//! - `views` (layouts that name benchmarks: the founding texts' reprints);
 //! - `session` (a run's side effects), `select`, and `cli` (arguments and commands).
 //!
 //! A new benchmark is an entry in its family's `BENCHES`; a new family is its module
@@ -57,5 +61,7 @@ pub mod store;
 pub mod sys;
 pub mod tasks;
 pub mod trace;
+pub mod tracepass;
 pub mod unit;
+pub mod views;
 pub mod worker;

@@ -15,9 +15,10 @@ use oscost::bench::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan
 use oscost::model::{Count, Flag, FlagCode, Method, ResultRow, RunDocument, Skipped};
 use oscost::placement::Placement;
 use oscost::report;
-use oscost::runner::{BenchError, MeasureConfig, Probe, Watch, measure};
+use oscost::runner::{BenchError, MeasureConfig, Probe, Watch};
 use oscost::session::{self, RunRequest};
 use oscost::store::Store;
+use oscost::tracepass::measure;
 use oscost::worker::Executor;
 
 /// The fixed family's figures are scaled by this (per mille) in the next run.

@@ -16,9 +16,10 @@ use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope,
 use crate::clock::PerCallSource;
 use crate::helper::Inherited;
 use crate::model::{Count, Method, ResultRow};
-use crate::runner::{BenchError, Failure, MeasureConfig, SplitProbe, Watch, WholeCycle, measure, measure_split};
+use crate::runner::{BenchError, Failure, MeasureConfig, SplitProbe, Watch, WholeCycle, measure_split};
 use crate::stats;
 use crate::sys::{self, ExecArgs, ExitStatus, PThread};
+use crate::tracepass::measure;
 
 fn status_code(s: ExitStatus) -> i64 {
     match s {

@@ -16,8 +16,9 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
 use crate::model::{Count, Flag, FlagCode, ResultRow};
-use crate::runner::{BenchError, Failure, MeasureConfig, NoArg, Probe, Watch, measure};
+use crate::runner::{BenchError, Failure, MeasureConfig, NoArg, Probe, Watch};
 use crate::sys;
+use crate::tracepass::measure;
 
 const ENOSYS: i64 = libc::ENOSYS as i64;
 /// Failure code for a call that "succeeded" with an unexpected value.

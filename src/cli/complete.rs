@@ -31,7 +31,7 @@ pub fn benchmarks(current: &OsStr) -> Vec<CompletionCandidate> {
 
 /// The suites `run --suite` and `show --suite` know.
 pub fn suites(current: &OsStr) -> Vec<CompletionCandidate> {
-    matching(current, crate::report::suites::SUITES.iter().map(|s| (s.name.to_string(), s.summary.to_string())))
+    matching(current, crate::views::suites::SUITES.iter().map(|s| (s.name.to_string(), s.summary.to_string())))
 }
 
 /// `latest` and every run of the database `--db` would default to ($OSCOST_DB, else

@@ -670,14 +670,14 @@ fn runs(db: &Path, filter: &RunFilter, json: bool) -> Result<i32> {
 /// What `run` will do: the benchmarks, the suite (if any) and the options, checked.
 struct Plan {
     selected: Vec<(&'static bench::BenchDef, bench::Scope)>,
-    suite: Option<&'static report::suites::Suite>,
+    suite: Option<&'static crate::views::suites::Suite>,
     options: BenchOptions,
 }
 
 /// A suite by name, or a usage error naming the closest.
-fn find_suite(name: &str) -> Result<&'static report::suites::Suite> {
-    report::suites::find(name).ok_or_else(|| {
-        let names = report::suites::SUITES.iter().map(|s| s.name);
+fn find_suite(name: &str) -> Result<&'static crate::views::suites::Suite> {
+    crate::views::suites::find(name).ok_or_else(|| {
+        let names = crate::views::suites::SUITES.iter().map(|s| s.name);
         UsageError(format!(
             "unknown suite {name:?}{}",
             select::closest(name, names).map(|c| format!("; did you mean {c:?}?")).unwrap_or_default()
@@ -1026,7 +1026,7 @@ fn sim(plan: crate::sim::run::Plan, profile: &str, json: bool, db: PathBuf) -> R
 
 /// `oscost list --suites`: every suite with its summary.
 pub fn suites_text() -> String {
-    report::suites::SUITES.iter().map(|s| format!("{:<10} {}\n", s.name, s.summary)).collect()
+    crate::views::suites::SUITES.iter().map(|s| format!("{:<10} {}\n", s.name, s.summary)).collect()
 }
 
 /// `oscost list`: every benchmark, its description and timing model.
@@ -1089,12 +1089,12 @@ mod tests {
     #[test]
     fn suites_select_existing_benchmarks() {
         let ids: Vec<&str> = bench::registry().iter().map(|b| b.id).collect();
-        for s in &report::suites::SUITES {
+        for s in &crate::views::suites::SUITES {
             for sel in s.selectors {
                 assert!(ids.contains(sel), "{} selects unknown {sel}", s.name);
             }
         }
-        assert!(report::suites::find("lmbench").is_some() && report::suites::find("nope").is_none());
+        assert!(crate::views::suites::find("lmbench").is_some() && crate::views::suites::find("nope").is_none());
     }
 
     #[test]

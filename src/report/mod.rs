@@ -12,7 +12,6 @@ pub mod percentiles;
 pub mod prometheus;
 pub mod reprint;
 pub mod sim;
-pub mod suites;
 pub mod svg;
 pub mod table;
 pub mod trace;

@@ -7,7 +7,7 @@
 //! in between, how long a woken task waited to run, whether a task left the CPU asleep
 //! or still runnable, whether a fork's child ran first. Recording makes every switch
 //! dearer, so it never happens in a timed region: a *trace pass* runs the workload
-//! again after the timed pass (`runner::measure`), and reports its own time per
+//! again after the timed pass (`tracepass::measure`), and reports its own time per
 //! operation beside the untraced figure as the observer effect.
 //!
 //! Layout: `tracefs` finds the events' ids and record layouts (mounting tracefs for

@@ -207,8 +207,8 @@ fn interleave(ctx: &Ctx, trip: &mut WalkRoundTrip, base: &mut WalkBoth, peer: Ta
     }
     let mut counts = watcher.finish();
     counts.insert(Count::HandoffNsMedian, crate::stats::median(&trip_ns));
-    let trace = crate::runner::trace_window(ctx.cfg, &[Task::current(), peer], || {
-        let end = sys::monotonic_raw_ns() + crate::runner::TRACE_WINDOW.as_nanos() as u64;
+    let trace = crate::tracepass::trace_window(ctx.cfg, &[Task::current(), peer], || {
+        let end = sys::monotonic_raw_ns() + crate::tracepass::TRACE_WINDOW.as_nanos() as u64;
         let mut handoffs = 0;
         while sys::monotonic_raw_ns() < end {
             match time_batch(trip, n) {

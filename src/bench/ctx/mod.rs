@@ -11,8 +11,9 @@
 
 use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
 use crate::model::{Count, Flag, FlagCode, ResultRow};
-use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch, measure};
+use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch};
 use crate::sys;
+use crate::tracepass::measure;
 
 pub mod channel;
 pub mod footprint;

@@ -376,7 +376,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         row.counts.insert(Count::ExpectedPerRun, size.expected() as f64);
         // The trace pass: one room, a few messages, its threads followed as they start.
         let small = ChatSize { rooms: 1, messages: size.messages.min(TRACED_MESSAGES), nice: size.nice };
-        let trace = crate::runner::trace_window_following(ctx.cfg, &[crate::kcounts::Task::current()], || {
+        let trace = crate::tracepass::trace_window_following(ctx.cfg, &[crate::kcounts::Task::current()], || {
             run_once(small, None).map(|o| o.delivered)
         });
         crate::bench::attach_trace(&mut row, trace);

@@ -11,12 +11,13 @@ use super::group::check_limits;
 use crate::bench::ctx::channel;
 use crate::bench::{Ctx, Output, rows_from};
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
-use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch, measure};
+use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch};
 use crate::stats;
 use crate::sys;
 use crate::tasks::Mode;
 use crate::tasks::{AffinityGuard, PeerPlacement};
 use crate::tasks::{ExitWatch, Member, TaskGroup};
+use crate::tracepass::measure;
 
 const TOKEN: u8 = 1;
 const POISON: u8 = 0xff;

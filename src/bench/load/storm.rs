@@ -67,9 +67,9 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         }
         let c1 = group.counters();
         let elapsed_s = window(ctx.cfg).as_secs_f64();
-        let trace = crate::runner::trace_window(ctx.cfg, &group.tasks, || {
+        let trace = crate::tracepass::trace_window(ctx.cfg, &group.tasks, || {
             let before: u64 = group.counters().iter().sum();
-            std::thread::sleep(crate::runner::TRACE_WINDOW);
+            std::thread::sleep(crate::tracepass::TRACE_WINDOW);
             Ok(group.counters().iter().sum::<u64>() - before)
         });
         group.finish(|| {})?;

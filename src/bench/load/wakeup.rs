@@ -61,8 +61,8 @@ pub fn run_wakeup(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let samples = lateness_samples(budget);
         let mut watched = vec![crate::kcounts::Task::current()];
         watched.extend(group.iter().flat_map(|g| g.tasks.iter().copied()));
-        let trace = crate::runner::trace_window(ctx.cfg, &watched, || {
-            lateness_samples(crate::runner::TRACE_WINDOW.as_nanos() as u64)
+        let trace = crate::tracepass::trace_window(ctx.cfg, &watched, || {
+            lateness_samples(crate::tracepass::TRACE_WINDOW.as_nanos() as u64)
                 .map(|s| s.len() as u64)
                 .map_err(|e| e.to_string())
         });
@@ -132,8 +132,8 @@ pub fn run_fairness(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         }
         before = after;
     }
-    let trace = crate::runner::trace_window(ctx.cfg, &tasks, || {
-        std::thread::sleep(crate::runner::TRACE_WINDOW);
+    let trace = crate::tracepass::trace_window(ctx.cfg, &tasks, || {
+        std::thread::sleep(crate::tracepass::TRACE_WINDOW);
         Ok(1)
     });
     for g in groups {

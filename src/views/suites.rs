@@ -1,11 +1,11 @@
 //! Named suites that reprint the founding texts' tables: what to measure on this
 //! machine, which options that needs, and how to print every published cell beside
 //! the simulator's figures (period and live profiles, added to the run by the CLI) and
-//! this machine's (see `reprint`).
+//! this machine's (see `report::reprint`).
 
-use super::reprint::{Block, Cell, render, sim};
 use crate::model::{Method, ResultRow, RunDocument};
 use crate::published::{self, Figure};
+use crate::report::reprint::{Block, Cell, render, sim};
 
 pub struct Suite {
     pub name: &'static str,
@@ -589,7 +589,7 @@ mod tests {
         for s in &SUITES {
             let text = (s.render)(&empty);
             for f in crate::published::all().iter().filter(|f| s.tables.contains(&f.table.as_str())) {
-                let value = super::super::reprint::published_text(f);
+                let value = crate::report::reprint::published_text(f);
                 // On one line with its row and column labels, or on a line with its
                 // column label in a block whose title names its row.
                 let mut title = "";
