@@ -237,7 +237,7 @@ pub struct Measurement {
     pub counts: BTreeMap<Count, f64>,
     /// The trace pass after the timed one, per iteration (or why it failed), when the
     /// config asked for one.
-    pub trace: Option<Result<TraceSummary, String>>,
+    pub trace: Option<Result<TraceSummary, crate::trace::TraceError>>,
 }
 
 /// What a measurement watches and whether it runs the per-call phase.

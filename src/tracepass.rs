@@ -12,6 +12,7 @@ use crate::kcounts::{Task, Watcher};
 use crate::model::{Count, TraceSummary};
 use crate::runner::{BenchError, MeasureConfig, Measurement, Probe, Watch, measure_timed, time_batch};
 use crate::sys;
+use crate::trace::TraceError;
 
 /// The timed pass (`runner::measure_timed`), then the trace pass when the config
 /// asks for one, over the same tasks.
@@ -55,7 +56,7 @@ fn trace_pass<P: Probe>(
     spec: &crate::trace::TraceSpec,
     tasks: &[Task],
     m: &Measurement,
-) -> Result<TraceSummary, String> {
+) -> Result<TraceSummary, TraceError> {
     let per_iteration = crate::stats::median(&m.batch_ns).max(1.0);
     let switches = m.counts.get(&Count::Switches).copied().unwrap_or(0.0) / m.counted_iterations.max(1) as f64;
     let room = TRACE_RECORD_ROOM / switches.max(1.0);
@@ -74,7 +75,7 @@ pub fn trace_window(
     cfg: &MeasureConfig,
     tasks: &[Task],
     body: impl FnOnce() -> Result<u64, String>,
-) -> Option<Result<TraceSummary, String>> {
+) -> Option<Result<TraceSummary, TraceError>> {
     cfg.trace.as_ref().map(|spec| traced(spec, tasks, false, body))
 }
 
@@ -84,7 +85,7 @@ pub fn trace_window_following(
     cfg: &MeasureConfig,
     tasks: &[Task],
     body: impl FnOnce() -> Result<u64, String>,
-) -> Option<Result<TraceSummary, String>> {
+) -> Option<Result<TraceSummary, TraceError>> {
     cfg.trace.as_ref().map(|spec| traced(spec, tasks, true, body))
 }
 
@@ -98,7 +99,7 @@ fn traced(
     tasks: &[Task],
     follow_children: bool,
     work: impl FnOnce() -> Result<u64, String>,
-) -> Result<TraceSummary, String> {
+) -> Result<TraceSummary, TraceError> {
     use crate::trace::{BufferSizes, Recorder, handoff, recorder};
     // Opened once per worker and kept (disabled) for its later passes: closing the
     // last perf user of a tracepoint waits for RCU grace periods (about 200 ms a
@@ -123,7 +124,7 @@ fn traced(
     let counts = watcher.finish();
     let outer1 = sys::monotonic_raw_ns();
     rec.disable();
-    let ops = ops?.max(1);
+    let ops = ops.map_err(TraceError::Workload)?.max(1);
     rec.drain(&mut events);
     let lost = rec.lost() - lost_before;
     drop(shared);

@@ -321,7 +321,7 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
 
 /// Gives a row its trace pass; a failed pass leaves the row as it is and says why on
 /// the worker's stderr (the terminal's).
-pub fn attach_trace(row: &mut ResultRow, trace: Option<Result<crate::model::TraceSummary, String>>) {
+pub fn attach_trace(row: &mut ResultRow, trace: Option<Result<crate::model::TraceSummary, crate::trace::TraceError>>) {
     match trace {
         Some(Ok(t)) => row.trace = Some(t),
         Some(Err(e)) => eprintln!("warning: {}: no trace pass: {e}", row.benchmark),

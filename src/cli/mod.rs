@@ -939,7 +939,7 @@ fn trace(d: std::time::Duration, command: &[String], json: bool, db: PathBuf) ->
     let what = if command.is_empty() { "the whole machine".to_string() } else { format!("`{}`", command.join(" ")) };
     eprintln!("tracing {what} for up to {} …", report::fmt_ns(d.as_nanos() as f64));
     recorded_run(db, crate::model::RunKind::Trace, json, || {
-        let recorded = crate::trace::system::record(&spec, d, command)?;
+        let recorded = crate::trace::system::record(&spec, d, command).map_err(|e| e.to_string())?;
         Ok((crate::trace::system::rows(&recorded, command), crate::trace::system::summary(&recorded)))
     })
 }

@@ -110,7 +110,7 @@ pub enum Decoder {
 }
 
 impl Decoder {
-    pub fn new(which: Which, spec: &TraceSpec) -> Result<Self, String> {
+    pub fn new(which: Which, spec: &TraceSpec) -> Result<Self, super::TraceError> {
         let f = which.format(spec);
         Ok(match which {
             Which::Switch => Decoder::Switch {

@@ -28,9 +28,29 @@ pub use event::{Comm, Event, EventKind};
 pub use recorder::{BufferSizes, Recorder};
 pub use tracefs::{EventFormat, TraceSpec};
 
+/// Why the scheduler's events could not be recorded. Each variant carries the whole
+/// message a person reads (the path, the errno, the setting to change); the variant
+/// says which stage failed, for code that treats them apart.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    /// The tracepoints' layouts could not be found or read (tracefs, a format file, a
+    /// field the decoder needs).
+    #[error("{0}")]
+    Format(String),
+    /// perf refused a tracepoint or its buffer (permission, no such event, memory).
+    #[error("{0}")]
+    Perf(String),
+    /// The command to record could not be started.
+    #[error("{0}")]
+    Command(String),
+    /// The workload of a trace pass failed.
+    #[error("{0}")]
+    Workload(String),
+}
+
 /// Finds the tracepoints and checks that this process may record them system-wide;
 /// the reason, with what to do instead, when it may not.
-pub fn prepare() -> Result<TraceSpec, String> {
+pub fn prepare() -> Result<TraceSpec, TraceError> {
     let spec = tracefs::discover()?;
     // Opening one small buffer is the only sure test of permission (paranoia level,
     // capabilities, seccomp and containers all play a part).

@@ -11,6 +11,7 @@ use perf_event::data::Record as Parsed;
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, Clock, SampleFlag, Sampler};
 
+use super::TraceError;
 use super::event::{Decoder, Event, Which};
 use super::tracefs::TraceSpec;
 
@@ -63,7 +64,7 @@ pub struct Recorder {
     malformed: u64,
 }
 
-fn open_one(spec: &TraceSpec, which: Which, cpu: usize, size: usize) -> Result<Buffer, String> {
+fn open_one(spec: &TraceSpec, which: Which, cpu: usize, size: usize) -> Result<Buffer, TraceError> {
     let decoder = Decoder::new(which, spec)?;
     let mut b = Builder::new(Tracepoint::with_id(which.format(spec).id));
     b.one_cpu(cpu)
@@ -74,8 +75,10 @@ fn open_one(spec: &TraceSpec, which: Which, cpu: usize, size: usize) -> Result<B
         .clockid(Clock::MONOTONIC_RAW)
         .wakeup_watermark(size / 2)
         .enabled(false);
-    let counter = b.build().map_err(|e| open_error(&e))?;
-    let sampler = counter.sampled(size).map_err(|e| format!("mapping a {} KiB perf buffer: {e}", size >> 10))?;
+    let counter = b.build().map_err(|e| TraceError::Perf(open_error(&e)))?;
+    let sampler = counter
+        .sampled(size)
+        .map_err(|e| TraceError::Perf(format!("mapping a {} KiB perf buffer: {e}", size >> 10)))?;
     Ok(Buffer { sampler, decoder, read: 0 })
 }
 
@@ -93,7 +96,7 @@ fn open_error(e: &std::io::Error) -> String {
 
 impl Recorder {
     /// Opens the four tracepoints on each of `cpus`, disabled.
-    pub fn open(spec: &TraceSpec, cpus: &[usize], sizes: BufferSizes) -> Result<Self, String> {
+    pub fn open(spec: &TraceSpec, cpus: &[usize], sizes: BufferSizes) -> Result<Self, TraceError> {
         let mut buffers = Vec::with_capacity(cpus.len() * Which::ALL.len());
         for &cpu in cpus {
             for which in Which::ALL {
@@ -104,9 +107,9 @@ impl Recorder {
     }
 
     /// Starts recording on every buffer.
-    pub fn enable(&mut self) -> Result<(), String> {
+    pub fn enable(&mut self) -> Result<(), TraceError> {
         for b in &mut self.buffers {
-            b.sampler.enable().map_err(|e| format!("enabling a tracepoint: {e}"))?;
+            b.sampler.enable().map_err(|e| TraceError::Perf(format!("enabling a tracepoint: {e}")))?;
         }
         Ok(())
     }

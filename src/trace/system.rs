@@ -13,6 +13,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
+use super::TraceError;
 use super::event::{Comm, Event, EventKind};
 use super::recorder::{self, BufferSizes, Recorder};
 use super::tracefs::TraceSpec;
@@ -131,14 +132,14 @@ struct Command {
 }
 
 impl Command {
-    fn start(argv: &[String]) -> Result<Self, String> {
+    fn start(argv: &[String]) -> Result<Self, TraceError> {
         use std::os::unix::process::CommandExt;
-        let (prog, args) = argv.split_first().ok_or("no command given after --")?;
+        let (prog, args) = argv.split_first().ok_or_else(|| TraceError::Command("no command given after --".into()))?;
         let child = std::process::Command::new(prog)
             .args(args)
             .process_group(0)
             .spawn()
-            .map_err(|e| format!("starting {prog}: {e}"))?;
+            .map_err(|e| TraceError::Command(format!("starting {prog}: {e}")))?;
         Ok(Self { child })
     }
 
@@ -157,7 +158,7 @@ impl Drop for Command {
 }
 
 /// Records for `bound` (or until the command ends, or a stop signal), then reads.
-pub fn record(spec: &TraceSpec, bound: Duration, command: &[String]) -> Result<SystemTrace, String> {
+pub fn record(spec: &TraceSpec, bound: Duration, command: &[String]) -> Result<SystemTrace, TraceError> {
     let mut rec = Recorder::open(spec, &spec.cpus, BufferSizes::streaming())?;
     let mut events = Vec::new();
     rec.enable()?;

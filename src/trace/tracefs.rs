@@ -11,6 +11,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::TraceError;
+
 /// One field of a raw tracepoint record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Field {
@@ -28,8 +30,11 @@ pub struct EventFormat {
 
 impl EventFormat {
     /// The field `name`, or why the kernel's layout cannot be used.
-    pub fn field(&self, name: &str) -> Result<Field, String> {
-        self.fields.get(name).copied().ok_or_else(|| format!("tracepoint {} has no field {name}", self.id))
+    pub fn field(&self, name: &str) -> Result<Field, TraceError> {
+        self.fields
+            .get(name)
+            .copied()
+            .ok_or_else(|| TraceError::Format(format!("tracepoint {} has no field {name}", self.id)))
     }
 }
 
@@ -45,7 +50,7 @@ pub struct TraceSpec {
 }
 
 /// Parses a tracepoint's `format` file: its `ID:` line and its `field:` lines.
-pub fn parse_format(text: &str) -> Result<EventFormat, String> {
+pub fn parse_format(text: &str) -> Result<EventFormat, TraceError> {
     let mut id = None;
     let mut fields = BTreeMap::new();
     for line in text.lines().map(str::trim) {
@@ -72,7 +77,8 @@ pub fn parse_format(text: &str) -> Result<EventFormat, String> {
             }
         }
     }
-    Ok(EventFormat { id: id.ok_or("a tracepoint format without an ID line")?, fields })
+    let id = id.ok_or_else(|| TraceError::Format("a tracepoint format without an ID line".into()))?;
+    Ok(EventFormat { id, fields })
 }
 
 /// The tracefs mounted now, if any: a tracefs mount, or debugfs's `tracing`.
@@ -91,11 +97,12 @@ fn mounted_tracefs(mounts: &str) -> Option<PathBuf> {
 }
 
 /// Reads the four formats under a tracefs root.
-fn read_spec(root: &Path, cpus: Vec<usize>) -> Result<TraceSpec, String> {
+fn read_spec(root: &Path, cpus: Vec<usize>) -> Result<TraceSpec, TraceError> {
     let read = |name: &str| {
         let path = root.join("events/sched").join(name).join("format");
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-        parse_format(&text).map_err(|e| format!("{}: {e}", path.display()))
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| TraceError::Format(format!("reading {}: {e}", path.display())))?;
+        parse_format(&text).map_err(|e| TraceError::Format(format!("{}: {e}", path.display())))
     };
     Ok(TraceSpec {
         switch: read("sched_switch")?,
@@ -111,13 +118,14 @@ const TRACEFS_DIR: &str = "/sys/kernel/tracing";
 
 /// Finds the tracepoints: from the mounted tracefs, or from one oscost mounts for the
 /// moment and unmounts.
-pub fn discover() -> Result<TraceSpec, String> {
+pub fn discover() -> Result<TraceSpec, TraceError> {
     // Called from an unpinned thread (the coordinator): every CPU the run may use.
-    let cpus = crate::sys::allowed_cpus().map_err(|e| format!("reading the allowed CPUs: {e}"))?;
+    let cpus = crate::sys::allowed_cpus().map_err(|e| TraceError::Format(format!("reading the allowed CPUs: {e}")))?;
     if cpus.is_empty() {
-        return Err("no CPU is allowed".into());
+        return Err(TraceError::Format("no CPU is allowed".into()));
     }
-    let mounts = std::fs::read_to_string("/proc/self/mounts").map_err(|e| format!("reading /proc/self/mounts: {e}"))?;
+    let mounts = std::fs::read_to_string("/proc/self/mounts")
+        .map_err(|e| TraceError::Format(format!("reading /proc/self/mounts: {e}")))?;
     if let Some(root) = mounted_tracefs(&mounts) {
         return read_spec(&root, cpus);
     }
@@ -127,7 +135,9 @@ pub fn discover() -> Result<TraceSpec, String> {
     std::thread::scope(|s| {
         s.spawn(|| {
             use rustix::mount::{MountFlags, MountPropagationFlags, UnmountFlags, mount, mount_change, unmount};
-            let denied = |e: &dyn std::fmt::Display| format!("tracefs is not mounted and mounting it needs root ({e})");
+            let denied = |e: &dyn std::fmt::Display| {
+                TraceError::Format(format!("tracefs is not mounted and mounting it needs root ({e})"))
+            };
             crate::sys::unshare_mount_namespace().map_err(|e| denied(&e))?;
             mount_change("/", MountPropagationFlags::PRIVATE | MountPropagationFlags::REC).map_err(|e| denied(&e))?;
             mount("nodev", TRACEFS_DIR, "tracefs", MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC, None)
@@ -137,7 +147,7 @@ pub fn discover() -> Result<TraceSpec, String> {
             spec
         })
         .join()
-        .unwrap_or_else(|_| Err("reading tracefs panicked".into()))
+        .unwrap_or_else(|_| Err(TraceError::Format("reading tracefs panicked".into())))
     })
 }
 
@@ -167,7 +177,7 @@ print fmt: \"prev_comm=%s\", REC->prev_comm
         assert_eq!(f.field("prev_pid").unwrap(), Field { offset: 24, size: 4, signed: true });
         assert_eq!(f.field("prev_state").unwrap().size, 8);
         assert_eq!(f.field("comm").unwrap().offset, 40);
-        assert!(f.field("next_pid").unwrap_err().contains("next_pid"));
+        assert!(f.field("next_pid").unwrap_err().to_string().contains("next_pid"));
         assert!(parse_format("format:\n").is_err());
     }
 

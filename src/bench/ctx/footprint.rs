@@ -162,8 +162,12 @@ fn one_size(ctx: &Ctx, size: u64, stride: usize, cpus: &[usize]) -> Result<Resul
     Ok(row)
 }
 
-type Rounds =
-    (Vec<f64>, u64, std::collections::BTreeMap<Count, f64>, Option<Result<crate::model::TraceSummary, String>>);
+type Rounds = (
+    Vec<f64>,
+    u64,
+    std::collections::BTreeMap<Count, f64>,
+    Option<Result<crate::model::TraceSummary, crate::trace::TraceError>>,
+);
 
 /// Times interleaved rounds of (a) and (b); returns per-round differences per hand-off,
 /// the hand-offs timed, the kernel counts over all rounds, and the trace pass of the
