@@ -783,16 +783,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     }
     let (doc, skipped) = outcome.store.load_run(outcome.run_id).context("reading the run back from the database")?;
     let run = [(doc, skipped)];
-    for (format, path) in [
-        (ExportFormat::Json, &args.export_json),
-        (ExportFormat::Csv, &args.export_csv),
-        (ExportFormat::Markdown, &args.export_markdown),
-        (ExportFormat::Prometheus, &args.export_prometheus),
-    ] {
-        if let Some(path) = path {
-            write_atomic(path, &export_text(format, &run)?)?;
-        }
-    }
+    write_exports(&args, &run)?;
     let [(doc, skipped)] = run;
     if args.json {
         outln(&report::json::render_run(&doc, &skipped, args.samples))?;
@@ -824,6 +815,21 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         return Ok(128 + sig);
     }
     Ok(if outcome.failures.is_empty() { 0 } else { 1 })
+}
+
+/// The run written to every `--export-*` file asked for.
+fn write_exports(args: &RunArgs, run: &[(RunDocument, Vec<Skipped>)]) -> Result<()> {
+    for (format, path) in [
+        (ExportFormat::Json, &args.export_json),
+        (ExportFormat::Csv, &args.export_csv),
+        (ExportFormat::Markdown, &args.export_markdown),
+        (ExportFormat::Prometheus, &args.export_prometheus),
+    ] {
+        if let Some(path) = path {
+            write_atomic(path, &export_text(format, run)?)?;
+        }
+    }
+    Ok(())
 }
 
 /// Sleeps until `--start-at`'s instant (before anything is measured or started, so

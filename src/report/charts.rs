@@ -105,6 +105,16 @@ pub fn line_chart(title: &str, x_title: &str, unit: &str, xaxis: XAxis, series: 
     marked_line_chart(title, x_title, unit, xaxis, series, &[])
 }
 
+/// The x axis of a line chart over `pts`, and how its ticks print.
+fn x_axis(xaxis: XAxis, pts: &[&Point]) -> (Axis, fn(f64) -> String) {
+    let (lo, hi) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.x), b.max(p.x)));
+    match xaxis {
+        XAxis::Log2Count => (Axis::log2(lo, hi), tick_label),
+        XAxis::Log2Bytes => (Axis::log2(lo, hi), bytes_label),
+        XAxis::Linear => (Axis::linear(lo, hi), tick_label),
+    }
+}
+
 /// A labelled vertical mark on a chart's x axis (a change point).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Marker {
@@ -127,12 +137,7 @@ pub fn marked_line_chart(
     }
     let top = pts.iter().map(|p| p.interval.map_or(p.y, |i| i.1.max(p.y))).fold(0.0f64, f64::max);
     let (div, shown) = display_unit(unit, top);
-    let (xlo, xhi) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.x), b.max(p.x)));
-    let (x, x_label): (Axis, fn(f64) -> String) = match xaxis {
-        XAxis::Log2Count => (Axis::log2(xlo, xhi), tick_label),
-        XAxis::Log2Bytes => (Axis::log2(xlo, xhi), bytes_label),
-        XAxis::Linear => (Axis::linear(xlo, xhi), tick_label),
-    };
+    let (x, x_label) = x_axis(xaxis, &pts);
     let ymin = pts.iter().map(|p| p.interval.map_or(p.y, |i| i.0.min(p.y))).fold(0.0f64, f64::min);
     let f = Frame {
         width: 760.0,
