@@ -220,7 +220,11 @@ fn known_rows_read_back_identically_through_every_output() {
     assert_eq!(report::export::to_csv(std::slice::from_ref(&ia)), report::export::to_csv(std::slice::from_ref(&da)));
     let html = |x: &RunDocument, sx: &[Skipped], y: &RunDocument| {
         let cmp = report::compare::compare(std::slice::from_ref(x), std::slice::from_ref(y), 0.02, 2000);
-        report::html::render(&[(x.clone(), sx.to_vec()), (y.clone(), vec![])], Some(&cmp), &oscost::bench::sweeps())
+        report::html::render(
+            &[(x.clone(), sx.to_vec()), (y.clone(), vec![])],
+            Some(&cmp),
+            &oscost::views::report_views(),
+        )
     };
     let original = html(&da, &sa, &db_doc);
     assert_eq!(html(&ia, &isa, &ib), original, "the report of imported runs is the original's");

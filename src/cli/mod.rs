@@ -625,13 +625,17 @@ fn html_report(db: &Path, refs: Vec<String>, output: &Path) -> Result<i32> {
     let html = if docs.len() >= 3 {
         // Three runs or more: every run a column, the first the baseline.
         let sides: Vec<Vec<RunDocument>> = docs.iter().map(|d| vec![d.0.clone()]).collect();
-        report::html::render_matrix(&docs, &report::matrix::matrix(&sides, None, threshold, 2000), &bench::sweeps())
+        report::html::render_matrix(
+            &docs,
+            &report::matrix::matrix(&sides, None, threshold, 2000),
+            &crate::views::report_views(),
+        )
     } else {
         let cmp = (docs.len() == 2).then(|| {
             let (a, b) = (std::slice::from_ref(&docs[0].0), std::slice::from_ref(&docs[1].0));
             report::compare::compare(a, b, threshold, 2000)
         });
-        report::html::render(&docs, cmp.as_deref(), &bench::sweeps())
+        report::html::render(&docs, cmp.as_deref(), &crate::views::report_views())
     };
     write_atomic(output, &html)?;
     outln(&format!("wrote {}", output.display()))?;

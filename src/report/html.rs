@@ -4,32 +4,26 @@
 
 use std::fmt::Write;
 
-use super::charts::{self, Point, Series, SweepSpec, XAxis, line_chart};
+use super::charts::{self, SweepSpec};
 use super::compare::Comparison;
 use super::fmt_value;
 use super::matrix::Matrix;
 use crate::model::Skipped;
-use crate::model::{Method, ResultRow, RunDocument};
+use crate::model::{ResultRow, RunDocument};
 
 pub use super::esc;
 
-/// The series of a sweep: `id`'s batch rows grouped by the name `key` gives, each
-/// point at the x `key` gives, with its interval and flags.
-fn series_by<F: Fn(&ResultRow) -> Option<(String, f64)>>(rows: &[ResultRow], id: &str, key: F) -> Vec<Series> {
-    let mut out: Vec<Series> = Vec::new();
-    for r in rows.iter().filter(|r| r.benchmark == id && r.method == Method::Batch) {
-        if let Some((name, x)) = key(r) {
-            let p = Point::of_row(x, r);
-            match out.iter_mut().find(|s| s.name == name) {
-                Some(s) => s.points.push(p),
-                None => out.push(Series { name, points: vec![p] }),
-            }
-        }
-    }
-    out
+/// The charts a report draws beyond every run's own (overviews, histograms), declared
+/// by the layers that know what the rows are: each family's sweep, and chapters that
+/// lay out rows of several producers (the simulator's laboratory beside the published
+/// and measured curves). The report knows no benchmark: it draws what it is given.
+#[derive(Default)]
+pub struct Views {
+    pub sweeps: Vec<SweepSpec>,
+    pub chapters: Vec<fn(&[ResultRow]) -> String>,
 }
 
-fn run_section(doc: &RunDocument, skipped: &[Skipped], sweeps: &[SweepSpec]) -> String {
+fn run_section(doc: &RunDocument, skipped: &[Skipped], views: &Views) -> String {
     let mut h = format!("<section><h2>Run #{} ({}) · {}</h2>", doc.run.id, doc.run.status, esc(&doc.run.started_at));
     let _ = write!(h, "<p class=cmd><code>{}</code></p>", esc(&doc.run.command_line));
     if doc.run.kind == crate::model::RunKind::Sim {
@@ -40,7 +34,7 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped], sweeps: &[SweepSpec]) -> 
     h.push_str(&results_table(&doc.results));
     h.push_str(&trace_table(&doc.results));
     h.push_str(&notes(&doc.results, skipped));
-    h.push_str(&plots(&doc.results, sweeps));
+    h.push_str(&plots(&doc.results, views));
     h.push_str("</section>");
     h
 }
@@ -163,110 +157,9 @@ fn notes(results: &[ResultRow], skipped: &[Skipped]) -> String {
     h
 }
 
-/// The sweeps' curves and the per-call histograms.
-/// The simulated rows' profiles, as their rows name them (`profile NAME`), in order.
-fn sim_profiles(results: &[ResultRow]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for r in results.iter().filter(|r| crate::sim::run::is_simulated(r)) {
-        let p = r.param_str(crate::sim::run::SIMULATED_PARAM).to_string();
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    }
-    out
-}
-
-/// A simulated series: `figure` of `workload` under `profile`, against the numeric
-/// parameter `x`, for rows whose parameters include `want` (a missing mode is process).
-fn sim_series(results: &[ResultRow], workload: &str, profile: &str, x: &str, want: &[(&str, &str)]) -> Vec<Point> {
-    let id = format!("sim.{workload}");
-    let mut pts: Vec<Point> = results
-        .iter()
-        .filter(|r| r.benchmark == id && r.param_str(crate::sim::run::SIMULATED_PARAM) == profile)
-        .filter(|r| {
-            want.iter().all(|(k, v)| {
-                let got = r.param_str(k);
-                got == *v || (got.is_empty() && *k == "mode" && *v == "process")
-            })
-        })
-        .filter_map(|r| Some(Point::of_row(r.param_f64(x)?, r)))
-        .collect();
-    pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-    pts
-}
-
-/// The laboratory's charts: each published curve on one chart with the simulated ones
-/// (every profile of the run) and, where this machine can measure it, today's kernel.
-fn laboratory(results: &[ResultRow]) -> String {
-    let mut h = String::new();
-    let profiles = sim_profiles(results);
-    let has = |id: &str| results.iter().any(|r| r.benchmark == id);
-    if has("sim.travis") {
-        for (row, policy, mode) in [
-            ("Linux before change process switch", "linux-2.0", "process"),
-            ("Linux before change thread switch", "linux-2.0", "thread"),
-            ("Linux after change process switch", "linux-2.0-yieldfix", "process"),
-            ("Linux after change thread switch", "linux-2.0-yieldfix", "thread"),
-        ] {
-            let published =
-                crate::published::table2_row(row).into_iter().map(|(n, us)| Point::bare(n, us * 1000.0)).collect();
-            let mut series = vec![Series { name: "published (Appleton 1999)".into(), points: published }];
-            for p in &profiles {
-                let want = [("policy", policy), ("mode", mode), ("figure", "time per switch")];
-                let pts = sim_series(results, "travis", p, "tasks", &want);
-                if !pts.is_empty() {
-                    series.push(Series { name: format!("simulated, {p}"), points: pts });
-                }
-            }
-            if policy == "linux-2.0" {
-                let here = series_by(results, "load.runqueue", |r| {
-                    (r.param_str("design") == "yield" && r.param_str("mode") == mode)
-                        .then(|| Some(("measured here (today's kernel)".to_string(), r.param_f64("tasks")?)))
-                        .flatten()
-                });
-                series.extend(here);
-            }
-            h.push_str(&line_chart(
-                &format!("Table 2, {row}: time per switch against contexts"),
-                "contexts in the run queue",
-                "ns/switch",
-                XAxis::Linear,
-                &series,
-            ));
-        }
-    }
-    if has("sim.loop_yield") {
-        for (label, policy, column) in [("old scheduler (2.4)", "linux-2.4", "old"), ("O(1)", "o1", "O(1)")] {
-            let published =
-                [(2.0, "2-CPU", "4 instances of ./loop_yield"), (8.0, "8-CPU", "16 instances of ./loop_yield")]
-                    .iter()
-                    .filter_map(|&(cpus, system, row)| {
-                        let v = crate::published::mean_of_runs("molnar02 loop_yield", system, row, column)?;
-                        Some(Point::bare(cpus, v))
-                    })
-                    .collect();
-            let mut series = vec![Series { name: "published (Molnar 2002)".into(), points: published }];
-            for p in &profiles {
-                let pts = sim_series(results, "loop_yield", p, "cpus", &[("policy", policy)]);
-                if !pts.is_empty() {
-                    series.push(Series { name: format!("simulated, {p}"), points: pts });
-                }
-            }
-            h.push_str(&line_chart(
-                &format!("loop_yield, {label}: context switches per second against CPUs"),
-                "CPUs",
-                "switches/s",
-                XAxis::Log2Count,
-                &series,
-            ));
-        }
-    }
-    h
-}
-
 /// The charts of a run: every figure on an overview per family and unit, the
 /// laboratory's and the sweeps' curves, and every per-call histogram.
-fn plots(results: &[ResultRow], sweeps: &[SweepSpec]) -> String {
+fn plots(results: &[ResultRow], views: &Views) -> String {
     let mut h = String::new();
     let groups = charts::overview_groups(results);
     if !groups.is_empty() {
@@ -275,8 +168,10 @@ fn plots(results: &[ResultRow], sweeps: &[SweepSpec]) -> String {
             h.push_str(&charts::overview(title, rows));
         }
     }
-    h.push_str(&laboratory(results));
-    for spec in sweeps {
+    for chapter in &views.chapters {
+        h.push_str(&chapter(results));
+    }
+    for spec in &views.sweeps {
         h.push_str(&charts::sweep_chart(spec, results));
     }
     let hists: Vec<String> = results.iter().filter(|r| charts::has_histogram(r)).map(charts::histogram).collect();
@@ -297,19 +192,19 @@ code{background:#f4f4f4;padding:2px 4px}h2{border-bottom:2px solid #1f77b4}\
 </style></head><body><h1>oscost report</h1>";
 
 /// A page: an optional comparison section, then every run.
-fn page(runs: &[(RunDocument, Vec<Skipped>)], comparison: &str, sweeps: &[SweepSpec]) -> String {
+fn page(runs: &[(RunDocument, Vec<Skipped>)], comparison: &str, views: &Views) -> String {
     let mut h = String::from(HEAD);
     h.push_str(comparison);
     for (d, s) in runs {
-        h.push_str(&run_section(d, s, sweeps));
+        h.push_str(&run_section(d, s, views));
     }
     h.push_str("</body></html>\n");
     h
 }
 
 /// Renders runs (and, with two or more, a comparison of the first with the second),
-/// with the sweep charts the families declare (`bench::sweeps`).
-pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Comparison]>, sweeps: &[SweepSpec]) -> String {
+/// with the charts the layers above declare (`Views`).
+pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Comparison]>, views: &Views) -> String {
     let mut h = String::new();
     if let (Some(c), [a, b, ..]) = (comparison, runs) {
         let _ = write!(h, "<section><h2>Comparison: run #{} (A) → run #{} (B)</h2>", a.0.run.id, b.0.run.id);
@@ -332,13 +227,13 @@ pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Compari
         }
         h.push_str("</table></section>");
     }
-    page(runs, &h, sweeps)
+    page(runs, &h, views)
 }
 
 /// Renders runs with the machines side by side: the fingerprint differences, grouped
 /// bars (per figure, one bar per side: its ratio to the baseline with the interval)
 /// and the matrix as a table.
-pub fn render_matrix(runs: &[(RunDocument, Vec<Skipped>)], m: &Matrix, sweeps: &[SweepSpec]) -> String {
+pub fn render_matrix(runs: &[(RunDocument, Vec<Skipped>)], m: &Matrix, views: &Views) -> String {
     let mut h = String::from("<section><h2>Machines side by side</h2><table><tr><th></th>");
     for c in &m.columns {
         let _ = write!(h, "<th>{}</th>", esc(&c.name));
@@ -381,13 +276,14 @@ pub fn render_matrix(runs: &[(RunDocument, Vec<Skipped>)], m: &Matrix, sweeps: &
         h.push_str("</tr>");
     }
     h.push_str("</table></section>");
-    page(runs, &h, sweeps)
+    page(runs, &h, views)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Flag, FlagCode, RunInfo};
+    use crate::model::{Flag, FlagCode, Method, RunInfo};
+    use crate::report::charts::{Point, Series, XAxis, line_chart};
 
     #[test]
     fn text_from_the_database_is_escaped() {
@@ -419,7 +315,7 @@ mod tests {
             machine: m,
             results: vec![r],
         };
-        let html = render(&[(doc, vec![])], None, &[]);
+        let html = render(&[(doc, vec![])], None, &Views::default());
         assert!(!html.contains("<script>") && !html.contains("<img"));
         assert!(html.contains("&lt;script&gt;"));
         assert!(html.contains("<svg"), "the per-call histogram is drawn");

@@ -1,0 +1,122 @@
+//! The scheduler laboratory's charts in a report: each published curve of the
+//! founding texts on one chart with the simulated ones (every profile of the run) and,
+//! where this machine can measure it, today's kernel. A view, since it names the
+//! simulator's workloads, a family's benchmark and their parameters.
+
+use crate::model::{Method, ResultRow};
+use crate::report::charts::{Point, Series, XAxis, line_chart};
+
+/// The series of a sweep: `id`'s batch rows grouped by the name `key` gives, each
+/// point at the x `key` gives, with its interval and flags.
+fn series_by<F: Fn(&ResultRow) -> Option<(String, f64)>>(rows: &[ResultRow], id: &str, key: F) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::new();
+    for r in rows.iter().filter(|r| r.benchmark == id && r.method == Method::Batch) {
+        let Some((name, x)) = key(r) else { continue };
+        let p = Point::of_row(x, r);
+        match out.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push(p),
+            None => out.push(Series { name, points: vec![p] }),
+        }
+    }
+    out
+}
+
+/// The simulated rows' profiles, as their rows name them (`profile NAME`), in order.
+fn sim_profiles(results: &[ResultRow]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in results.iter().filter(|r| crate::sim::run::is_simulated(r)) {
+        let p = r.param_str(crate::sim::run::SIMULATED_PARAM).to_string();
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A simulated series: `figure` of `workload` under `profile`, against the numeric
+/// parameter `x`, for rows whose parameters include `want` (a missing mode is process).
+fn sim_series(results: &[ResultRow], workload: &str, profile: &str, x: &str, want: &[(&str, &str)]) -> Vec<Point> {
+    let id = format!("sim.{workload}");
+    let mut pts: Vec<Point> = results
+        .iter()
+        .filter(|r| r.benchmark == id && r.param_str(crate::sim::run::SIMULATED_PARAM) == profile)
+        .filter(|r| {
+            want.iter().all(|(k, v)| {
+                let got = r.param_str(k);
+                got == *v || (got.is_empty() && *k == "mode" && *v == "process")
+            })
+        })
+        .filter_map(|r| Some(Point::of_row(r.param_f64(x)?, r)))
+        .collect();
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    pts
+}
+
+/// The laboratory's charts: each published curve on one chart with the simulated ones
+/// (every profile of the run) and, where this machine can measure it, today's kernel.
+pub fn charts(results: &[ResultRow]) -> String {
+    let mut h = String::new();
+    let profiles = sim_profiles(results);
+    let has = |id: &str| results.iter().any(|r| r.benchmark == id);
+    if has("sim.travis") {
+        for (row, policy, mode) in [
+            ("Linux before change process switch", "linux-2.0", "process"),
+            ("Linux before change thread switch", "linux-2.0", "thread"),
+            ("Linux after change process switch", "linux-2.0-yieldfix", "process"),
+            ("Linux after change thread switch", "linux-2.0-yieldfix", "thread"),
+        ] {
+            let published =
+                crate::published::table2_row(row).into_iter().map(|(n, us)| Point::bare(n, us * 1000.0)).collect();
+            let mut series = vec![Series { name: "published (Appleton 1999)".into(), points: published }];
+            for p in &profiles {
+                let want = [("policy", policy), ("mode", mode), ("figure", "time per switch")];
+                let pts = sim_series(results, "travis", p, "tasks", &want);
+                if !pts.is_empty() {
+                    series.push(Series { name: format!("simulated, {p}"), points: pts });
+                }
+            }
+            if policy == "linux-2.0" {
+                let here = series_by(results, "load.runqueue", |r| {
+                    (r.param_str("design") == "yield" && r.param_str("mode") == mode)
+                        .then(|| Some(("measured here (today's kernel)".to_string(), r.param_f64("tasks")?)))
+                        .flatten()
+                });
+                series.extend(here);
+            }
+            h.push_str(&line_chart(
+                &format!("Table 2, {row}: time per switch against contexts"),
+                "contexts in the run queue",
+                "ns/switch",
+                XAxis::Linear,
+                &series,
+            ));
+        }
+    }
+    if has("sim.loop_yield") {
+        for (label, policy, column) in [("old scheduler (2.4)", "linux-2.4", "old"), ("O(1)", "o1", "O(1)")] {
+            let published =
+                [(2.0, "2-CPU", "4 instances of ./loop_yield"), (8.0, "8-CPU", "16 instances of ./loop_yield")]
+                    .iter()
+                    .filter_map(|&(cpus, system, row)| {
+                        let v = crate::published::mean_of_runs("molnar02 loop_yield", system, row, column)?;
+                        Some(Point::bare(cpus, v))
+                    })
+                    .collect();
+            let mut series = vec![Series { name: "published (Molnar 2002)".into(), points: published }];
+            for p in &profiles {
+                let pts = sim_series(results, "loop_yield", p, "cpus", &[("policy", policy)]);
+                if !pts.is_empty() {
+                    series.push(Series { name: format!("simulated, {p}"), points: pts });
+                }
+            }
+            h.push_str(&line_chart(
+                &format!("loop_yield, {label}: context switches per second against CPUs"),
+                "CPUs",
+                "switches/s",
+                XAxis::Log2Count,
+                &series,
+            ));
+        }
+    }
+    h
+}
