@@ -690,6 +690,7 @@ mod tests {
             ci_low: 0.01,
             ci_high: 0.02,
             verdict: "uncertain (not a switch's cost)".into(),
+            mde: f64::NAN,
             a_runs: 1,
             a_rounds: 5,
             b_runs: 1,

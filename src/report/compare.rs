@@ -49,8 +49,13 @@ pub struct Comparison {
     pub ratio: f64,
     pub ci_low: f64,
     pub ci_high: f64,
-    /// `faster`, `slower`, `no change`, `higher`, `lower` or `uncertain`.
+    /// `faster`, `slower`, `no change`, `higher`, `lower` or `uncertain`, which says
+    /// why: the change seen below the MDE, or a design too weak for it.
     pub verdict: String,
+    /// The minimum detectable effect: the smallest change this comparison's design
+    /// (each side's runs and rounds and their spread) would call with 80% power at the
+    /// threshold, relative (0.08 = 8%); NaN without an interval.
+    pub mde: f64,
     /// What stands behind each side: runs and rounds in all.
     pub a_runs: usize,
     pub a_rounds: usize,
@@ -110,6 +115,16 @@ pub fn verdict(ci_low: f64, ci_high: f64, threshold: f64, dir: Direction) -> &'s
     }
 }
 
+/// An `uncertain` verdict with its reason: the change seen is smaller than the
+/// design's MDE (more rounds or runs would be needed to tell it from noise), or it is
+/// not, and this design's interval was still too wide to call it.
+fn explained(verdict: &'static str, ratio: f64, mde: f64) -> &'static str {
+    if verdict != "uncertain" || !mde.is_finite() {
+        return verdict;
+    }
+    if ratio.ln().abs() < (1.0 + mde).ln() { "uncertain (change below MDE)" } else { "uncertain (design too weak)" }
+}
+
 /// Every run's row matching `r` (benchmark, parameters, method).
 fn matching<'a>(side: &'a [RunDocument], r: &ResultRow) -> Vec<&'a ResultRow> {
     let k = r.variant_label();
@@ -157,6 +172,7 @@ pub fn compare(a: &[RunDocument], b: &[RunDocument], threshold: f64, resamples: 
             // Without samples (fits), the ratio stands alone and earns no verdict.
             None => (b_median / a_median, f64::NAN, f64::NAN),
         };
+        let mde = crate::stats::power::mde(lo, hi, threshold).unwrap_or(f64::NAN);
         let v = if !(lo.is_finite() && hi.is_finite()) {
             "uncertain"
         } else if units(&na).min(units(&nb)) < 2 {
@@ -167,7 +183,7 @@ pub fn compare(a: &[RunDocument], b: &[RunDocument], threshold: f64, resamples: 
             // not switch): the ratio of two such figures means nothing.
             "uncertain (not a switch's cost)"
         } else {
-            verdict(lo, hi, threshold, direction(&ra.unit))
+            explained(verdict(lo, hi, threshold, direction(&ra.unit)), ratio, mde)
         };
         out.push(Comparison {
             benchmark: ra.benchmark.clone(),
@@ -180,6 +196,7 @@ pub fn compare(a: &[RunDocument], b: &[RunDocument], threshold: f64, resamples: 
             ci_low: lo,
             ci_high: hi,
             verdict: v.to_string(),
+            mde,
             a_runs: sa.len(),
             a_rounds: sa.iter().map(|r| r.round_count()).sum(),
             b_runs: sb.len(),
@@ -308,7 +325,17 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["benchmark", "variant", "method", "A median", "B median", "B/A [95% CI]", "verdict", "from"]);
+    t.set_header(vec![
+        "benchmark",
+        "variant",
+        "method",
+        "A median",
+        "B median",
+        "B/A [95% CI]",
+        "MDE",
+        "verdict",
+        "from",
+    ]);
     for c in rows {
         t.add_row(vec![
             super::plain(&c.benchmark).into_owned(),
@@ -321,6 +348,7 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
             } else {
                 format!("{:.3}", c.ratio)
             },
+            if c.mde.is_finite() { format!("±{:.1}%", c.mde * 100.0) } else { "-".into() },
             c.verdict.clone(),
             c.basis(),
         ]);
@@ -328,7 +356,7 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
     let single = a.len() == 1 && b.len() == 1;
     let key: String = key_differences(a, b).lines().iter().map(|l| format!("{l}\n")).collect();
     format!(
-        "{m}\n{key}{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\" (hierarchical bootstrap: runs, then rounds, then samples){}\n",
+        "{m}\n{key}{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it (hierarchical bootstrap: runs, then rounds, then samples){}\n",
         threshold * 100.0,
         if single {
             "\none run a side: the intervals hold what varied within each run; a machine that drifts between runs needs sets of runs (compare 1,2,3 4,5,6)"
@@ -382,6 +410,44 @@ mod tests {
             verdicts += matches!(c[0].verdict.as_str(), "faster" | "slower") as usize;
         }
         assert!(verdicts <= 2, "{verdicts} of 40 equal pairs got a direction");
+    }
+
+    /// The MDE printed beside a verdict is what the design detects: over seeded
+    /// pairs of ten rounds a side (3% round-to-round noise), a true change equal to
+    /// the MDE of A/A pairs is called `slower` in 70–90% of trials, and pairs without a
+    /// change get a direction in at most 5%.
+    #[test]
+    fn the_mde_matches_simulation() {
+        let threshold = DEFAULT_THRESHOLD;
+        let pair = |shift: f64, seed: u64| {
+            compare(
+                &[doc(1, vec![getppid(100.0, 10, seed)])],
+                &[doc(2, vec![getppid(100.0 * shift, 10, seed + 10_000)])],
+                threshold,
+                500,
+            )
+            .remove(0)
+        };
+        let mut mdes: Vec<f64> = (0..60).map(|seed| pair(1.0, 50_000 + seed).mde).collect();
+        mdes.sort_by(f64::total_cmp);
+        let mde = mdes[mdes.len() / 2];
+        assert!(mde > threshold && mde < 0.3, "{mde}");
+        let trials: usize = 300;
+        let called = (0..trials as u64).filter(|&seed| pair(1.0 + mde, seed).verdict == "slower").count();
+        eprintln!("MDE {:.1}%: a change of that size called slower in {called} of {trials}", mde * 100.0);
+        assert!((70 * trials / 100..=90 * trials / 100).contains(&called), "{called} of {trials} at the MDE {mde}");
+        let directed =
+            (0..trials as u64).filter(|&seed| matches!(pair(1.0, seed).verdict.as_str(), "faster" | "slower")).count();
+        assert!(directed <= trials / 20, "{directed} of {trials} A/A pairs got a direction");
+    }
+
+    #[test]
+    fn an_uncertain_verdict_says_why() {
+        assert_eq!(explained("uncertain", 1.01, 0.08), "uncertain (change below MDE)");
+        assert_eq!(explained("uncertain", 0.99, 0.08), "uncertain (change below MDE)");
+        assert_eq!(explained("uncertain", 1.10, 0.08), "uncertain (design too weak)");
+        assert_eq!(explained("slower", 1.10, 0.08), "slower");
+        assert_eq!(explained("uncertain", 1.10, f64::NAN), "uncertain");
     }
 
     #[test]

@@ -209,11 +209,11 @@ pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Compari
     if let (Some(c), [a, b, ..]) = (comparison, runs) {
         let _ = write!(h, "<section><h2>Comparison: run #{} (A) → run #{} (B)</h2>", a.0.run.id, b.0.run.id);
         h.push_str(&charts::ratio_bars(c));
-        h.push_str("<table><tr><th>benchmark</th><th>variant</th><th>method</th><th>A</th><th>B</th><th>B/A [95% CI]</th><th>verdict</th></tr>");
+        h.push_str("<table><tr><th>benchmark</th><th>variant</th><th>method</th><th>A</th><th>B</th><th>B/A [95% CI]</th><th>MDE</th><th>verdict</th></tr>");
         for x in c {
             let _ = write!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3} [{:.3}, {:.3}]</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3} [{:.3}, {:.3}]</td><td>{}</td><td>{}</td></tr>",
                 esc(&x.benchmark),
                 esc(&x.variant),
                 esc(&x.method),
@@ -222,6 +222,7 @@ pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Compari
                 x.ratio,
                 x.ci_low,
                 x.ci_high,
+                if x.mde.is_finite() { format!("±{:.1}%", x.mde * 100.0) } else { "-".into() },
                 esc(&x.verdict)
             );
         }

@@ -1,0 +1,47 @@
+//! The smallest effect a comparison could have seen: the minimum detectable effect
+//! (MDE) of a design at a verdict threshold.
+//!
+//! A verdict (`faster`, `slower`) needs the whole 95% interval of B/A beyond the
+//! threshold t. If the log ratio's estimate has standard error se, a true ratio r is
+//! called with probability Φ((ln r − ln(1+t) − z₀.₉₇₅·se)/se); it reaches `POWER`
+//! when ln r = ln(1+t) + (z₀.₉₇₅ + z_POWER)·se. The standard error is read from the
+//! interval the comparison itself drew (half its width in log terms over z₀.₉₇₅), so
+//! the MDE stands on the same units (runs, rounds) and their spread as the verdict.
+
+/// The power the MDE is quoted at.
+pub const POWER: f64 = 0.8;
+/// z for a two-sided 95% interval.
+const Z975: f64 = 1.959_964;
+/// z for 80% power.
+const Z80: f64 = 0.841_621;
+
+/// The standard error of ln(B/A) an interval [low, high] of the ratio implies.
+pub fn log_se(ci_low: f64, ci_high: f64) -> Option<f64> {
+    (ci_low > 0.0 && ci_high >= ci_low && ci_high.is_finite()).then(|| (ci_high / ci_low).ln() / (2.0 * Z975))
+}
+
+/// The minimum detectable effect, as a relative change (0.08 = 8%): the smallest
+/// true change that the interval's design would call with 80% power at ±`threshold`.
+pub fn mde(ci_low: f64, ci_high: f64, threshold: f64) -> Option<f64> {
+    let se = log_se(ci_low, ci_high)?;
+    Some(((1.0 + threshold).ln() + (Z975 + Z80) * se).exp() - 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mde_adds_the_interval_and_the_power_margin_to_the_threshold() {
+        // se = 0.01 in log terms: the interval is exp(±1.96·0.01).
+        let (lo, hi) = ((-Z975 * 0.01f64).exp(), (Z975 * 0.01f64).exp());
+        assert!((log_se(lo, hi).unwrap() - 0.01).abs() < 1e-12);
+        let m = mde(lo, hi, 0.03).unwrap();
+        assert!((m - (1.03f64.ln() + 0.028016).exp() + 1.0).abs() < 1e-4, "{m}");
+        // A point interval detects anything past the threshold; a wider one needs more.
+        assert!((mde(1.0, 1.0, 0.03).unwrap() - 0.03).abs() < 1e-12);
+        assert!(mde(0.9, 1.1, 0.03).unwrap() > m);
+        assert_eq!(mde(f64::NAN, 1.0, 0.03), None);
+        assert_eq!(mde(0.0, 1.0, 0.03), None);
+    }
+}
