@@ -46,6 +46,7 @@ pub mod machine;
 pub mod model;
 pub mod observe;
 pub mod placement;
+pub mod preflight;
 pub mod procfs;
 pub mod producers;
 pub mod published;

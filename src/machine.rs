@@ -52,6 +52,9 @@ pub struct Machine {
     /// The CPU limits of the run's cgroups (`procfs::cgroup_cpu_limits`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup_limits: Option<String>,
+    /// The traps the preflight found before the run measured anything (`preflight`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preflight: Vec<crate::preflight::Trap>,
 }
 
 fn read_trim(path: impl AsRef<Path>) -> Option<String> {
@@ -146,9 +149,10 @@ pub fn fingerprint(command_line: &str, calibration: Option<Calibration>) -> Mach
         calibration,
         microcode: cpuinfo_field(&cpuinfo, "microcode"),
         kernel_cmdline: read_trim("/proc/cmdline"),
-        boost: boost(),
+        boost: crate::procfs::boost(),
         steal: crate::procfs::steal_share().map(steal_band),
         cgroup_limits: Some(crate::procfs::cgroup_cpu_limits()),
+        preflight: Vec::new(),
     }
 }
 
@@ -209,14 +213,6 @@ pub fn key_spread(machines: &[&Machine]) -> Vec<String> {
         }
         [] => Vec::new(),
     }
-}
-
-/// Frequency boost: the cpufreq `boost` switch, else intel_pstate's `no_turbo`.
-fn boost() -> Option<String> {
-    let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
-    read_trim("/sys/devices/system/cpu/cpufreq/boost")
-        .map(|b| on_off(b == "1"))
-        .or_else(|| read_trim("/sys/devices/system/cpu/intel_pstate/no_turbo").map(|t| on_off(t == "0")))
 }
 
 /// Steal time as a band, not a number: the comparability key must not change with
@@ -301,6 +297,7 @@ impl Machine {
             boost: None,
             steal: Some("none".into()),
             cgroup_limits: Some("cpu.max=max 100000 cpuset=0-1".into()),
+            preflight: Vec::new(),
         }
     }
 }

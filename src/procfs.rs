@@ -189,6 +189,15 @@ pub fn mapped_bytes() -> Option<u64> {
     Some(kib << 10)
 }
 
+/// Frequency boost: the cpufreq `boost` switch, else intel_pstate's `no_turbo`.
+pub fn boost() -> Option<String> {
+    let read_trim = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
+    read_trim("/sys/devices/system/cpu/cpufreq/boost")
+        .map(|b| on_off(b == "1"))
+        .or_else(|| read_trim("/sys/devices/system/cpu/intel_pstate/no_turbo").map(|t| on_off(t == "0")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

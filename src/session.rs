@@ -58,6 +58,8 @@ pub struct RunRequest {
     pub progress: bool,
     /// Announce nothing (`--quiet`): warnings and errors only.
     pub quiet: bool,
+    /// Refuse to measure when the preflight finds a trap (`--strict`).
+    pub strict: bool,
 }
 
 /// How a run ended.
@@ -241,14 +243,30 @@ fn prepare(req: &RunRequest) -> Result<Setup> {
         perf_software_counters: req.perf_counters,
         ..if req.quick { MeasureConfig::quick() } else { MeasureConfig::standard() }
     };
+    // Before calibrating: the preflight watches the CPUs while oscost itself sleeps.
+    let traps = preflight(req)?;
     let calib = calibrate(req.quick);
-    let machine = announce(req, &cfg, &calib);
+    let mut machine = announce(req, &cfg, &calib);
+    machine.preflight = traps;
     if let Some(warning) = crate::worker::fault_warning() {
         eprintln!("{warning}");
     }
     let rounds = rounds_of(req);
     let per_round = cfg.per_round(rounds);
     Ok(Setup { trace_spec: trace_spec_for(req), cfg, per_round, calib, machine, rounds })
+}
+
+/// The preflight's traps, each printed as a warning; with `--strict`, any of them
+/// stops the run before anything is measured.
+fn preflight(req: &RunRequest) -> Result<Vec<crate::preflight::Trap>> {
+    let traps = crate::preflight::check(&crate::preflight::snapshot(crate::preflight::WINDOW));
+    if req.strict && !traps.is_empty() {
+        return Err(crate::preflight::Refused(traps).into());
+    }
+    for t in &traps {
+        eprintln!("preflight: {} ({})", t.reason, t.advice);
+    }
+    Ok(traps)
 }
 
 /// What a run is begun as.

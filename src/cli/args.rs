@@ -309,6 +309,11 @@ pub struct RunArgs {
     /// as the textfile collector needs).
     #[arg(long, value_name = "FILE")]
     pub export_prometheus: Option<PathBuf>,
+    /// Refuse to measure while the preflight finds any trap on this machine (a busy
+    /// CPU, a narrowed affinity, a CPU quota, a governor, boost, SMT, steal, …): exit 2
+    /// with each named, before anything is measured.
+    #[arg(long)]
+    pub strict: bool,
     /// Begin measuring at an instant, so many hosts measure the same moments of
     /// shared infrastructure: `next:1m` (the next whole minute of the epoch; any
     /// period from 1s to 24h), or an RFC 3339 time within the next 24 hours.

@@ -97,6 +97,7 @@ pub fn main() -> i32 {
             let code = if e.downcast_ref::<UsageError>().is_some()
                 || e.downcast_ref::<select::UnknownBenchmark>().is_some()
                 || e.downcast_ref::<crate::placement::PlacementError>().is_some()
+                || e.downcast_ref::<crate::preflight::Refused>().is_some()
             {
                 2
             } else {
@@ -779,6 +780,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         command_line: command_line(),
         progress: !args.json && !args.quiet && std::io::stderr().is_terminal(),
         quiet: args.quiet,
+        strict: args.strict,
     };
     let db = req.db.clone();
     let mut outcome = session::execute(req)?;

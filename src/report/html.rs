@@ -59,6 +59,9 @@ fn fingerprint_table(m: &crate::machine::Machine) -> String {
             format!("{} · {:.4} ticks/ns · empty bracket {:.1} ns", c.counter, c.ticks_per_ns, c.bracket_ns),
         ));
     }
+    for t in &m.preflight {
+        fp.push(("preflight", format!("{} ({})", t.reason, t.advice)));
+    }
     for (k, v) in fp {
         let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     }

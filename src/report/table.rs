@@ -119,6 +119,9 @@ pub fn render_run(doc: &RunDocument, skipped: &[Skipped], width: Width) -> Strin
             fmt_ns(c.clock_read_ns)
         ));
     }
+    for t in &m.preflight {
+        out.push_str(&format!("preflight: {}\n", plain(&t.reason)));
+    }
     if let Some(line) = rounds_line(&doc.results) {
         out.push_str(&line);
     }

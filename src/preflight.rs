@@ -1,0 +1,439 @@
+//! The preflight: before anything is measured, the machine's states that are known to
+//! bend figures, each named with its reason and what to do. They are recorded in the
+//! run (the fingerprint's `preflight`), printed, shown by `show` and the report, and
+//! `run --strict` refuses to measure while any holds.
+//!
+//! The checks are pure functions of a [`Snapshot`] (what the kernel said, read once,
+//! and each allowed CPU's busy share over a short window while oscost itself sleeps),
+//! so each is tested on constructed states; `snapshot` is the only part that reads the
+//! machine.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// How long the preflight watches the CPUs for other work.
+pub const WINDOW: Duration = Duration::from_millis(150);
+/// A CPU busier than this over the window (with oscost asleep) has other work.
+pub const BUSY_SHARE: f64 = 0.25;
+/// Steal above this share over the window: the hypervisor is running other guests
+/// on our CPUs.
+pub const STEAL_SHARE: f64 = 0.02;
+/// The kernel's default timer slack for a task (ns).
+pub const DEFAULT_TIMER_SLACK_NS: u64 = 50_000;
+
+/// A state of the machine that bends figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrapCode {
+    Governor,
+    Boost,
+    SmtSiblings,
+    BusyCpu,
+    BusySibling,
+    Steal,
+    Clocksource,
+    IsolcpusOneCpu,
+    NarrowAffinity,
+    CgroupLimit,
+    PerfParanoid,
+    ThpAlways,
+    TimerSlack,
+}
+
+/// One trap found: which, why it matters here, and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trap {
+    pub code: TrapCode,
+    pub reason: String,
+    pub advice: String,
+}
+
+impl Trap {
+    fn new(code: TrapCode, reason: String, advice: &str) -> Trap {
+        Trap { code, reason, advice: advice.to_string() }
+    }
+}
+
+/// What the preflight looks at, read once.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    pub governor: Option<String>,
+    pub boost: Option<String>,
+    pub smt_active: Option<bool>,
+    pub online: Vec<usize>,
+    pub allowed: Vec<usize>,
+    /// CPUs the kernel keeps out of load balancing (isolcpus=, the `isolated` file).
+    pub isolated: Vec<usize>,
+    /// Each online CPU's SMT siblings (itself excluded).
+    pub siblings: Vec<(usize, Vec<usize>)>,
+    /// Each online CPU's busy share over the window, and the steal share of all.
+    pub busy: Vec<(usize, f64)>,
+    pub steal: Option<f64>,
+    pub clocksource: Option<String>,
+    pub cgroup_limits: String,
+    pub perf_paranoid: Option<i32>,
+    pub root: bool,
+    pub thp: Option<String>,
+    pub timer_slack_ns: Option<u64>,
+}
+
+/// Every trap the snapshot shows, in a fixed order.
+pub fn check(s: &Snapshot) -> Vec<Trap> {
+    [cpu_frequency, smt, busy, steal, clock, affinity, cgroup, counters, memory_and_timers]
+        .iter()
+        .flat_map(|f| f(s))
+        .collect()
+}
+
+fn cpu_frequency(s: &Snapshot) -> Vec<Trap> {
+    let mut out = Vec::new();
+    if let Some(g) = s.governor.as_deref().filter(|g| *g != "performance") {
+        out.push(Trap::new(
+            TrapCode::Governor,
+            format!("the frequency governor is {g}: the clock rate follows the load, so a figure depends on what ran just before"),
+            "set the performance governor (cpupower frequency-set -g performance)",
+        ));
+    }
+    if s.boost.as_deref() == Some("on") {
+        out.push(Trap::new(
+            TrapCode::Boost,
+            "frequency boost (turbo) is on: the clock rate depends on temperature and on how many cores are busy".into(),
+            "turn boost off for repeatable figures (echo 0 > /sys/devices/system/cpu/cpufreq/boost, or intel_pstate/no_turbo = 1)",
+        ));
+    }
+    out
+}
+
+fn smt(s: &Snapshot) -> Vec<Trap> {
+    let mut out = Vec::new();
+    if s.smt_active == Some(true) {
+        out.push(Trap::new(
+            TrapCode::SmtSiblings,
+            "SMT is on: a CPU shares its core with a sibling, whose work slows it".into(),
+            "pin to one thread per core (--cpu), or switch SMT off (echo off > /sys/devices/system/cpu/smt/control)",
+        ));
+    }
+    let busy_siblings: Vec<usize> = s
+        .siblings
+        .iter()
+        .filter(|(cpu, _)| s.allowed.contains(cpu))
+        .flat_map(|(_, sib)| sib.iter().copied())
+        .filter(|sib| !s.allowed.contains(sib) && busy_share(s, *sib) > BUSY_SHARE)
+        .collect();
+    if !busy_siblings.is_empty() {
+        out.push(Trap::new(
+            TrapCode::BusySibling,
+            format!("the SMT sibling CPU {} of a CPU the run uses is busy", cpu_list(&busy_siblings)),
+            "stop the work on the sibling, or allow the run only CPUs whose siblings are idle",
+        ));
+    }
+    out
+}
+
+fn busy_share(s: &Snapshot, cpu: usize) -> f64 {
+    s.busy.iter().find(|(c, _)| *c == cpu).map_or(0.0, |(_, b)| *b)
+}
+
+fn busy(s: &Snapshot) -> Vec<Trap> {
+    let busy: Vec<String> = s
+        .allowed
+        .iter()
+        .filter_map(|&c| {
+            let b = busy_share(s, c);
+            (b > BUSY_SHARE).then(|| format!("{c} ({:.0}%)", b * 100.0))
+        })
+        .collect();
+    if busy.is_empty() {
+        return Vec::new();
+    }
+    vec![Trap::new(
+        TrapCode::BusyCpu,
+        format!("other work kept CPU {} busy while oscost waited to start", busy.join(", ")),
+        "stop the other work (top, ps -eo pid,psr,pcpu,comm) or measure on CPUs that are idle",
+    )]
+}
+
+fn steal(s: &Snapshot) -> Vec<Trap> {
+    match s.steal {
+        Some(st) if st > STEAL_SHARE => vec![Trap::new(
+            TrapCode::Steal,
+            format!("the hypervisor stole {:.1}% of the CPUs' time while oscost waited to start", st * 100.0),
+            "measure on a dedicated host or instance; compare only runs with the same steal",
+        )],
+        _ => Vec::new(),
+    }
+}
+
+fn clock(s: &Snapshot) -> Vec<Trap> {
+    match s.clocksource.as_deref() {
+        Some(c) if c != "tsc" => vec![Trap::new(
+            TrapCode::Clocksource,
+            format!("the clocksource is {c}, not tsc: every clock read may enter the kernel and costs more"),
+            "use the tsc clocksource where the CPU's TSC is stable (clocksource=tsc tsc=reliable)",
+        )],
+        _ => Vec::new(),
+    }
+}
+
+fn affinity(s: &Snapshot) -> Vec<Trap> {
+    let mut out = Vec::new();
+    let all_isolated = s.allowed.len() > 1 && s.allowed.iter().all(|c| s.isolated.contains(c));
+    if all_isolated {
+        out.push(Trap::new(
+            TrapCode::IsolcpusOneCpu,
+            format!(
+                "every CPU the run may use ({}) is isolated (isolcpus): the scheduler does not balance across them, so every thread stays on the CPU it started on",
+                cpu_list(&s.allowed)
+            ),
+            "pin each task yourself (--cpu), or allow at least one CPU that is not isolated",
+        ));
+    }
+    if !s.online.is_empty() && s.allowed.len() < s.online.len() && !all_isolated {
+        out.push(Trap::new(
+            TrapCode::NarrowAffinity,
+            format!(
+                "the run may use CPU {} of the {} online: an affinity set outside oscost (taskset, a cpuset) narrows it",
+                cpu_list(&s.allowed),
+                s.online.len()
+            ),
+            "run without the outer affinity, or read cross-CPU figures knowing which CPUs they had",
+        ));
+    }
+    out
+}
+
+fn cgroup(s: &Snapshot) -> Vec<Trap> {
+    let quota = s.cgroup_limits.split_whitespace().find_map(|f| f.strip_prefix("cpu.max="));
+    let limited = s.cgroup_limits.contains("cpu.max=") && !s.cgroup_limits.contains("cpu.max=max");
+    match quota {
+        Some(_) if limited => vec![Trap::new(
+            TrapCode::CgroupLimit,
+            format!(
+                "the run's cgroup has a CPU quota ({}): a task that spends it waits for the next period",
+                s.cgroup_limits
+            ),
+            "run outside the quota, or compare only runs with the same cgroup limits",
+        )],
+        _ => Vec::new(),
+    }
+}
+
+fn counters(s: &Snapshot) -> Vec<Trap> {
+    match s.perf_paranoid {
+        Some(level) if level > 1 && !s.root => vec![Trap::new(
+            TrapCode::PerfParanoid,
+            format!("kernel.perf_event_paranoid is {level}: no trace pass and no perf counters for this user"),
+            "run as root, give oscost CAP_PERFMON, or set kernel.perf_event_paranoid to 1 or less",
+        )],
+        _ => Vec::new(),
+    }
+}
+
+fn memory_and_timers(s: &Snapshot) -> Vec<Trap> {
+    let mut out = Vec::new();
+    if s.thp.as_deref().is_some_and(|t| t.contains("[always]")) {
+        out.push(Trap::new(
+            TrapCode::ThpAlways,
+            "transparent hugepages are `always`: khugepaged may collapse pages during a run, and memory figures depend on it".into(),
+            "set madvise (echo madvise > /sys/kernel/mm/transparent_hugepage/enabled) to measure pages as programs get them by default",
+        ));
+    }
+    if let Some(slack) = s.timer_slack_ns.filter(|n| *n != DEFAULT_TIMER_SLACK_NS) {
+        out.push(Trap::new(
+            TrapCode::TimerSlack,
+            format!("this process's timer slack is {slack} ns, not the default 50000: sleeps and timeouts end later or earlier than usual"),
+            "start oscost from a shell with the default slack",
+        ));
+    }
+    out
+}
+
+/// A CPU list in the kernel's short form (0-3,6).
+fn cpu_list(cpus: &[usize]) -> String {
+    crate::sys::cpu_list_text(cpus)
+}
+
+/// Parses a kernel CPU list ("0-3,6").
+pub fn parse_cpu_list(text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
+                    out.extend(a..=b);
+                }
+            }
+            None => out.extend(part.trim().parse::<usize>().ok()),
+        }
+    }
+    out
+}
+
+/// Each CPU's (busy, steal, total) ticks from /proc/stat.
+fn cpu_ticks() -> Vec<(usize, u64, u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    stat.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("cpu")?;
+            let (n, fields) = rest.split_once(' ')?;
+            let cpu = n.parse::<usize>().ok()?;
+            let t: Vec<u64> = fields.split_whitespace().filter_map(|v| v.parse().ok()).collect();
+            let total: u64 = t.iter().take(8).sum();
+            let idle = t.get(3).copied().unwrap_or(0) + t.get(4).copied().unwrap_or(0);
+            Some((cpu, total - idle, t.get(7).copied().unwrap_or(0), total))
+        })
+        .collect()
+}
+
+/// Reads the machine: the settings once, the CPUs' work over `window` (this thread
+/// asleep meanwhile, so oscost's own work is not counted).
+pub fn snapshot(window: Duration) -> Snapshot {
+    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let before = cpu_ticks();
+    std::thread::sleep(window);
+    let after = cpu_ticks();
+    let mut busy = Vec::new();
+    let (mut steal, mut total) = (0u64, 0u64);
+    for (cpu, b1, s1, t1) in &after {
+        if let Some((_, b0, s0, t0)) = before.iter().find(|(c, ..)| c == cpu) {
+            let dt = t1.saturating_sub(*t0);
+            if dt > 0 {
+                busy.push((*cpu, b1.saturating_sub(*b0) as f64 / dt as f64));
+            }
+            steal += s1.saturating_sub(*s0);
+            total += dt;
+        }
+    }
+    let online = read("/sys/devices/system/cpu/online").map(|t| parse_cpu_list(&t)).unwrap_or_default();
+    let siblings = online
+        .iter()
+        .map(|&c| {
+            let list = read(&format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list"));
+            (c, list.map(|l| parse_cpu_list(&l)).unwrap_or_default().into_iter().filter(|s| *s != c).collect())
+        })
+        .collect();
+    Snapshot {
+        governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        boost: crate::procfs::boost(),
+        smt_active: read("/sys/devices/system/cpu/smt/active").map(|s| s == "1"),
+        online,
+        allowed: crate::sys::allowed_cpus().unwrap_or_default(),
+        isolated: read("/sys/devices/system/cpu/isolated").map(|t| parse_cpu_list(&t)).unwrap_or_default(),
+        siblings,
+        busy,
+        steal: (total > 0).then(|| steal as f64 / total as f64),
+        clocksource: read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        cgroup_limits: crate::procfs::cgroup_cpu_limits(),
+        perf_paranoid: read("/proc/sys/kernel/perf_event_paranoid").and_then(|p| p.parse().ok()),
+        root: rustix::process::geteuid().is_root(),
+        thp: read("/sys/kernel/mm/transparent_hugepage/enabled"),
+        timer_slack_ns: crate::sys::timer_slack_ns().ok(),
+    }
+}
+
+/// Why `run --strict` measured nothing.
+#[derive(Debug, thiserror::Error)]
+#[error("--strict: the preflight found {} trap(s) on this machine, so nothing was measured: {}", .0.len(), .0.iter().map(|t| t.reason.as_str()).collect::<Vec<_>>().join("; "))]
+pub struct Refused(pub Vec<Trap>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A quiet two-CPU machine: every setting as a careful benchmarker leaves it.
+    fn quiet() -> Snapshot {
+        Snapshot {
+            governor: Some("performance".into()),
+            boost: Some("off".into()),
+            smt_active: Some(false),
+            online: vec![0, 1],
+            allowed: vec![0, 1],
+            isolated: vec![],
+            siblings: vec![(0, vec![]), (1, vec![])],
+            busy: vec![(0, 0.01), (1, 0.03)],
+            steal: Some(0.0),
+            clocksource: Some("tsc".into()),
+            cgroup_limits: "cpu.max=max 100000 cpuset=0-1".into(),
+            perf_paranoid: Some(2),
+            root: true,
+            thp: Some("always [madvise] never".into()),
+            timer_slack_ns: Some(DEFAULT_TIMER_SLACK_NS),
+        }
+    }
+
+    fn codes(s: &Snapshot) -> Vec<TrapCode> {
+        check(s).iter().map(|t| t.code).collect()
+    }
+
+    #[test]
+    fn a_quiet_machine_raises_nothing() {
+        assert!(check(&quiet()).is_empty(), "{:?}", check(&quiet()));
+        // Facts the kernel does not expose are no traps.
+        let unknown = Snapshot { allowed: vec![0], online: vec![], ..Snapshot::default() };
+        assert!(check(&unknown).is_empty(), "{:?}", check(&unknown));
+    }
+
+    #[test]
+    fn each_trap_fires_on_its_state_alone() {
+        let cases: Vec<(TrapCode, Snapshot)> = vec![
+            (TrapCode::Governor, Snapshot { governor: Some("powersave".into()), ..quiet() }),
+            (TrapCode::Boost, Snapshot { boost: Some("on".into()), ..quiet() }),
+            (TrapCode::SmtSiblings, Snapshot { smt_active: Some(true), ..quiet() }),
+            (TrapCode::BusyCpu, Snapshot { busy: vec![(0, 0.01), (1, 0.97)], ..quiet() }),
+            (
+                TrapCode::BusySibling,
+                Snapshot {
+                    online: vec![0, 1, 2, 3],
+                    allowed: vec![0, 1, 2, 3],
+                    siblings: vec![(0, vec![2]), (2, vec![0])],
+                    ..quiet()
+                },
+            ),
+            (TrapCode::Steal, Snapshot { steal: Some(0.08), ..quiet() }),
+            (TrapCode::Clocksource, Snapshot { clocksource: Some("hpet".into()), ..quiet() }),
+            (TrapCode::IsolcpusOneCpu, Snapshot { isolated: vec![0, 1], ..quiet() }),
+            (TrapCode::NarrowAffinity, Snapshot { allowed: vec![0], ..quiet() }),
+            (TrapCode::CgroupLimit, Snapshot { cgroup_limits: "cpu.max=50000 100000 cpuset=0-1".into(), ..quiet() }),
+            (TrapCode::PerfParanoid, Snapshot { root: false, ..quiet() }),
+            (TrapCode::ThpAlways, Snapshot { thp: Some("[always] madvise never".into()), ..quiet() }),
+            (TrapCode::TimerSlack, Snapshot { timer_slack_ns: Some(1), ..quiet() }),
+        ];
+        for (code, s) in cases {
+            if code == TrapCode::BusySibling {
+                // A busy sibling outside the run's CPUs fires; inside them it is a busy CPU.
+                let s = Snapshot { allowed: vec![0, 1], busy: vec![(0, 0.0), (1, 0.0), (2, 0.9)], ..s };
+                assert_eq!(codes(&s), [TrapCode::BusySibling, TrapCode::NarrowAffinity], "{:?}", check(&s));
+                continue;
+            }
+            assert_eq!(codes(&s), [code], "{code:?}: {:?}", check(&s));
+        }
+    }
+
+    #[test]
+    fn thresholds_hold_at_their_edges() {
+        let just = Snapshot { busy: vec![(0, BUSY_SHARE), (1, 0.0)], steal: Some(STEAL_SHARE), ..quiet() };
+        assert!(check(&just).is_empty(), "at the threshold is not past it");
+        // A busy CPU the run may not use is not the run's problem.
+        let elsewhere = Snapshot { online: vec![0, 1, 2], busy: vec![(2, 1.0)], ..quiet() };
+        assert_eq!(codes(&elsewhere), [TrapCode::NarrowAffinity]);
+        // One isolated CPU allowed is a pin, not a trap.
+        let one = Snapshot { online: vec![0, 1], allowed: vec![1], isolated: vec![1], ..quiet() };
+        assert_eq!(codes(&one), [TrapCode::NarrowAffinity]);
+    }
+
+    #[test]
+    fn cpu_lists_parse_in_the_kernels_form() {
+        assert_eq!(parse_cpu_list("0-3,6\n"), vec![0, 1, 2, 3, 6]);
+        assert_eq!(parse_cpu_list(""), Vec::<usize>::new());
+        assert_eq!(parse_cpu_list("5"), vec![5]);
+    }
+
+    #[test]
+    fn a_snapshot_of_this_machine_reads_its_cpus() {
+        let s = snapshot(Duration::from_millis(20));
+        assert!(!s.online.is_empty() && !s.allowed.is_empty());
+        assert!(s.allowed.iter().all(|c| s.online.contains(c)), "{s:?}");
+        assert!(s.busy.iter().all(|(_, b)| (0.0..=1.0).contains(b)), "{s:?}");
+    }
+}
