@@ -111,7 +111,9 @@ impl Drop for TestCgroup {
 #[test]
 fn a_cgroup_quota_is_named_and_refused_under_strict() {
     let Some(cg) = TestCgroup::with_quota() else {
-        eprintln!("skipped a_cgroup_quota_is_named_and_refused_under_strict: no writable cgroup cpu controller (needs root)");
+        eprintln!(
+            "skipped a_cgroup_quota_is_named_and_refused_under_strict: no writable cgroup cpu controller (needs root)"
+        );
         return;
     };
     let db = temp_db();

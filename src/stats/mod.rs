@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod changepoint;
 pub mod nested;
+pub mod planner;
 pub mod power;
 
 /// The summary of one set of samples.
