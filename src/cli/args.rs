@@ -215,6 +215,23 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// For each figure of the stored runs: the variance runs, rounds and samples each
+    /// add, and the cheapest design (runs × rounds × samples) that reaches a precision,
+    /// with its time (Kalibera and Jones's repetition planner).
+    Plan {
+        /// Figures to plan: a benchmark id or family, then any of its parameters; every
+        /// batch figure when none is given.
+        #[arg(value_name = "FIGURE", add = ArgValueCompleter::new(complete::benchmarks))]
+        figures: Vec<String>,
+        /// The 95% interval's half-width to reach, in percent of the figure.
+        #[arg(long, value_name = "PCT", default_value_t = 2.0)]
+        precision: f64,
+        /// Only runs of this host.
+        #[arg(long)]
+        host: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// List stored runs, newest first.
     Runs {
         #[arg(long)]

@@ -20,6 +20,7 @@ use crate::store::{RunFilter, Store};
 pub mod args;
 pub mod complete;
 mod history;
+mod plan;
 
 pub use args::{Cli, Command, ExportFormat, Format, RunArgs};
 
@@ -209,6 +210,10 @@ fn dispatch(cli: Cli) -> Result<i32> {
             let filter = RunFilter { host, benchmark: None, since: since.map(|d| d.0), until: until.map(|d| d.0) };
             let fail_on = fail_on_change.then_some(history::FailOnChange { recent: recent.map(|n| n as usize) });
             history::history(&db()?, &history::Request { figures, filter, by, fail_on, html, json })
+        }
+        Command::Plan { figures, precision, host, json } => {
+            let filter = RunFilter { host, ..Default::default() };
+            plan::plan(&db()?, &figures, &filter, precision / 100.0, json)
         }
         Command::Runs { host, benchmark, since, until, json } => {
             let filter = RunFilter { host, benchmark, since: since.map(|d| d.0), until: until.map(|d| d.0) };
