@@ -8,7 +8,10 @@ use anyhow::Result;
 
 use super::{UsageError, out, outln};
 use crate::model::{Method, ResultRow, RunDocument};
-use crate::stats::planner::{self, Components, Costs, Plan};
+use crate::stats::planner::{self, Components, Costs, Experiment, Plan};
+
+/// An experiment's shape: runs, rounds a run, samples a round.
+type Shape = (usize, usize, usize);
 use crate::store::{RunFilter, Store};
 
 /// What starting one round costs beyond its samples: a worker process started and
@@ -85,7 +88,7 @@ fn load(db: &Path, filter: &RunFilter) -> Result<Vec<RunDocument>> {
 
 /// `row`'s figure in every run, cut to a balanced experiment (the fewest rounds of
 /// any run, the fewest samples of any round): the estimators assume one.
-fn balanced(runs: &[RunDocument], row: &ResultRow) -> Option<(Vec<Vec<Vec<f64>>>, (usize, usize, usize))> {
+fn balanced(runs: &[RunDocument], row: &ResultRow) -> Option<(Experiment, Shape)> {
     let label = row.variant_label();
     let rows: Vec<&ResultRow> = runs
         .iter()
@@ -97,7 +100,7 @@ fn balanced(runs: &[RunDocument], row: &ResultRow) -> Option<(Vec<Vec<Vec<f64>>>
         .collect();
     let rounds = rows.iter().map(|r| r.round_slices().len()).min()?;
     let samples = rows.iter().flat_map(|r| r.round_slices()).map(<[f64]>::len).min()?;
-    let data: Vec<Vec<Vec<f64>>> =
+    let data: Experiment =
         rows.iter().map(|r| r.round_slices().iter().take(rounds).map(|s| s[..samples].to_vec()).collect()).collect();
     Some((data, (rows.len(), rounds, samples)))
 }

@@ -38,8 +38,11 @@ fn var(xs: &[f64]) -> f64 {
     xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() as f64 - 1.0)
 }
 
-/// The components of a balanced experiment `data[run][round][sample]` (at least two
-/// of each); None when it is not balanced or too small.
+/// An experiment's samples: `data[run][round][sample]`.
+pub type Experiment = Vec<Vec<Vec<f64>>>;
+
+/// The components of a balanced experiment (at least two runs, two rounds a run and
+/// two samples a round); None when it is not balanced or too small.
 pub fn components(data: &[Vec<Vec<f64>>]) -> Option<Components> {
     let n3 = data.len();
     let n2 = data.first()?.len();
