@@ -170,6 +170,37 @@ fn majority_flags(parts: &[&ResultRow]) -> Vec<Flag> {
         .collect()
 }
 
+/// A row's precision: its 95% interval's larger half-width relative to its median
+/// (None without an interval, or for a median that is not positive).
+pub fn precision_of(r: &ResultRow) -> Option<f64> {
+    let (lo, hi) = r.interval()?;
+    (r.median > 0.0).then(|| (r.median - lo).max(hi - r.median) / r.median)
+}
+
+/// The rows whose interval is wider than `target` (relative half-width), or that have
+/// none: a row without an interval has not shown any precision.
+pub fn short_of(rows: &[ResultRow], target: f64) -> Vec<&ResultRow> {
+    rows.iter().filter(|r| precision_of(r).is_none_or(|p| p > target)).collect()
+}
+
+/// Why a row fell short of a precision, in words: a bimodal row, a machine that
+/// drifted (the later half of its rounds' medians apart from the earlier half by more
+/// than the target), or only that the rounds or the time ran out.
+pub fn why_short(r: &ResultRow, target: f64) -> &'static str {
+    if r.flags.iter().any(|f| f.flag == crate::model::FlagCode::Bimodal) {
+        return "bimodal";
+    }
+    let medians = round_medians(r);
+    let half = medians.len() / 2;
+    if half >= 2 {
+        let (a, b) = (crate::stats::median(&medians[..half]), crate::stats::median(&medians[half..]));
+        if a > 0.0 && (b / a - 1.0).abs() > target {
+            return "drifting";
+        }
+    }
+    if precision_of(r).is_none() { "no interval" } else { "rounds or time spent" }
+}
+
 /// Each round's median.
 fn round_medians(r: &ResultRow) -> Vec<f64> {
     r.round_slices().iter().map(|s| crate::stats::median(s)).collect()
@@ -311,6 +342,24 @@ pub fn methods_disagree(batch_rounds: &[f64], per_call_rounds: &[f64], step_ns: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn precision_is_the_wider_half_of_the_interval_and_shortfalls_say_why() {
+        let mut r = ResultRow::from_samples("x", Method::Batch, "ns/call", vec![100.0; 4], 4).unwrap();
+        (r.ci_low, r.ci_high) = (99.0, 103.0);
+        assert!((precision_of(&r).unwrap() - 0.03).abs() < 1e-12);
+        assert!(short_of(std::slice::from_ref(&r), 0.03).is_empty());
+        assert_eq!(short_of(std::slice::from_ref(&r), 0.02).len(), 1);
+        assert_eq!(why_short(&r, 0.02), "rounds or time spent");
+        // Four rounds whose later half sits 10% above the earlier: drifting.
+        r.samples = vec![100.0, 100.0, 100.0, 100.0, 110.0, 110.0, 110.0, 110.0];
+        r.rounds = (0..4).map(|_| crate::model::Round { samples: 2, counts: Default::default() }).collect();
+        assert_eq!(why_short(&r, 0.02), "drifting");
+        r.flag(crate::model::Flag::new(crate::model::FlagCode::Bimodal, "two levels"));
+        assert_eq!(why_short(&r, 0.02), "bimodal");
+        let bare = ResultRow { ci_low: f64::NAN, ci_high: f64::NAN, ..r.clone() };
+        assert_eq!(short_of(std::slice::from_ref(&bare), 0.5).len(), 1, "no interval is no precision");
+    }
     use crate::stats::SplitMix64;
     use crate::stats::nested::{normal, synthetic};
 

@@ -60,7 +60,24 @@ pub struct RunRequest {
     pub quiet: bool,
     /// Refuse to measure when the preflight finds a trap (`--strict`).
     pub strict: bool,
+    /// Keep adding rounds until every figure reaches this precision (`--precision`).
+    pub precision: Option<PrecisionGoal>,
 }
+
+/// `run --precision`: rounds are added to each benchmark, in fresh workers and
+/// interleaved as usual, until every row's 95% interval is within `target` (relative
+/// half-width), `ADAPTIVE_MAX_ROUNDS` rounds have run, or `max_time` is spent.
+#[derive(Debug, Clone, Copy)]
+pub struct PrecisionGoal {
+    pub target: f64,
+    pub max_time: std::time::Duration,
+}
+
+/// Fewest rounds before an adaptive run judges a benchmark's precision: an interval
+/// from fewer rounds says too little about the next.
+pub const ADAPTIVE_MIN_ROUNDS: usize = 3;
+/// Most rounds an adaptive run gives one benchmark.
+pub const ADAPTIVE_MAX_ROUNDS: usize = 100;
 
 /// How a run ended.
 pub struct RunOutcome {
@@ -230,7 +247,12 @@ struct Setup {
     calib: Calibration,
     machine: machine::Machine,
     trace_spec: Option<crate::trace::TraceSpec>,
+    /// Rounds a benchmark runs (their budgets split the standard budgets).
     rounds: usize,
+    /// Rounds a benchmark may run: `rounds`, or more under `--precision`.
+    max_rounds: usize,
+    /// When an adaptive run stops adding rounds.
+    deadline: Option<std::time::Instant>,
 }
 
 /// Checks what can be checked before anything runs, installs the signal handlers,
@@ -253,7 +275,9 @@ fn prepare(req: &RunRequest) -> Result<Setup> {
     }
     let rounds = rounds_of(req);
     let per_round = cfg.per_round(rounds);
-    Ok(Setup { trace_spec: trace_spec_for(req), cfg, per_round, calib, machine, rounds })
+    let max_rounds = if req.precision.is_some() { ADAPTIVE_MAX_ROUNDS.max(rounds) } else { rounds };
+    let deadline = req.precision.map(|g| std::time::Instant::now() + g.max_time);
+    Ok(Setup { trace_spec: trace_spec_for(req), cfg, per_round, calib, machine, rounds, max_rounds, deadline })
 }
 
 /// The preflight's traps, each printed as a warning; with `--strict`, any of them
@@ -352,7 +376,10 @@ impl Tally {
 /// Every round of every selected benchmark, interleaved (round 1 of each, then round
 /// 2 of each…), until all are done, a stop signal, or the store fails.
 fn measure_rounds(req: &RunRequest, setup: &Setup, run: &mut OpenRun, tally: &mut Tally) {
-    for round in 0..setup.rounds {
+    for round in 0..setup.max_rounds {
+        if tally.progress.iter().all(|p| p.finished) {
+            return;
+        }
         for (i, (def, scope)) in req.selected.iter().enumerate() {
             if sys::interrupted() || measure_round(req, setup, (round, i), (def, *scope), run, tally).is_break() {
                 return;
@@ -420,7 +447,7 @@ fn measure_round(
         }
     }
     let p = &mut tally.progress[i];
-    if def.rounds == RoundPlan::Once || round + 1 == setup.rounds {
+    if def.rounds == RoundPlan::Once || last_round(req, setup, round, p) {
         p.finished = true;
     }
     if let Some(b) = &tally.bar {
@@ -434,6 +461,16 @@ fn measure_round(
         return Break(());
     }
     Continue(())
+}
+
+/// Whether the round just run is a benchmark's last: the planned count, or under
+/// `--precision` the rows within the target (after `ADAPTIVE_MIN_ROUNDS`), the
+/// rounds' cap, or the time limit.
+fn last_round(req: &RunRequest, setup: &Setup, round: usize, p: &Progress) -> bool {
+    let Some(goal) = &req.precision else { return round + 1 == setup.rounds };
+    round + 1 >= setup.max_rounds
+        || setup.deadline.is_some_and(|d| std::time::Instant::now() >= d)
+        || (round + 1 >= ADAPTIVE_MIN_ROUNDS && rounds::short_of(&rounds::merge(&p.rounds), goal.target).is_empty())
 }
 
 /// How the run ended: a store that failed or a failed benchmark fails it; a stop
@@ -602,7 +639,14 @@ fn announce(req: &RunRequest, cfg: &MeasureConfig, calib: &Calibration) -> machi
     let machine = machine::fingerprint(&req.command_line, Some(calib.clone()));
     let n = req.selected.len();
     let r = rounds_of(req);
-    if !req.quiet {
+    if let (false, Some(g)) = (req.quiet, &req.precision) {
+        eprintln!(
+            "running {n} benchmark{} until each figure is within ±{:.1}% ({ADAPTIVE_MIN_ROUNDS} to {ADAPTIVE_MAX_ROUNDS} rounds, at most {})",
+            if n == 1 { "" } else { "s" },
+            g.target * 100.0,
+            seconds(g.max_time)
+        );
+    } else if !req.quiet {
         eprintln!(
             "running {n} benchmark{} in {r} round{}, about {}",
             if n == 1 { "" } else { "s" },

@@ -119,6 +119,7 @@ fn run(db: &Path, def: &'static BenchDef, save: Option<&str>) -> i64 {
         command_line: "oscost run (pipeline test)".into(),
         progress: false,
         strict: false,
+        precision: None,
         quiet: true,
     };
     let outcome = session::execute(req).expect("the session runs");
@@ -256,4 +257,106 @@ fn a_counted_row_claims_no_more_iterations_than_were_made() {
     assert_eq!(batch.rounds.len(), 3);
     assert_eq!(batch.rounds.iter().map(|r| r.samples).sum::<usize>(), batch.samples.len());
     assert!(batch.rounds.iter().all(|r| r.counts[&Count::CountedOps] > 0.0));
+}
+
+/// Rounds the noisy benchmarks have run (each call of their `run` is one round).
+static NOISY_ROUND: AtomicU64 = AtomicU64::new(0);
+
+/// One round of a figure around 100 whose rounds move by up to 2% (a fixed pattern)
+/// and whose samples spread ±0.5% within a round.
+fn noisy_rows(_: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let k = NOISY_ROUND.fetch_add(1, Ordering::SeqCst) as f64;
+    let level = 100.0 * (1.0 + 0.02 * (k * 2.1).sin());
+    let samples: Vec<f64> = (0..20).map(|i| level * (1.0 + 0.005 * (f64::from(i) * 0.9).sin())).collect();
+    out.extend(ResultRow::from_samples("test.noisy", Method::Batch, "ns/call", samples, 20));
+    Ok(())
+}
+
+/// One round of a figure that is 100 in even rounds and 200 in odd ones: no number
+/// of rounds makes its interval narrow.
+fn split_rows(_: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let k = NOISY_ROUND.fetch_add(1, Ordering::SeqCst);
+    let level = if k.is_multiple_of(2) { 100.0 } else { 200.0 };
+    let samples: Vec<f64> = (0..20).map(|i| level + f64::from(i % 3)).collect();
+    out.extend(ResultRow::from_samples("test.split", Method::Batch, "ns/call", samples, 20));
+    Ok(())
+}
+
+static NOISY: BenchDef = BenchDef {
+    id: "test.noisy",
+    family: Family::Syscall,
+    summary: "rounds that move by up to 2% (test only)",
+    timing_model: "none: the rows are given",
+    in_default_suite: false,
+    rounds: RoundPlan::Spread,
+    cost: one,
+    check: no_check,
+    run: noisy_rows,
+};
+
+static SPLIT: BenchDef = BenchDef {
+    id: "test.split",
+    family: Family::Syscall,
+    summary: "rounds at 100 and 200 in turn (test only)",
+    timing_model: "none: the rows are given",
+    in_default_suite: false,
+    rounds: RoundPlan::Spread,
+    cost: one,
+    check: no_check,
+    run: split_rows,
+};
+
+fn adaptive_run(db: &Path, def: &'static BenchDef, target: f64) -> RunDocument {
+    let req = RunRequest {
+        selected: vec![(def, Scope::Full)],
+        quick: true,
+        rounds: None,
+        executor: Executor::InProcess,
+        perf_counters: false,
+        trace: false,
+        options: options(),
+        db: db.to_path_buf(),
+        save: None,
+        command_line: "oscost run --precision (pipeline test)".into(),
+        progress: false,
+        strict: false,
+        precision: Some(session::PrecisionGoal { target, max_time: std::time::Duration::from_secs(60) }),
+        quiet: true,
+    };
+    let outcome = session::execute(req).expect("the session runs");
+    outcome.store.load_run(outcome.run_id).unwrap().0
+}
+
+/// `run --precision` stops at the first round whose merged interval is within the
+/// target, and a figure it reports as reached is within it; a figure that cannot get
+/// there runs to the rounds' cap and is reported short.
+#[test]
+fn an_adaptive_run_stops_at_the_target_and_never_claims_what_it_did_not_reach() {
+    use oscost::rounds::{merge, precision_of, short_of};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("adaptive.db");
+    let target = 0.01;
+    let doc = adaptive_run(&db, &NOISY, target);
+    let row = &doc.results[0];
+    let rounds = row.round_count();
+    assert!((session::ADAPTIVE_MIN_ROUNDS..session::ADAPTIVE_MAX_ROUNDS).contains(&rounds), "{rounds} rounds");
+    assert!(short_of(&doc.results, target).is_empty());
+    assert!(precision_of(row).unwrap() <= target, "{:?}", precision_of(row));
+    // The same rounds, merged one fewer at a time: the round before the last was
+    // still short of the target (or below the minimum to judge).
+    let per_round: Vec<Vec<ResultRow>> = row
+        .round_slices()
+        .iter()
+        .map(|s| {
+            vec![ResultRow::from_samples("test.noisy", Method::Batch, "ns/call", s.to_vec(), s.len() as u64).unwrap()]
+        })
+        .collect();
+    assert_eq!(merge(&per_round)[0].median, row.median, "the rounds rebuild the stored row");
+    if rounds > session::ADAPTIVE_MIN_ROUNDS {
+        assert!(!short_of(&merge(&per_round[..rounds - 1]), target).is_empty(), "it ran a round past the target");
+    }
+    let doc = adaptive_run(&db, &SPLIT, target);
+    let row = &doc.results[0];
+    assert_eq!(row.round_count(), session::ADAPTIVE_MAX_ROUNDS);
+    assert_eq!(short_of(&doc.results, target).len(), 1, "reported short, not reached");
 }

@@ -326,6 +326,14 @@ pub struct RunArgs {
     /// as the textfile collector needs).
     #[arg(long, value_name = "FILE")]
     pub export_prometheus: Option<PathBuf>,
+    /// Keep adding rounds (fresh workers, interleaved as usual) until every figure's
+    /// 95% interval is within ±PCT of it, 100 rounds have run, or --max-time is spent;
+    /// the figures that did not get there are named, with why.
+    #[arg(long, value_name = "PCT", conflicts_with = "rounds", value_parser = precision_percent)]
+    pub precision: Option<f64>,
+    /// With --precision: stop adding rounds after this long (default 10m).
+    #[arg(long, value_name = "DURATION", requires = "precision", default_value = "10m")]
+    pub max_time: HumanDuration,
     /// Refuse to measure while the preflight finds any trap on this machine (a busy
     /// CPU, a narrowed affinity, a CPU quota, a governor, boost, SMT, steal, …): exit 2
     /// with each named, before anything is measured.
@@ -448,6 +456,12 @@ impl FromStr for HumanDuration {
 /// text the store compares with its start times.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Date(pub String);
+
+/// `--precision`: a percentage above 0 and below 100.
+fn precision_percent(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().trim_end_matches('%').parse().map_err(|_| format!("{s:?} is not a percentage"))?;
+    if v > 0.0 && v < 100.0 { Ok(v) } else { Err(format!("{s}: the precision is a percentage above 0 and below 100")) }
+}
 
 /// When `run --start-at` begins measuring.
 #[derive(Debug, Clone, Copy, PartialEq)]

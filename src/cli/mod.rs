@@ -786,6 +786,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         progress: !args.json && !args.quiet && std::io::stderr().is_terminal(),
         quiet: args.quiet,
         strict: args.strict,
+        precision: args.precision.map(|pct| session::PrecisionGoal { target: pct / 100.0, max_time: args.max_time.0 }),
     };
     let db = req.db.clone();
     let mut outcome = session::execute(req)?;
@@ -796,6 +797,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let run = [(doc, skipped)];
     write_exports(&args, &run)?;
     let [(doc, skipped)] = run;
+    let precision_lines = args.precision.map(|pct| precision_summary(&doc, pct / 100.0)).unwrap_or_default();
     if args.json {
         outln(&report::json::render_run(&doc, &skipped, args.samples))?;
     } else if !args.quiet {
@@ -805,6 +807,9 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
                 outln(&format!("(the full table: oscost show {})", outcome.run_id))?;
             }
             None => out(&run_table(&doc, &skipped))?,
+        }
+        for line in &precision_lines {
+            outln(line)?;
         }
         outln(&format!(
             "stored as run #{} in {} ({:.1} s)",
@@ -826,6 +831,31 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         return Ok(128 + sig);
     }
     Ok(if outcome.failures.is_empty() { 0 } else { 1 })
+}
+
+/// What `--precision` reached: how many figures got within the target and, for each
+/// that did not, why (see `rounds::why_short`).
+fn precision_summary(doc: &RunDocument, target: f64) -> Vec<String> {
+    let short = crate::rounds::short_of(&doc.results, target);
+    let mut lines = vec![format!(
+        "precision ±{:.1}%: {} of {} figures reached it",
+        target * 100.0,
+        doc.results.len() - short.len(),
+        doc.results.len()
+    )];
+    for r in short {
+        let now =
+            crate::rounds::precision_of(r).map_or_else(|| "no interval".into(), |p| format!("±{:.1}%", p * 100.0));
+        lines.push(format!(
+            "  not reached: {} {} [{}] at {now} after {} rounds ({})",
+            report::plain(&r.benchmark),
+            report::plain(&r.variant_label()),
+            r.method.as_str(),
+            r.round_count(),
+            crate::rounds::why_short(r, target)
+        ));
+    }
+    lines
 }
 
 /// The run written to every `--export-*` file asked for.
