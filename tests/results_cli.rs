@@ -245,24 +245,7 @@ fn known_run(template: &serde_json::Value, centre: f64, phase: f64) -> serde_jso
     run["run"]["uuid"] = uuid::Uuid::new_v4().to_string().into();
     let results = run["results"].as_array_mut().unwrap();
     results.retain(|r| r["method"] == "batch");
-    let row = &mut results[0];
-    let rounds = 6;
-    let mut samples: Vec<f64> =
-        (0..rounds * 10).map(|i| centre * (1.0 + 0.01 * (i as f64 * 0.7 + phase).sin())).collect();
-    row["samples"] = samples.clone().into();
-    samples.sort_by(f64::total_cmp);
-    let n = samples.len();
-    let mean = samples.iter().sum::<f64>() / n as f64;
-    let sd = (samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-    let median = (samples[n / 2 - 1] + samples[n / 2]) / 2.0;
-    for (k, v) in [("min", samples[0]), ("median", median), ("mean", mean), ("stddev", sd)] {
-        row[k] = v.into();
-    }
-    row["ci_low"] = (median * 0.995).into();
-    row["ci_high"] = (median * 1.005).into();
-    row["n"] = n.into();
-    row["percentiles"] = serde_json::Value::Null;
-    row["rounds"] = (0..rounds).map(|_| serde_json::json!({"samples": 10, "counts": {}})).collect();
+    known_rounds(&mut results[0], centre, phase);
     run
 }
 

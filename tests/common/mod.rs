@@ -163,7 +163,7 @@ pub fn history_export(dir: &Path, medians: &[f64], kernels: &[&str]) -> PathBuf 
             let results = run["results"].as_array_mut().unwrap();
             results.retain(|r| r["method"] == "batch");
             results.truncate(1);
-            known_rounds(&mut results[0], *m);
+            known_rounds(&mut results[0], *m, 0.0);
             run
         })
         .collect();
@@ -173,10 +173,10 @@ pub fn history_export(dir: &Path, medians: &[f64], kernels: &[&str]) -> PathBuf 
     file
 }
 
-/// Sets a row to six rounds of ten samples within ±1% of `centre`, its summary
-/// computed from them.
-fn known_rounds(row: &mut serde_json::Value, centre: f64) {
-    let mut samples: Vec<f64> = (0..60).map(|i| centre * (1.0 + 0.01 * (i as f64 * 0.7).sin())).collect();
+/// Sets a row to six rounds of ten samples within ±1% of `centre` (`phase` shifts
+/// the pattern), its summary computed from them.
+pub fn known_rounds(row: &mut serde_json::Value, centre: f64, phase: f64) {
+    let mut samples: Vec<f64> = (0..60).map(|i| centre * (1.0 + 0.01 * (i as f64 * 0.7 + phase).sin())).collect();
     row["samples"] = samples.clone().into();
     samples.sort_by(f64::total_cmp);
     let n = samples.len();
