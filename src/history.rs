@@ -215,11 +215,7 @@ fn annotate(s: &mut Series, machines: &[&Machine]) {
 /// deviation of its log (the median over runs; 0 when no run has an interval): the
 /// run-to-run noise cannot be smaller than the noise inside each run.
 fn resolvable(points: &[Point]) -> f64 {
-    let widths: Vec<f64> = points
-        .iter()
-        .filter(|p| p.ci_low > 0.0 && p.ci_high >= p.ci_low)
-        .map(|p| (p.ci_high / p.ci_low).ln() / (2.0 * 1.959_964))
-        .collect();
+    let widths: Vec<f64> = points.iter().filter_map(|p| crate::stats::power::log_se(p.ci_low, p.ci_high)).collect();
     if widths.is_empty() { 0.0 } else { crate::stats::median(&widths) }
 }
 

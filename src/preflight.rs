@@ -124,7 +124,7 @@ fn smt(s: &Snapshot) -> Vec<Trap> {
     if !busy_siblings.is_empty() {
         out.push(Trap::new(
             TrapCode::BusySibling,
-            format!("the SMT sibling CPU {} of a CPU the run uses is busy", cpu_list(&busy_siblings)),
+            format!("the SMT sibling CPU {} of a CPU the run uses is busy", crate::sys::cpu_list_text(&busy_siblings)),
             "stop the work on the sibling, or allow the run only CPUs whose siblings are idle",
         ));
     }
@@ -184,7 +184,7 @@ fn affinity(s: &Snapshot) -> Vec<Trap> {
             TrapCode::IsolcpusOneCpu,
             format!(
                 "every CPU the run may use ({}) is isolated (isolcpus): the scheduler does not balance across them, so every thread stays on the CPU it started on",
-                cpu_list(&s.allowed)
+                crate::sys::cpu_list_text(&s.allowed)
             ),
             "pin each task yourself (--cpu), or allow at least one CPU that is not isolated",
         ));
@@ -194,7 +194,7 @@ fn affinity(s: &Snapshot) -> Vec<Trap> {
             TrapCode::NarrowAffinity,
             format!(
                 "the run may use CPU {} of the {} online: an affinity set outside oscost (taskset, a cpuset) narrows it",
-                cpu_list(&s.allowed),
+                crate::sys::cpu_list_text(&s.allowed),
                 s.online.len()
             ),
             "run without the outer affinity, or read cross-CPU figures knowing which CPUs they had",
@@ -204,10 +204,10 @@ fn affinity(s: &Snapshot) -> Vec<Trap> {
 }
 
 fn cgroup(s: &Snapshot) -> Vec<Trap> {
+    // `cpu.max=QUOTA PERIOD`, where a quota other than `max` is a limit.
     let quota = s.cgroup_limits.split_whitespace().find_map(|f| f.strip_prefix("cpu.max="));
-    let limited = s.cgroup_limits.contains("cpu.max=") && !s.cgroup_limits.contains("cpu.max=max");
     match quota {
-        Some(_) if limited => vec![Trap::new(
+        Some(q) if q != "max" => vec![Trap::new(
             TrapCode::CgroupLimit,
             format!(
                 "the run's cgroup has a CPU quota ({}): a task that spends it waits for the next period",
@@ -249,11 +249,6 @@ fn memory_and_timers(s: &Snapshot) -> Vec<Trap> {
     out
 }
 
-/// A CPU list in the kernel's short form (0-3,6).
-fn cpu_list(cpus: &[usize]) -> String {
-    crate::sys::cpu_list_text(cpus)
-}
-
 /// Parses a kernel CPU list ("0-3,6").
 pub fn parse_cpu_list(text: &str) -> Vec<usize> {
     let mut out = Vec::new();
@@ -270,39 +265,23 @@ pub fn parse_cpu_list(text: &str) -> Vec<usize> {
     out
 }
 
-/// Each CPU's (busy, steal, total) ticks from /proc/stat.
-fn cpu_ticks() -> Vec<(usize, u64, u64, u64)> {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    stat.lines()
-        .filter_map(|l| {
-            let rest = l.strip_prefix("cpu")?;
-            let (n, fields) = rest.split_once(' ')?;
-            let cpu = n.parse::<usize>().ok()?;
-            let t: Vec<u64> = fields.split_whitespace().filter_map(|v| v.parse().ok()).collect();
-            let total: u64 = t.iter().take(8).sum();
-            let idle = t.get(3).copied().unwrap_or(0) + t.get(4).copied().unwrap_or(0);
-            Some((cpu, total - idle, t.get(7).copied().unwrap_or(0), total))
-        })
-        .collect()
-}
-
 /// Reads the machine: the settings once, the CPUs' work over `window` (this thread
 /// asleep meanwhile, so oscost's own work is not counted).
 pub fn snapshot(window: Duration) -> Snapshot {
     let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-    let before = cpu_ticks();
+    let before = crate::procfs::cpu_ticks();
     std::thread::sleep(window);
-    let after = cpu_ticks();
+    let after = crate::procfs::cpu_ticks();
     let mut busy = Vec::new();
-    let (mut steal, mut total) = (0u64, 0u64);
-    for (cpu, b1, s1, t1) in &after {
-        if let Some((_, b0, s0, t0)) = before.iter().find(|(c, ..)| c == cpu) {
-            let dt = t1.saturating_sub(*t0);
-            if dt > 0 {
-                busy.push((*cpu, b1.saturating_sub(*b0) as f64 / dt as f64));
-            }
-            steal += s1.saturating_sub(*s0);
-            total += dt;
+    let mut all = None;
+    for (cpu, t1) in &after {
+        let Some((_, t0)) = before.iter().find(|(c, _)| c == cpu) else { continue };
+        let (db, ds, dt) =
+            (t1.busy.saturating_sub(t0.busy), t1.steal.saturating_sub(t0.steal), t1.total.saturating_sub(t0.total));
+        match cpu {
+            Some(c) if dt > 0 => busy.push((*c, db as f64 / dt as f64)),
+            None if dt > 0 => all = Some(ds as f64 / dt as f64),
+            _ => {}
         }
     }
     let online = read("/sys/devices/system/cpu/online").map(|t| parse_cpu_list(&t)).unwrap_or_default();
@@ -322,7 +301,7 @@ pub fn snapshot(window: Duration) -> Snapshot {
         isolated: read("/sys/devices/system/cpu/isolated").map(|t| parse_cpu_list(&t)).unwrap_or_default(),
         siblings,
         busy,
-        steal: (total > 0).then(|| steal as f64 / total as f64),
+        steal: all,
         clocksource: read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         cgroup_limits: crate::procfs::cgroup_cpu_limits(),
         perf_paranoid: read("/proc/sys/kernel/perf_event_paranoid").and_then(|p| p.parse().ok()),

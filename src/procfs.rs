@@ -167,17 +167,41 @@ pub fn cgroup_cpu_limits() -> String {
     if out.is_empty() { "none exposed".into() } else { out.join(" ") }
 }
 
-/// The share of CPU time the hypervisor stole since boot (/proc/stat's `steal`
-/// column over all columns), or None where the kernel does not count it.
+/// Time spent since boot, in clock ticks, by all CPUs together or by one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTicks {
+    /// Neither idle nor waiting for I/O.
+    pub busy: u64,
+    /// Taken by the hypervisor for other guests.
+    pub steal: u64,
+    pub total: u64,
+}
+
+/// /proc/stat's `cpu` lines: the sum over CPUs (None) and each CPU (Some(n)).
+pub fn cpu_ticks() -> Vec<(Option<usize>, CpuTicks)> {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    stat.lines()
+        .filter_map(|l| {
+            let (name, fields) = l.split_once(' ')?;
+            let cpu = match name.strip_prefix("cpu")? {
+                "" => None,
+                n => Some(n.parse::<usize>().ok()?),
+            };
+            // user nice system idle iowait irq softirq steal guest guest_nice: guest
+            // time is already inside user and nice.
+            let t: Vec<u64> = fields.split_whitespace().filter_map(|v| v.parse().ok()).collect();
+            let total: u64 = t.iter().take(8).sum();
+            let idle = t.get(3).copied().unwrap_or(0) + t.get(4).copied().unwrap_or(0);
+            Some((cpu, CpuTicks { busy: total - idle, steal: t.get(7).copied().unwrap_or(0), total }))
+        })
+        .collect()
+}
+
+/// The share of CPU time the hypervisor stole since boot, or None where the kernel
+/// does not count it.
 pub fn steal_share() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let cpu = stat.lines().find(|l| l.starts_with("cpu "))?;
-    let ticks: Vec<u64> = cpu.split_whitespace().skip(1).filter_map(|t| t.parse().ok()).collect();
-    // user nice system idle iowait irq softirq steal guest guest_nice: guest time is
-    // already inside user and nice.
-    let total: u64 = ticks.iter().take(8).sum();
-    let steal = *ticks.get(7)?;
-    (total > 0).then(|| steal as f64 / total as f64)
+    let all = cpu_ticks().into_iter().find(|(cpu, _)| cpu.is_none())?.1;
+    (all.total > 0).then(|| all.steal as f64 / all.total as f64)
 }
 
 /// The address space this process maps now (VmSize), in bytes: what a worker, a copy

@@ -184,21 +184,35 @@ pub fn short_of(rows: &[ResultRow], target: f64) -> Vec<&ResultRow> {
 }
 
 /// Why a row fell short of a precision, in words: a bimodal row, a machine that
-/// drifted (the later half of its rounds' medians apart from the earlier half by more
-/// than the target), or only that the rounds or the time ran out.
+/// drifted, or only that the rounds or the time ran out.
 pub fn why_short(r: &ResultRow, target: f64) -> &'static str {
     if r.flags.iter().any(|f| f.flag == crate::model::FlagCode::Bimodal) {
         return "bimodal";
     }
-    let medians = round_medians(r);
-    let half = medians.len() / 2;
-    if half >= 2 {
-        let (a, b) = (crate::stats::median(&medians[..half]), crate::stats::median(&medians[half..]));
-        if a > 0.0 && (b / a - 1.0).abs() > target {
-            return "drifting";
-        }
+    if drifted(&round_medians(r), target) {
+        return "drifting";
     }
     if precision_of(r).is_none() { "no interval" } else { "rounds or time spent" }
+}
+
+/// Fewest rounds in each half before a drift is judged.
+const DRIFT_HALF_ROUNDS: usize = 5;
+
+/// Whether the later half of the rounds' medians moved from the earlier half by more
+/// than `target` and by more than the rounds' own spread allows (3.5 standard errors
+/// of the difference of the halves' mean log medians): noise alone does not drift.
+fn drifted(medians: &[f64], target: f64) -> bool {
+    let logs: Vec<f64> = medians.iter().filter(|m| **m > 0.0).map(|m| m.ln()).collect();
+    let half = logs.len() / 2;
+    if half < DRIFT_HALF_ROUNDS {
+        return false;
+    }
+    let (Some(a), Some(b)) = (crate::stats::summarize(&logs[..half]), crate::stats::summarize(&logs[half..])) else {
+        return false;
+    };
+    let diff = (b.mean - a.mean).abs();
+    let se = (a.stddev.powi(2) / a.n as f64 + b.stddev.powi(2) / b.n as f64).sqrt();
+    diff > (1.0 + target).ln() && diff > 3.5 * se
 }
 
 /// Each round's median.
@@ -344,6 +358,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn drift_stays_quiet_on_noise_and_fires_on_a_step() {
+        let mut rng = crate::stats::SplitMix64::new(23);
+        let trials = 1000;
+        let rounds = |rng: &mut crate::stats::SplitMix64, step: f64| -> Vec<f64> {
+            (0..20)
+                .map(|i| 100.0 * (0.05 * crate::stats::nested::normal(rng)).exp() * if i >= 10 { step } else { 1.0 })
+                .collect()
+        };
+        // 5% round-to-round noise against a 2% target: the halves differ by more
+        // than the target often, but not by more than their spread allows.
+        let noisy = (0..trials).filter(|_| drifted(&rounds(&mut rng, 1.0), 0.02)).count();
+        assert!(noisy <= trials / 20, "{noisy} of {trials} noise-only rows called drifting");
+        let stepped = (0..trials).filter(|_| drifted(&rounds(&mut rng, 1.15), 0.02)).count();
+        assert!(stepped >= trials * 9 / 10, "{stepped} of {trials} 15% steps called drifting");
+        assert!(!drifted(&[100.0, 200.0, 100.0], 0.02), "too few rounds to judge");
+    }
+
+    #[test]
     fn precision_is_the_wider_half_of_the_interval_and_shortfalls_say_why() {
         let mut r = ResultRow::from_samples("x", Method::Batch, "ns/call", vec![100.0; 4], 4).unwrap();
         (r.ci_low, r.ci_high) = (99.0, 103.0);
@@ -351,9 +383,9 @@ mod tests {
         assert!(short_of(std::slice::from_ref(&r), 0.03).is_empty());
         assert_eq!(short_of(std::slice::from_ref(&r), 0.02).len(), 1);
         assert_eq!(why_short(&r, 0.02), "rounds or time spent");
-        // Four rounds whose later half sits 10% above the earlier: drifting.
-        r.samples = vec![100.0, 100.0, 100.0, 100.0, 110.0, 110.0, 110.0, 110.0];
-        r.rounds = (0..4).map(|_| crate::model::Round { samples: 2, counts: Default::default() }).collect();
+        // Ten rounds whose later half sits 10% above the earlier: drifting.
+        r.samples = (0..20).map(|i| if i < 10 { 100.0 } else { 110.0 } + (i % 3) as f64 * 0.1).collect();
+        r.rounds = (0..10).map(|_| crate::model::Round { samples: 2, counts: Default::default() }).collect();
         assert_eq!(why_short(&r, 0.02), "drifting");
         r.flag(crate::model::Flag::new(crate::model::FlagCode::Bimodal, "two levels"));
         assert_eq!(why_short(&r, 0.02), "bimodal");

@@ -53,7 +53,7 @@ pub fn history(db: &Path, req: &Request) -> Result<i32> {
 }
 
 /// The complete measured runs the filter selects, oldest first.
-fn load_runs(db: &Path, filter: &RunFilter) -> Result<Vec<crate::model::RunDocument>> {
+pub(super) fn load_runs(db: &Path, filter: &RunFilter) -> Result<Vec<crate::model::RunDocument>> {
     let store = Store::open_existing(db)?;
     let listed = store.list_runs(filter)?;
     let docs = listed

@@ -12,7 +12,7 @@ use crate::stats::planner::{self, Components, Costs, Experiment, Plan};
 
 /// An experiment's shape: runs, rounds a run, samples a round.
 type Shape = (usize, usize, usize);
-use crate::store::{RunFilter, Store};
+use crate::store::RunFilter;
 
 /// What starting one round costs beyond its samples: a worker process started and
 /// its clocks calibrated. Assumed (not measured per run): about what a quick round's
@@ -38,7 +38,7 @@ pub fn plan(db: &Path, figures: &[String], filter: &RunFilter, target: f64, json
     if !(target.is_finite() && target > 0.0 && target < 1.0) {
         return Err(UsageError("--precision is a percentage between 0 and 100".into()).into());
     }
-    let runs = load(db, filter)?;
+    let runs = super::history::load_runs(db, filter)?;
     if runs.len() < 2 {
         return Err(UsageError(format!(
             "plan reads the variance between runs from stored runs: {} complete measured run(s) found, it needs two or more (oscost run, twice)",
@@ -48,7 +48,9 @@ pub fn plan(db: &Path, figures: &[String], filter: &RunFilter, target: f64, json
     }
     let run_cost = crate::runner::MeasureConfig::standard().startup.as_secs_f64();
     let mut plans = Vec::new();
-    for r in runs[0].results.iter().filter(|r| r.method == Method::Batch) {
+    // The newest run names the figures.
+    let newest = &runs[runs.len() - 1];
+    for r in newest.results.iter().filter(|r| r.method == Method::Batch) {
         if !figures.is_empty() && !figures.iter().any(|f| crate::history::matches(f, r)) {
             continue;
         }
@@ -71,19 +73,6 @@ pub fn plan(db: &Path, figures: &[String], filter: &RunFilter, target: f64, json
         out(&render(&plans, target))?;
     }
     Ok(0)
-}
-
-/// The complete measured runs the filter selects, newest first.
-fn load(db: &Path, filter: &RunFilter) -> Result<Vec<RunDocument>> {
-    let store = Store::open_existing(db)?;
-    let mut docs = Vec::new();
-    for l in store.list_runs(filter)?.iter().filter(|l| l.status == crate::model::RunStatus::Complete) {
-        let (d, _) = store.load_run(l.id)?;
-        if d.run.kind == crate::model::RunKind::Measure {
-            docs.push(d);
-        }
-    }
-    Ok(docs)
 }
 
 /// `row`'s figure in every run, cut to a balanced experiment (the fewest rounds of

@@ -75,9 +75,12 @@ pub fn render(series: &[Series], runs: usize) -> String {
         let noise =
             s.noise.map_or_else(|| "too few runs to measure the noise".into(), |n| format!("noise {:.1}%", n * 100.0));
         let last = s.points.last().map_or_else(String::new, |p| fmt_value(p.median, &s.unit));
+        // A figure a run's flag doubts is in the series; say how many there are.
+        let flagged = s.points.iter().filter(|p| p.flagged).count();
+        let flagged = if flagged > 0 { format!(", {flagged} flagged") } else { String::new() };
         let _ = writeln!(
             out,
-            "{}{stratum}  {}  {} runs, latest {last}, {noise}",
+            "{}{stratum}  {}  {} runs{flagged}, latest {last}, {noise}",
             plain(&s.figure()),
             sparkline(s),
             s.points.len()
@@ -252,6 +255,9 @@ mod tests {
         assert!(text.contains("kernel 6.1 → 6.2"), "{text}");
         assert!(text.contains("1 of 1 figures changed over 5 runs"), "{text}");
         assert!(render(&[], 7).contains("no figure matched in 7"));
+        let mut doubted = series(&[100.0, 100.0, 100.0], None);
+        doubted.points[1].flagged = true;
+        assert!(render(&[doubted], 3).contains("3 runs, 1 flagged,"));
     }
 
     #[test]

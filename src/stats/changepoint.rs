@@ -21,10 +21,7 @@
 //! placed within one run in ≥ 90% of seeded trials; series of 30 runs without a step
 //! raise a change in ≤ 5%, also when one run in twenty is 15% slow.
 
-use super::median;
-
-/// The normal distribution's 97.5% point: two-sided 95% intervals.
-const Z975: f64 = 1.959_964;
+use super::{Z975, median};
 
 /// Fewest runs a segment may hold.
 pub const MIN_SEGMENT: usize = 2;

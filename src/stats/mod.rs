@@ -7,6 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The normal distribution's 97.5% point: the z of a two-sided 95% interval.
+pub const Z975: f64 = 1.959_964;
+
 pub mod changepoint;
 pub mod nested;
 pub mod planner;

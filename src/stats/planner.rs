@@ -14,8 +14,7 @@
 
 use serde::Serialize;
 
-/// z for a two-sided 95% interval.
-const Z975: f64 = 1.959_964;
+use super::Z975;
 
 /// The variance each level adds (the paper's T²; clamped at 0, since an estimate of a
 /// component that is truly near 0 can come out negative), from the lowest level up.

@@ -10,8 +10,7 @@
 
 /// The power the MDE is quoted at.
 pub const POWER: f64 = 0.8;
-/// z for a two-sided 95% interval.
-const Z975: f64 = 1.959_964;
+use super::Z975;
 /// z for 80% power.
 const Z80: f64 = 0.841_621;
 
