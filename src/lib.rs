@@ -37,6 +37,7 @@
 pub mod bench;
 pub mod cli;
 pub mod clock;
+pub mod condition;
 pub mod files;
 pub mod helper;
 pub mod histo;
@@ -45,6 +46,7 @@ pub mod kcounts;
 pub mod machine;
 pub mod model;
 pub mod observe;
+pub mod paired;
 pub mod placement;
 pub mod preflight;
 pub mod procfs;

@@ -249,21 +249,7 @@ fn memory_and_timers(s: &Snapshot) -> Vec<Trap> {
     out
 }
 
-/// Parses a kernel CPU list ("0-3,6").
-pub fn parse_cpu_list(text: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
-                    out.extend(a..=b);
-                }
-            }
-            None => out.extend(part.trim().parse::<usize>().ok()),
-        }
-    }
-    out
-}
+pub use crate::procfs::parse_cpu_list;
 
 /// Reads the machine: the settings once, the CPUs' work over `window` (this thread
 /// asleep meanwhile, so oscost's own work is not counted).

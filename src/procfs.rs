@@ -222,6 +222,22 @@ pub fn boost() -> Option<String> {
         .or_else(|| read_trim("/sys/devices/system/cpu/intel_pstate/no_turbo").map(|t| on_off(t == "0")))
 }
 
+/// Parses a kernel CPU list ("0-3,6").
+pub fn parse_cpu_list(text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
+                    out.extend(a..=b);
+                }
+            }
+            None => out.extend(part.trim().parse::<usize>().ok()),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,6 +62,8 @@ pub struct RunRequest {
     pub strict: bool,
     /// Keep adding rounds until every figure reaches this precision (`--precision`).
     pub precision: Option<PrecisionGoal>,
+    /// Conditions measured beside the baseline in the same rounds (`--condition`).
+    pub conditions: Vec<crate::condition::Condition>,
 }
 
 /// `run --precision`: rounds are added to each benchmark, in fresh workers and
@@ -253,11 +255,38 @@ struct Setup {
     max_rounds: usize,
     /// When an adaptive run stops adding rounds.
     deadline: Option<std::time::Instant>,
+    /// The run's arms: the baseline, then each condition as prepared (or why it cannot
+    /// be measured here). Dropped after the last round: what they hold is undone.
+    arms: Vec<Arm>,
+}
+
+/// One arm of a paired run: what its rounds measure under.
+enum Arm {
+    Baseline,
+    Condition(crate::condition::Prepared),
+    Unavailable(crate::condition::Condition, String),
+}
+
+impl Arm {
+    fn condition(&self) -> Option<String> {
+        match self {
+            Arm::Baseline => None,
+            Arm::Condition(p) => Some(p.condition.to_string()),
+            Arm::Unavailable(c, _) => Some(c.to_string()),
+        }
+    }
+}
+
+/// The order a round measures its arms in: forward in even rounds, backward in odd
+/// ones (A B, B A, A B…), so drift over a round touches every arm alike.
+pub fn arm_order(arms: usize, round: usize) -> Vec<usize> {
+    if round.is_multiple_of(2) { (0..arms).collect() } else { (0..arms).rev().collect() }
 }
 
 /// Checks what can be checked before anything runs, installs the signal handlers,
 /// calibrates the clocks and announces the run.
 fn prepare(req: &RunRequest) -> Result<Setup> {
+    recover_left_settings();
     check_placement(&req.options.placement)?;
     sys::install_interrupt_flag().context("installing the signal handlers")?;
     sys::release_free_memory();
@@ -277,7 +306,31 @@ fn prepare(req: &RunRequest) -> Result<Setup> {
     let per_round = cfg.per_round(rounds);
     let max_rounds = if req.precision.is_some() { ADAPTIVE_MAX_ROUNDS.max(rounds) } else { rounds };
     let deadline = req.precision.map(|g| std::time::Instant::now() + g.max_time);
-    Ok(Setup { trace_spec: trace_spec_for(req), cfg, per_round, calib, machine, rounds, max_rounds, deadline })
+    let arms = prepare_arms(req);
+    Ok(Setup { trace_spec: trace_spec_for(req), cfg, per_round, calib, machine, rounds, max_rounds, deadline, arms })
+}
+
+/// The baseline and each condition, prepared for the run; one that cannot be measured
+/// here is said once and skipped, and the baseline still runs.
+fn prepare_arms(req: &RunRequest) -> Vec<Arm> {
+    let mut arms = vec![Arm::Baseline];
+    for c in &req.conditions {
+        arms.push(match crate::condition::prepare(c, &req.options) {
+            Ok(p) => Arm::Condition(p),
+            Err(crate::condition::Unavailable(why)) => {
+                eprintln!("note: condition {c} skipped: {why}");
+                Arm::Unavailable(c.clone(), why)
+            }
+        });
+    }
+    arms
+}
+
+/// Puts back what killed runs left changed (a cgroup, a sysfs setting), said once each.
+fn recover_left_settings() {
+    for line in crate::condition::journal::recover() {
+        eprintln!("restored: {line}");
+    }
 }
 
 /// The preflight's traps, each printed as a warning; with `--strict`, any of them
@@ -346,21 +399,42 @@ pub fn record<T>(
 
 /// The run's bookkeeping while it measures.
 struct Tally {
+    /// One per benchmark and arm: benchmark i's arm a at `i * arms + a`.
     progress: Vec<Progress>,
     failures: Vec<Skipped>,
     unstored: Vec<Unstored>,
     bar: Option<indicatif::ProgressBar>,
+    /// Arms whose evidence was said (once per arm).
+    evidence_said: Vec<bool>,
 }
 
 impl Tally {
     fn new(req: &RunRequest, setup: &Setup) -> Self {
         let rounds = setup.rounds;
-        let jobs: usize = req.selected.iter().map(|(d, _)| if d.rounds == RoundPlan::Once { 1 } else { rounds }).sum();
+        let arms = setup.arms.len();
+        let jobs: usize =
+            req.selected.iter().map(|(d, _)| if d.rounds == RoundPlan::Once { 1 } else { rounds }).sum::<usize>()
+                * arms;
+        let mut progress: Vec<Progress> = (0..req.selected.len() * arms).map(|_| Progress::default()).collect();
+        for (i, (def, _)) in req.selected.iter().enumerate() {
+            for (a, arm) in setup.arms.iter().enumerate() {
+                if let Arm::Unavailable(c, why) = arm {
+                    let p = &mut progress[i * arms + a];
+                    p.skip_once(Skipped {
+                        benchmark: def.id.into(),
+                        params: condition_params(&c.to_string()),
+                        reason: why.clone(),
+                    });
+                    p.finished = true;
+                }
+            }
+        }
         Tally {
-            progress: req.selected.iter().map(|_| Progress::default()).collect(),
+            progress,
             failures: Vec::new(),
             unstored: Vec::new(),
-            bar: req.progress.then(|| progress_bar(jobs as u64, estimate_of(req, &setup.cfg))),
+            bar: req.progress.then(|| progress_bar(jobs as u64, estimate_of(req, &setup.cfg) * arms as u32)),
+            evidence_said: vec![false; arms],
         }
     }
 
@@ -381,79 +455,142 @@ fn measure_rounds(req: &RunRequest, setup: &Setup, run: &mut OpenRun, tally: &mu
             return;
         }
         for (i, (def, scope)) in req.selected.iter().enumerate() {
-            if sys::interrupted() || measure_round(req, setup, (round, i), (def, *scope), run, tally).is_break() {
+            for arm in arm_order(setup.arms.len(), round) {
+                let at = Slot { round, bench: i, arm };
+                if sys::interrupted() || measure_round(req, setup, at, (def, *scope), run, tally).is_break() {
+                    return;
+                }
+            }
+            if let Err(e) = store_when_done(run, setup, tally, i, def.id) {
+                // Nothing new is measured once the store fails; what finished is kept.
+                tally.unstored.push(e);
                 return;
             }
         }
     }
 }
 
-/// One round of one benchmark in a fresh worker, its rows kept, and the benchmark
-/// stored once it has finished. Breaks when the run must stop.
+/// Where a round stands: its number, the benchmark's index and the arm's.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    round: usize,
+    bench: usize,
+    arm: usize,
+}
+
+/// A skip's parameters under a condition.
+fn condition_params(condition: &str) -> String {
+    format!("{}={condition}", crate::condition::PARAM)
+}
+
+/// Stores benchmark `i` once every arm of it has finished: the arms in order, so the
+/// baseline's rows come first whatever order the last round ran them in.
+fn store_when_done(
+    run: &mut OpenRun,
+    setup: &Setup,
+    tally: &mut Tally,
+    i: usize,
+    id: &'static str,
+) -> Result<(), Unstored> {
+    let arms = setup.arms.len();
+    let slots = &mut tally.progress[i * arms..(i + 1) * arms];
+    if slots.iter().any(|p| !p.finished) || slots.iter().all(|p| p.stored) {
+        return Ok(());
+    }
+    for p in slots.iter_mut().filter(|p| !p.stored) {
+        store_benchmark(run, p, id)?;
+    }
+    Ok(())
+}
+
+/// One round of one benchmark's arm in a fresh worker, its rows kept (labelled with
+/// the arm's condition). Breaks when the run must stop.
 fn measure_round(
     req: &RunRequest,
     setup: &Setup,
-    (round, i): (usize, usize),
+    at: Slot,
     (def, scope): (&BenchDef, Scope),
     run: &mut OpenRun,
     tally: &mut Tally,
 ) -> std::ops::ControlFlow<()> {
     use std::ops::ControlFlow::{Break, Continue};
-    if tally.progress[i].finished {
+    let slot = at.bench * setup.arms.len() + at.arm;
+    if tally.progress[slot].finished {
         return Continue(());
     }
     if let Some(b) = &tally.bar {
-        b.set_message(format!("{} (round {}/{})", def.id, round + 1, setup.rounds));
+        b.set_message(format!("{} (round {}/{})", def.id, at.round + 1, setup.rounds));
     }
-    let mut job_cfg = if def.rounds == RoundPlan::Once { &setup.cfg } else { &setup.per_round };
-    // One round of each traced benchmark carries the trace pass.
-    let traced;
-    if round == 0
-        && def.family.is_traced()
-        && let Some(spec) = &setup.trace_spec
-    {
-        traced = MeasureConfig { trace: Some(spec.clone()), ..job_cfg.clone() };
-        job_cfg = &traced;
-    }
+    let arm = &setup.arms[at.arm];
+    let (cfg, opts) = arm_settings(req, setup, at, def, arm);
+    let prepared = match arm {
+        Arm::Condition(p) => Some(p),
+        _ => None,
+    };
     let job = RoundJob {
         def,
         scope,
-        cfg: job_cfg,
+        cfg: &cfg,
         calib: &setup.calib,
-        opts: &req.options,
-        bound: bound_of(def, scope, &req.options, job_cfg),
+        opts: &opts,
+        bound: bound_of(def, scope, &opts, &cfg),
+        condition: prepared.and_then(|p| p.in_worker()),
     };
-    let reply = run_round(&job, req.executor);
+    let mut reply = match prepared.map(|p| p.hold_round(&opts)).transpose() {
+        Ok(hold) => {
+            let mut reply = run_round(&job, req.executor);
+            if let (Some(p), Some(hold)) = (prepared, &hold) {
+                let report = crate::condition::RoundReport { peers_moved: reply.peers_moved, rows: &reply.rows };
+                let seen = p.evidence(hold, &report);
+                reply.evidence.extend(seen);
+            }
+            drop(hold);
+            reply
+        }
+        Err(why) => crate::worker::RoundReply::empty(Err(BenchError::Setup(why))),
+    };
+    if let Some(p) = prepared {
+        say_evidence(tally, at.arm, &p.condition.to_string(), &reply.evidence);
+        let report = crate::condition::RoundReport { peers_moved: reply.peers_moved, rows: &reply.rows };
+        if let Err(why) = p.acted(&report) {
+            reply.rows.clear();
+            reply.outcome = Err(BenchError::Skipped(why));
+        }
+    }
+    label_arm(&mut reply, arm);
     let ended = classify(def, reply.outcome, &reply.rows, &reply.skipped);
-    let p = &mut tally.progress[i];
+    let p = &mut tally.progress[slot];
     for s in reply.skipped {
         p.skip_once(s);
     }
     if !reply.rows.is_empty() {
         p.rounds.push(reply.rows);
     }
+    let params = arm.condition().map(|c| condition_params(&c)).unwrap_or_default();
     match ended {
         Ended::Done => {}
         Ended::Interrupted => return Break(()),
         Ended::Skipped(why) => {
-            p.skip_once(Skipped { benchmark: def.id.into(), params: String::new(), reason: why });
+            p.skip_once(Skipped { benchmark: def.id.into(), params, reason: why });
             p.finished = true;
         }
-        Ended::Failed(f) => {
+        Ended::Failed(mut f) => {
+            f.params = params;
             p.skip_once(f.clone());
             p.finished = true;
             tally.say(&format!("error: {}: {}", def.id, f.reason.trim_start_matches("failed: ")));
             tally.failures.push(f);
         }
     }
-    let p = &mut tally.progress[i];
-    if def.rounds == RoundPlan::Once || last_round(req, setup, round, p) {
+    let p = &mut tally.progress[slot];
+    if def.rounds == RoundPlan::Once || last_round(req, setup, at.round, p) {
         p.finished = true;
     }
     if let Some(b) = &tally.bar {
         b.inc(1);
     }
-    if p.finished
+    if setup.arms.len() == 1
+        && p.finished
         && let Err(e) = store_benchmark(run, p, def.id)
     {
         // Nothing new is measured once the store fails; what finished is kept.
@@ -461,6 +598,45 @@ fn measure_round(
         return Break(());
     }
     Continue(())
+}
+
+/// The budgets and options an arm's round runs with: the run's, with the trace pass in
+/// the baseline's first round of a traced benchmark, and as the condition adjusts them.
+fn arm_settings(req: &RunRequest, setup: &Setup, at: Slot, def: &BenchDef, arm: &Arm) -> (MeasureConfig, BenchOptions) {
+    let mut cfg = if def.rounds == RoundPlan::Once { setup.cfg.clone() } else { setup.per_round.clone() };
+    let mut opts = req.options.clone();
+    if at.round == 0
+        && matches!(arm, Arm::Baseline)
+        && def.family.is_traced()
+        && let Some(spec) = &setup.trace_spec
+    {
+        cfg.trace = Some(spec.clone());
+    }
+    if let Arm::Condition(p) = arm {
+        p.adjust(&mut cfg, &mut opts);
+    }
+    (cfg, opts)
+}
+
+/// Gives every row and skip of a condition's round the condition as a parameter.
+fn label_arm(reply: &mut crate::worker::RoundReply, arm: &Arm) {
+    let Some(condition) = arm.condition() else { return };
+    for r in &mut reply.rows {
+        r.params.insert(crate::condition::PARAM.into(), condition.clone().into());
+    }
+    for s in &mut reply.skipped {
+        let extra = condition_params(&condition);
+        s.params = if s.params.is_empty() { extra } else { format!("{} {extra}", s.params) };
+    }
+}
+
+/// Says once per arm how the worker knew its condition was in effect.
+fn say_evidence(tally: &mut Tally, arm: usize, condition: &str, evidence: &[String]) {
+    if tally.evidence_said[arm] || evidence.is_empty() {
+        return;
+    }
+    tally.evidence_said[arm] = true;
+    tally.say(&format!("condition {condition} in effect: {}", evidence.join("; ")));
 }
 
 /// Whether the round just run is a benchmark's last: the planned count, or under
@@ -520,11 +696,12 @@ fn store_benchmark(run: &mut OpenRun, p: &mut Progress, benchmark: &'static str)
 /// A stop or a store failure leaves benchmarks with some of their rounds: each is
 /// merged and stored, or, once the store has failed, set aside for the rescue file.
 fn keep_unfinished(run: &mut OpenRun, req: &RunRequest, progress: &mut [Progress], unstored: &mut Vec<Unstored>) {
-    for (i, p) in progress.iter_mut().enumerate() {
+    let arms = progress.len() / req.selected.len().max(1);
+    for (slot, p) in progress.iter_mut().enumerate() {
         if p.stored || (p.rounds.is_empty() && p.skipped.is_empty()) {
             continue;
         }
-        let benchmark = req.selected[i].0.id;
+        let benchmark = req.selected[slot / arms.max(1)].0.id;
         if unstored.is_empty() {
             if let Err(e) = store_benchmark(run, p, benchmark) {
                 unstored.push(e);

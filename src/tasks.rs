@@ -400,3 +400,42 @@ impl Drop for ExitWatch {
         }
     }
 }
+
+/// Where the peer of a hand-off is moved (`cgroup:split`): a cgroup of its own beside
+/// the measuring task's, so that every hand-off crosses cgroups. Set once by a worker
+/// measuring under that condition; [`move_peer`] obeys it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PeerCgroup {
+    /// The file a task id is written to: `tasks` (cgroup v1, one thread) or
+    /// `cgroup.procs` (v2, a whole process).
+    pub file: std::path::PathBuf,
+    /// Whether a single thread can be moved (v1); under v2 a thread peer cannot be.
+    pub threads: bool,
+}
+
+static PEER_CGROUP: std::sync::OnceLock<PeerCgroup> = std::sync::OnceLock::new();
+static PEERS_MOVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Makes every hand-off peer started from now on move to `group`.
+pub fn set_peer_cgroup(group: PeerCgroup) {
+    let _ = PEER_CGROUP.set(group);
+}
+
+/// How many peers were moved, when peers are moved at all.
+pub fn peers_moved() -> Option<usize> {
+    PEER_CGROUP.get().map(|_| PEERS_MOVED.load(Ordering::SeqCst))
+}
+
+/// Moves a started peer to the peer cgroup, if one is set (before anything is timed).
+pub fn move_peer(task: &Task, mode: Mode) -> Result<(), BenchError> {
+    let Some(group) = PEER_CGROUP.get() else { return Ok(()) };
+    if mode == Mode::Thread && !group.threads {
+        return Err(BenchError::Skipped(
+            "cgroup:split moves a thread peer only under cgroup v1 (v2 would need a threaded subtree)".into(),
+        ));
+    }
+    std::fs::write(&group.file, task.tid.to_string())
+        .map_err(|e| BenchError::setup(&format!("moving the peer into {}", group.file.display()), e))?;
+    PEERS_MOVED.fetch_add(1, Ordering::SeqCst);
+    Ok(())
+}

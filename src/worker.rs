@@ -86,6 +86,9 @@ pub struct RoundRequest {
     pub policy_bound: Duration,
     /// The test hook ([`FAULT_ENV`]), when it names this benchmark.
     pub fault: Option<String>,
+    /// The condition the worker enters before it measures (`run --condition`).
+    #[serde(default)]
+    pub condition: Option<crate::condition::InWorker>,
 }
 
 /// The environment variable through which a worker learns its coordinator's pid.
@@ -97,6 +100,17 @@ pub struct RoundReply {
     pub rows: Vec<ResultRow>,
     pub skipped: Vec<Skipped>,
     pub outcome: Result<(), BenchError>,
+    /// How the worker knows its condition was in effect, one fact a line.
+    pub evidence: Vec<String>,
+    /// Hand-off peers the worker moved to the peer cgroup (`cgroup:split`).
+    pub peers_moved: Option<usize>,
+}
+
+impl RoundReply {
+    /// A reply with nothing in it but how the round ended.
+    pub fn empty(outcome: Result<(), BenchError>) -> Self {
+        RoundReply { rows: Vec::new(), skipped: Vec::new(), outcome, evidence: Vec::new(), peers_moved: None }
+    }
 }
 
 /// One line of a worker's reply, as the coordinator reads it.
@@ -104,6 +118,8 @@ pub struct RoundReply {
 enum Message {
     Row(Box<ResultRow>),
     Skipped(Skipped),
+    Evidence(Vec<String>),
+    PeersMoved(usize),
     Ended(Result<(), BenchError>),
 }
 
@@ -112,6 +128,8 @@ enum Message {
 enum MessageRef<'a> {
     Row(&'a ResultRow),
     Skipped(&'a Skipped),
+    Evidence(&'a [String]),
+    PeersMoved(usize),
     Ended(&'a Result<(), BenchError>),
 }
 
@@ -145,11 +163,30 @@ pub fn serve() -> i32 {
         // A coordinator that stopped reading is gone: the death signal ends us.
         let _ = send(&p.into());
     });
-    let outcome = match read_request() {
-        Ok(req) => measure_round(req, &mut out),
-        Err(e) => Err(BenchError::Setup(e)),
+    let req = match read_request() {
+        Ok(req) => req,
+        Err(e) => return end(&Err(BenchError::Setup(e))),
     };
-    if send(&MessageRef::Ended(&outcome)) { 0 } else { 74 }
+    if let Some(condition) = &req.condition {
+        match crate::condition::enter(condition) {
+            Ok(crate::condition::Entered::Here { evidence }) => {
+                let _ = send(&MessageRef::Evidence(&evidence));
+            }
+            // A child in a new PID namespace measured and replied.
+            Ok(crate::condition::Entered::WaitedFor(code)) => return code,
+            Err(e) => return end(&Err(BenchError::Setup(e))),
+        }
+    }
+    let outcome = measure_round(req, &mut out);
+    if let Some(n) = crate::tasks::peers_moved() {
+        let _ = send(&MessageRef::PeersMoved(n));
+    }
+    end(&outcome)
+}
+
+/// Reports how the round ended: the worker's exit code.
+fn end(outcome: &Result<(), BenchError>) -> i32 {
+    if send(&MessageRef::Ended(outcome)) { 0 } else { 74 }
 }
 
 /// Writes one line of the reply and flushes it.
@@ -231,12 +268,14 @@ fn run_one(def: &BenchDef, ctx: &Ctx, bound: Duration, out: &mut Output) -> Resu
 /// that line came, and the first line that could not be read. A last line cut short
 /// (the worker was killed while writing it) is not a reply line and is left out.
 fn parse_reply(bytes: &[u8]) -> (RoundReply, Option<Result<(), BenchError>>, Option<String>) {
-    let mut reply = RoundReply { rows: Vec::new(), skipped: Vec::new(), outcome: Ok(()) };
+    let mut reply = RoundReply::empty(Ok(()));
     let mut ended = None;
     for line in bytes.split_inclusive(|&b| b == b'\n').filter(|l| l.ends_with(b"\n")) {
         match serde_json::from_slice::<Message>(line) {
             Ok(Message::Row(row)) => reply.rows.push(*row),
             Ok(Message::Skipped(s)) => reply.skipped.push(s),
+            Ok(Message::Evidence(e)) => reply.evidence.extend(e),
+            Ok(Message::PeersMoved(n)) => reply.peers_moved = Some(n),
             Ok(Message::Ended(outcome)) => ended = Some(outcome),
             Err(e) => return (reply, ended, Some(format!("a garbled reply line: {e}"))),
         }
@@ -255,6 +294,8 @@ pub struct RoundJob<'a> {
     pub opts: &'a BenchOptions,
     /// The round is abandoned (its worker killed) after this long.
     pub bound: Duration,
+    /// The condition the worker enters first (fresh workers only).
+    pub condition: Option<&'a crate::condition::InWorker>,
 }
 
 /// Where rounds run.
@@ -279,10 +320,10 @@ pub fn run_round(plan: &RoundJob, executor: Executor) -> RoundReply {
             let ctx = Ctx { cfg: plan.cfg, calib: plan.calib, opts: plan.opts, scope: plan.scope };
             let outcome = run_one(plan.def, &ctx, plan.bound, &mut out);
             let (rows, skipped) = out.into_parts();
-            Ok(RoundReply { rows, skipped, outcome })
+            Ok(RoundReply { rows, skipped, ..RoundReply::empty(outcome) })
         }
     };
-    result.unwrap_or_else(|e| RoundReply { rows: Vec::new(), skipped: Vec::new(), outcome: Err(e) })
+    result.unwrap_or_else(|e| RoundReply::empty(Err(e)))
 }
 
 fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
@@ -300,6 +341,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
         noop: wire_noop(plan.opts, inherited.as_ref().map(|i| i.raw())),
         policy_bound: plan.bound,
         fault: fault_for(id),
+        condition: plan.condition.cloned(),
     };
     let text = serde_json::to_vec(&req).map_err(|e| BenchError::setup("encoding the round's request", e))?;
     // So the tasks of a worker killed with its group are ours to reap, not init's.

@@ -121,6 +121,7 @@ fn run(db: &Path, def: &'static BenchDef, save: Option<&str>) -> i64 {
         strict: false,
         precision: None,
         quiet: true,
+        conditions: Vec::new(),
     };
     let outcome = session::execute(req).expect("the session runs");
     assert!(!outcome.interrupted() && outcome.failures.is_empty() && outcome.storage_error.is_none());
@@ -322,6 +323,7 @@ fn adaptive_run(db: &Path, def: &'static BenchDef, target: f64) -> RunDocument {
         strict: false,
         precision: Some(session::PrecisionGoal { target, max_time: std::time::Duration::from_secs(60) }),
         quiet: true,
+        conditions: Vec::new(),
     };
     let outcome = session::execute(req).expect("the session runs");
     outcome.store.load_run(outcome.run_id).unwrap().0
@@ -359,4 +361,73 @@ fn an_adaptive_run_stops_at_the_target_and_never_claims_what_it_did_not_reach() 
     let row = &doc.results[0];
     assert_eq!(row.round_count(), session::ADAPTIVE_MAX_ROUNDS);
     assert_eq!(short_of(&doc.results, target).len(), 1, "reported short, not reached");
+}
+
+/// The order rounds ran in, across every benchmark and arm.
+static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+
+/// One row whose every sample is the round's place in the run's sequence (from 1).
+fn sequenced_rows(_: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let at = SEQUENCE.fetch_add(1, Ordering::SeqCst) as f64 + 1.0;
+    out.push(ResultRow::from_samples("test.sequence", Method::Batch, "ns/call", vec![at; 5], 5).unwrap());
+    Ok(())
+}
+
+static SEQUENCED: BenchDef = BenchDef {
+    id: "test.sequence",
+    family: Family::Syscall,
+    summary: "rows that say when their round ran (test only)",
+    timing_model: "none: the rows are given",
+    in_default_suite: false,
+    rounds: RoundPlan::Spread,
+    cost: one,
+    check: no_check,
+    run: sequenced_rows,
+};
+
+/// A paired run measures every arm in every round, in alternating order (A B C, C B A,
+/// …), labels each condition's rows, stores the baseline first, and pairs each
+/// condition's rounds with the baseline's.
+#[test]
+fn a_paired_run_measures_each_arm_every_round_in_alternating_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("paired.db");
+    let conditions: Vec<oscost::condition::Condition> =
+        ["nice:0", "nice:1"].iter().map(|c| c.parse().unwrap()).collect();
+    let req = RunRequest {
+        selected: vec![(&SEQUENCED, Scope::Full)],
+        quick: true,
+        rounds: Some(4),
+        executor: Executor::InProcess,
+        perf_counters: false,
+        trace: false,
+        options: options(),
+        db: db.clone(),
+        save: None,
+        command_line: "oscost run --condition nice:0 --condition nice:1 (pipeline test)".into(),
+        progress: false,
+        strict: false,
+        precision: None,
+        quiet: true,
+        conditions,
+    };
+    let outcome = session::execute(req).expect("the session runs");
+    let doc = outcome.store.load_run(outcome.run_id).unwrap().0;
+    let arm = |condition: Option<&str>| {
+        let r = doc
+            .results
+            .iter()
+            .find(|r| r.params.get("condition").and_then(|v| v.as_str()) == condition)
+            .unwrap_or_else(|| panic!("no row for {condition:?}"));
+        r.round_slices().iter().map(|s| s[0]).collect::<Vec<f64>>()
+    };
+    assert_eq!(doc.results.len(), 3);
+    assert!(!doc.results[0].params.contains_key("condition"), "the baseline is stored first");
+    assert_eq!(arm(None), vec![1.0, 6.0, 7.0, 12.0]);
+    assert_eq!(arm(Some("nice:0")), vec![2.0, 5.0, 8.0, 11.0]);
+    assert_eq!(arm(Some("nice:1")), vec![3.0, 4.0, 9.0, 10.0]);
+    let pairs = oscost::paired::pairs(&doc.results, 0.03);
+    assert_eq!(pairs.len(), 2);
+    assert!(pairs.iter().all(|p| p.pairs == 4 && p.variant.is_empty()), "{pairs:?}");
+    assert_eq!(pairs.iter().map(|p| p.condition.as_str()).collect::<Vec<_>>(), ["nice:0", "nice:1"]);
 }

@@ -334,6 +334,15 @@ pub struct RunArgs {
     /// With --precision: stop adding rounds after this long (default 10m).
     #[arg(long, value_name = "DURATION", requires = "precision", default_value = "10m")]
     pub max_time: HumanDuration,
+    /// Measure under a condition beside the unchanged baseline, in the same rounds
+    /// (each arm in a fresh worker, in alternating order), with the paired ratio, its
+    /// interval, the MDE and a verdict: seccomp:allow=N|default, ns:user,pid,net,mnt,
+    /// uts,ipc,cgroup, cgroup:cpu.max=Q/P|cpu.weight=W|cpuset=LIST|split, spec:ssb|ib,
+    /// observer:perf|trace, neighbour:cpu|mem[@CPU], nice:N, policy:batch|idle|fifo,
+    /// slack:DURATION, thp:always|never. Repeat for more; one this machine cannot
+    /// measure is skipped with the reason.
+    #[arg(long = "condition", value_name = "SPEC", conflicts_with = "precision")]
+    pub conditions: Vec<crate::condition::Condition>,
     /// Refuse to measure while the preflight finds any trap on this machine (a busy
     /// CPU, a narrowed affinity, a CPU quota, a governor, boost, SMT, steal, …): exit 2
     /// with each named, before anything is measured.

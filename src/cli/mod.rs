@@ -77,6 +77,10 @@ pub fn main() -> i32 {
     if std::env::args_os().nth(1).is_some_and(|a| a == crate::worker::WORKER_COMMAND) {
         return crate::worker::serve();
     }
+    if std::env::args_os().nth(1).is_some_and(|a| a == crate::condition::neighbour::NEIGHBOUR_COMMAND) {
+        let args: Vec<String> = std::env::args().skip(2).collect();
+        return crate::condition::neighbour::serve(&args);
+    }
     // A shell asking for completions (COMPLETE=bash …): answered here, then exit.
     clap_complete::env::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
     let _ = crate::sys::ignore_file_size_signal();
@@ -167,7 +171,9 @@ fn table_width(wide: bool) -> report::table::Width {
 /// A run as the terminal table, fitted to this invocation's width.
 fn run_table(doc: &RunDocument, skipped: &[Skipped]) -> String {
     let width = *TABLE_WIDTH.get_or_init(|| table_width(false));
-    report::table::render_run(doc, skipped, width)
+    let threshold = report::compare::DEFAULT_THRESHOLD;
+    let pairs = crate::paired::pairs(&doc.results, threshold);
+    report::table::render_run(doc, skipped, width) + &report::paired::render(&pairs, threshold)
 }
 
 fn dispatch(cli: Cli) -> Result<i32> {
@@ -787,6 +793,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         quiet: args.quiet,
         strict: args.strict,
         precision: args.precision.map(|pct| session::PrecisionGoal { target: pct / 100.0, max_time: args.max_time.0 }),
+        conditions: args.conditions.clone(),
     };
     let db = req.db.clone();
     let mut outcome = session::execute(req)?;

@@ -10,22 +10,7 @@ use serde::Serialize;
 use crate::machine::Machine;
 use crate::model::{ResultRow, RunDocument};
 use crate::stats::nested::{Nested, ratio_interval};
-
-/// Whether a bigger number is better, worse, or neither for a unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    LowerIsBetter,
-    HigherIsBetter,
-    Neutral,
-}
-
-pub fn direction(unit: &crate::unit::Unit) -> Direction {
-    match unit.dimension() {
-        crate::unit::Dimension::Time => Direction::LowerIsBetter,
-        crate::unit::Dimension::Rate => Direction::HigherIsBetter,
-        crate::unit::Dimension::Other => Direction::Neutral,
-    }
-}
+pub use crate::stats::verdict::{Direction, direction, explained, verdict};
 
 /// The default noise threshold (a fraction): verdicts need the interval of B/A to lie
 /// beyond 1 ± this. Back-to-back runs of one binary on a shared 2-core VM drift by more
@@ -91,38 +76,6 @@ pub fn failing<'a>(compared: impl IntoIterator<Item = &'a Comparison>, on: FailO
         FailOn::Change => matches!(v, "slower" | "faster" | "higher" | "lower"),
     };
     compared.into_iter().filter(|c| fails(&c.verdict)).collect()
-}
-
-/// The verdict for a ratio interval B/A against a ±threshold (e.g. 0.02).
-pub fn verdict(ci_low: f64, ci_high: f64, threshold: f64, dir: Direction) -> &'static str {
-    let (up, down) = (1.0 + threshold, 1.0 - threshold);
-    if ci_low > up {
-        match dir {
-            Direction::LowerIsBetter => "slower",
-            Direction::HigherIsBetter => "faster",
-            Direction::Neutral => "higher",
-        }
-    } else if ci_high < down {
-        match dir {
-            Direction::LowerIsBetter => "faster",
-            Direction::HigherIsBetter => "slower",
-            Direction::Neutral => "lower",
-        }
-    } else if ci_low >= down && ci_high <= up {
-        "no change"
-    } else {
-        "uncertain"
-    }
-}
-
-/// An `uncertain` verdict with its reason: the change seen is smaller than the
-/// design's MDE (more rounds or runs would be needed to tell it from noise), or it is
-/// not, and this design's interval was still too wide to call it.
-fn explained(verdict: &'static str, ratio: f64, mde: f64) -> &'static str {
-    if verdict != "uncertain" || !mde.is_finite() {
-        return verdict;
-    }
-    if ratio.ln().abs() < (1.0 + mde).ln() { "uncertain (change below MDE)" } else { "uncertain (design too weak)" }
 }
 
 /// Every run's row matching `r` (benchmark, parameters, method).

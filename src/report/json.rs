@@ -1,5 +1,6 @@
 //! The JSON layout of `--json` (documented in README): `schema_version`, `run`,
-//! `machine`, `results`, plus `skipped`.
+//! `machine`, `results`, plus `skipped`, and for a run with conditions `paired` (each
+//! condition's figure against its baseline, `paired::PairedFigure`).
 
 use serde::Serialize;
 
@@ -11,10 +12,13 @@ struct WithSkipped<'a> {
     #[serde(flatten)]
     doc: &'a RunDocument,
     skipped: &'a [Skipped],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    paired: Vec<crate::paired::PairedFigure>,
 }
 
 /// Renders a run as pretty JSON; raw samples only when `samples` is true.
 pub fn render_run(doc: &RunDocument, skipped: &[Skipped], samples: bool) -> String {
+    let paired = crate::paired::pairs(&doc.results, crate::report::compare::DEFAULT_THRESHOLD);
     let stripped;
     let doc = if samples {
         doc
@@ -26,7 +30,7 @@ pub fn render_run(doc: &RunDocument, skipped: &[Skipped], samples: bool) -> Stri
         stripped = d;
         &stripped
     };
-    serde_json::to_string_pretty(&WithSkipped { doc, skipped }).expect("plain data serialises")
+    serde_json::to_string_pretty(&WithSkipped { doc, skipped, paired }).expect("plain data serialises")
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod history;
 pub mod html;
 pub mod json;
 pub mod matrix;
+pub mod paired;
 pub mod percentiles;
 pub mod prometheus;
 pub mod reprint;

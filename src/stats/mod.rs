@@ -12,8 +12,10 @@ pub const Z975: f64 = 1.959_964;
 
 pub mod changepoint;
 pub mod nested;
+pub mod paired;
 pub mod planner;
 pub mod power;
+pub mod verdict;
 
 /// The summary of one set of samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

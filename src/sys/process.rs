@@ -340,3 +340,36 @@ pub fn unshare_mount_namespace() -> io::Result<()> {
     // names (threads seeing different descriptor tables) cannot arise.
     unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNS) }.map_err(io::Error::from)
 }
+
+/// Forks a child that goes on as this program: Ok(None) in the child (which dies with
+/// its parent); in the parent, waits for the child, ignoring stop signals meanwhile
+/// (they reach the child through the process group), and gives Ok(Some(code)), its
+/// exit code (128 + the signal that ended it). Refused unless the calling process has
+/// one thread: only then may the child go on beyond the child's rules.
+pub fn fork_and_wait() -> io::Result<Option<i32>> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    if !status.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["Threads:", "1"]) {
+        return Err(io::Error::other("forking to go on needs a single-threaded process"));
+    }
+    let parent = super::getpid();
+    // SAFETY: the process has one thread (checked above), so the child's copy of every
+    // lock and allocator is consistent and it may go on as an ordinary program.
+    match unsafe { fork() }? {
+        Fork::Child => {
+            // Not `die_with_parent(Some(parent))`: in a new PID namespace the parent
+            // lies outside it, and getppid() reads 0. The parent only waits, so it
+            // cannot die before the signal is armed unless it is killed, and then the
+            // coordinator kills this child's process group too.
+            let _ = parent;
+            super::die_with_parent(None);
+            Ok(None)
+        }
+        Fork::Parent(pid) => {
+            super::install_interrupt_flag()?;
+            Ok(Some(match wait_child(pid)? {
+                ExitStatus::Exited(code) => code,
+                ExitStatus::Signaled(sig) => 128 + sig,
+            }))
+        }
+    }
+}

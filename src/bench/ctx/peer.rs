@@ -36,6 +36,7 @@ impl Peer {
         group.set_nudge(move || poison_peer.poison());
         let watch = (mode == Mode::Process).then(|| ExitWatch::start(&group.pids(), move || poison_main.poison()));
         let task = group.tasks[0];
+        crate::tasks::move_peer(&task, mode)?;
         Ok(Peer { group: Some(group), _watch: watch, task })
     }
 

@@ -1,0 +1,192 @@
+//! `cgroup:cpu.max=Q/P`, `cgroup:cpu.weight=W`, `cgroup:cpuset=LIST`, `cgroup:split`:
+//! the worker in a cgroup of its own, made for the run beside the coordinator's.
+//!
+//! The cgroups are made once per run (recorded in the journal first, so a run killed
+//! with -9 has them removed by the next) and removed when the run ends. The worker
+//! joins by writing to `cgroup.procs` before it measures, so every thread and process
+//! it starts is inside, and checks the file lists it. `split` makes two sibling groups:
+//! the worker (the measuring side) joins the first, and each hand-off's peer is moved
+//! to the second as it starts (`tasks::move_peer`), so every switch crosses groups and
+//! group scheduling works on each. Under cgroup v1 the `cpu` and `cpuset` hierarchies
+//! are separate mounts; under v2 the groups are made below the coordinator's own,
+//! which works where that group may hold children with the controller enabled.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::journal::{self, Restore, Undo};
+use super::{Condition, Entered, Kind, Unavailable};
+
+pub const KIND: Kind = Kind {
+    name: "cgroup",
+    parse,
+    forms: "cgroup:cpu.max=QUOTA/PERIOD (µs), cgroup:cpu.weight=1–10000, cgroup:cpuset=LIST, cgroup:split",
+};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Setting {
+    CpuMax { quota_us: u64, period_us: u64 },
+    Weight(u64),
+    Cpuset(Vec<usize>),
+    Split,
+}
+
+fn parse(rest: &str) -> Result<Condition, String> {
+    let setting = if rest == "split" {
+        Setting::Split
+    } else if let Some(v) = rest.strip_prefix("cpu.max=") {
+        let (q, p) = v.split_once('/').ok_or("cpu.max=QUOTA/PERIOD, in microseconds")?;
+        let (quota_us, period_us) = (q.parse::<u64>(), p.parse::<u64>());
+        match (quota_us, period_us) {
+            (Ok(quota_us), Ok(period_us)) if (1000..=1_000_000).contains(&period_us) && quota_us >= 1000 => {
+                Setting::CpuMax { quota_us, period_us }
+            }
+            _ => return Err("cpu.max wants a quota ≥ 1000 µs and a period of 1000–1000000 µs".into()),
+        }
+    } else if let Some(v) = rest.strip_prefix("cpu.weight=") {
+        match v.parse::<u64>() {
+            Ok(w) if (1..=10_000).contains(&w) => Setting::Weight(w),
+            _ => return Err("cpu.weight takes 1 to 10000".into()),
+        }
+    } else if let Some(v) = rest.strip_prefix("cpuset=") {
+        Setting::Cpuset(
+            Some(crate::procfs::parse_cpu_list(v)).filter(|c| !c.is_empty()).ok_or("cpuset=LIST, e.g. 0 or 0-1")?,
+        )
+    } else {
+        return Err(format!("{rest:?} is no cgroup setting"));
+    };
+    Ok(Condition::Cgroup(setting))
+}
+
+impl std::fmt::Display for Setting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Setting::CpuMax { quota_us, period_us } => write!(f, "cpu.max={quota_us}/{period_us}"),
+            Setting::Weight(w) => write!(f, "cpu.weight={w}"),
+            Setting::Cpuset(cpus) => write!(f, "cpuset={}", crate::sys::cpu_list_text(cpus)),
+            Setting::Split => write!(f, "split"),
+        }
+    }
+}
+
+/// Which cgroup hierarchy holds a controller, and where this process sits in it.
+struct Hierarchy {
+    /// The coordinator's own group in it (a folder).
+    own: PathBuf,
+    v2: bool,
+}
+
+/// The hierarchy of `controller` ("cpu" or "cpuset"), from /proc/self/cgroup.
+fn hierarchy(controller: &str) -> Result<Hierarchy, Unavailable> {
+    let text =
+        std::fs::read_to_string("/proc/self/cgroup").map_err(|e| Unavailable(format!("/proc/self/cgroup: {e}")))?;
+    let v2 = Path::new("/sys/fs/cgroup/cgroup.controllers").exists();
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, names, path) = (parts.next(), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let path = path.trim_start_matches('/');
+        if v2 && names.is_empty() {
+            return Ok(Hierarchy { own: Path::new("/sys/fs/cgroup").join(path), v2 });
+        }
+        if !v2 && names.split(',').any(|n| n == controller) {
+            return Ok(Hierarchy { own: Path::new("/sys/fs/cgroup").join(names).join(path), v2 });
+        }
+    }
+    Err(Unavailable(format!("no cgroup hierarchy with the {controller} controller is mounted")))
+}
+
+/// The groups a run made; each removed (with its record) when dropped.
+pub struct Groups(Vec<Restore>);
+
+/// What the worker does: join `procs` (the `cgroup.procs` files of its groups) and,
+/// under `split`, move its peers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Join {
+    procs: Vec<PathBuf>,
+    peer: Option<crate::tasks::PeerCgroup>,
+}
+
+/// A new group below `h`'s own, recorded before it is made.
+fn make_group(h: &Hierarchy, n: usize) -> Result<(PathBuf, Restore), Unavailable> {
+    let dir = h.own.join(format!("oscost-{}-{n}", crate::sys::getpid()));
+    let restore = journal::record(Undo::RemoveCgroup { dir: dir.clone() }).map_err(Unavailable)?;
+    std::fs::create_dir(&dir).map_err(|e| {
+        let why = if e.kind() == std::io::ErrorKind::PermissionDenied {
+            "making a cgroup needs root or a delegated cgroup".to_string()
+        } else {
+            e.to_string()
+        };
+        Unavailable(format!("making {}: {why}", dir.display()))
+    })?;
+    Ok((dir, restore))
+}
+
+fn write(dir: &Path, file: &str, value: &str) -> Result<(), Unavailable> {
+    std::fs::write(dir.join(file), value)
+        .map_err(|e| Unavailable(format!("writing {value:?} to {}: {e}", dir.join(file).display())))
+}
+
+/// Makes the run's groups with their settings.
+pub fn prepare(s: &Setting) -> Result<(Groups, Join), Unavailable> {
+    let h = hierarchy(if matches!(s, Setting::Cpuset(_)) { "cpuset" } else { "cpu" })?;
+    let (dir, first) = make_group(&h, 0)?;
+    let mut groups = Groups(vec![first]);
+    let mut join = Join { procs: vec![dir.join("cgroup.procs")], peer: None };
+    match s {
+        Setting::CpuMax { quota_us, period_us } if h.v2 => write(&dir, "cpu.max", &format!("{quota_us} {period_us}"))?,
+        Setting::CpuMax { quota_us, period_us } => {
+            write(&dir, "cpu.cfs_period_us", &period_us.to_string())?;
+            write(&dir, "cpu.cfs_quota_us", &quota_us.to_string())?;
+        }
+        Setting::Weight(w) if h.v2 => write(&dir, "cpu.weight", &w.to_string())?,
+        // v1 shares: 1024 is v2's weight 100.
+        Setting::Weight(w) => write(&dir, "cpu.shares", &(w * 1024 / 100).max(2).to_string())?,
+        Setting::Cpuset(cpus) => {
+            let allowed = crate::sys::allowed_cpus().unwrap_or_default();
+            if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
+                return Err(Unavailable(format!("CPU {c} is not one this process may use")));
+            }
+            if !h.v2 {
+                let mems = std::fs::read_to_string(h.own.join("cpuset.mems")).unwrap_or_else(|_| "0".into());
+                write(&dir, "cpuset.mems", mems.trim())?;
+            }
+            write(&dir, "cpuset.cpus", &crate::sys::cpu_list_text(cpus))?;
+        }
+        Setting::Split => {
+            let (peer_dir, second) = make_group(&h, 1)?;
+            groups.0.push(second);
+            let file = peer_dir.join(if h.v2 { "cgroup.procs" } else { "tasks" });
+            join.peer = Some(crate::tasks::PeerCgroup { file, threads: !h.v2 });
+        }
+    }
+    Ok((groups, join))
+}
+
+/// Joins the groups and checks each lists this process.
+pub fn enter(j: &Join) -> Result<Entered, String> {
+    let me = crate::sys::getpid().to_string();
+    let mut evidence = Vec::new();
+    for procs in &j.procs {
+        std::fs::write(procs, "0").map_err(|e| format!("joining {}: {e}", procs.display()))?;
+        let listed = std::fs::read_to_string(procs).map_err(|e| format!("{}: {e}", procs.display()))?;
+        if !listed.split_whitespace().any(|p| p == me) {
+            return Err(format!("{} does not list this worker ({me}) after it joined", procs.display()));
+        }
+        evidence.push(format!("{} lists the worker ({me})", procs.display()));
+    }
+    if let Some(peer) = &j.peer {
+        crate::tasks::set_peer_cgroup(peer.clone());
+        evidence.push(format!("hand-off peers go to {}", peer.file.display()));
+    }
+    Ok(Entered::Here { evidence })
+}
+
+/// Whether `split` acted: the worker moved at least one peer.
+pub fn split_acted(peers_moved: Option<usize>) -> Result<(), String> {
+    match peers_moved {
+        Some(n) if n > 0 => Ok(()),
+        _ => Err("cgroup:split acts on hand-offs between two tasks; this benchmark started no peer".into()),
+    }
+}

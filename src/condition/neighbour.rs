@@ -1,0 +1,156 @@
+//! `neighbour:cpu`, `neighbour:mem` (`@CPU` to choose where): a busy process beside
+//! the benchmark during the condition's rounds.
+//!
+//! The neighbour is oscost itself, re-executed (`/proc/self/exe __neighbour KIND CPU`),
+//! pinned to one CPU: `cpu` spins on registers, `mem` copies between two 64 MiB
+//! buffers (far beyond any last-level cache here), taking memory bandwidth and cache.
+//! By default it sits on the first CPU this process may use: the same-CPU hand-offs
+//! run on the last, the cross-CPU ones measure on the one before it, so on two CPUs it
+//! shares a CPU with the measuring side of a cross-CPU pair and none with a same-CPU
+//! pair. It starts before the round's worker, says it runs, and is killed and reaped
+//! when the round ends; it dies with the coordinator (PR_SET_PDEATHSIG).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Condition, Kind, Unavailable};
+use crate::bench::BenchOptions;
+
+pub const KIND: Kind = Kind { name: "neighbour", parse, forms: "neighbour:cpu, neighbour:mem (@CPU to pin it)" };
+
+/// The hidden command that makes oscost a neighbour.
+pub const NEIGHBOUR_COMMAND: &str = "__neighbour";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Work {
+    Cpu,
+    Mem,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Load {
+    pub work: Work,
+    pub cpu: Option<usize>,
+}
+
+fn parse(rest: &str) -> Result<Condition, String> {
+    let (work, cpu) = rest.split_once('@').map_or((rest, None), |(w, c)| (w, Some(c)));
+    let work = match work {
+        "cpu" => Work::Cpu,
+        "mem" => Work::Mem,
+        _ => return Err(format!("{work:?} is not cpu or mem")),
+    };
+    let cpu = cpu.map(|c| c.parse::<usize>().map_err(|_| format!("{c:?} is not a CPU number"))).transpose()?;
+    Ok(Condition::Neighbour(Load { work, cpu }))
+}
+
+impl std::fmt::Display for Load {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.work {
+            Work::Cpu => "cpu",
+            Work::Mem => "mem",
+        })?;
+        match self.cpu {
+            Some(c) => write!(f, "@{c}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The CPU the neighbour runs on.
+fn cpu_of(n: &Load, opts: &BenchOptions) -> Result<usize, Unavailable> {
+    let allowed = crate::sys::allowed_cpus().map_err(|e| Unavailable(format!("reading the allowed CPUs: {e}")))?;
+    match n.cpu {
+        Some(c) if allowed.contains(&c) => Ok(c),
+        Some(c) => Err(Unavailable(format!("CPU {c} is not one this process may use"))),
+        None if allowed.len() < 2 => {
+            Err(Unavailable("a neighbour needs a second CPU; this process may use one".into()))
+        }
+        None => Ok(allowed.iter().copied().find(|c| Some(*c) != opts.placement.cpu).unwrap_or(allowed[0])),
+    }
+}
+
+pub fn check(n: &Load, opts: &BenchOptions) -> Result<(), Unavailable> {
+    cpu_of(n, opts).map(drop)
+}
+
+/// A neighbour running; killed and reaped when dropped.
+pub struct Running {
+    child: Child,
+    pub cpu: usize,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Running {
+    /// What the neighbour is doing, read from /proc.
+    pub fn describe(&self) -> String {
+        let pid = self.child.id();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, f)| f.split_whitespace().collect()).unwrap_or_default();
+        // State (field 3), then utime and stime (fields 14 and 15), in clock ticks.
+        let alive = fields.first().is_some_and(|s| *s != "Z" && *s != "X");
+        let ticks = |i: usize| fields.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+        let cpu_time = ticks(11) + ticks(12);
+        format!(
+            "neighbour process {pid} on CPU {} {} ({cpu_time} ticks of CPU time so far)",
+            self.cpu,
+            if alive { "busy through the round" } else { "ENDED during the round" }
+        )
+    }
+}
+
+/// Starts the neighbour and returns once it runs.
+pub fn start(n: &Load, opts: &BenchOptions) -> Result<Running, String> {
+    let cpu = cpu_of(n, opts).map_err(|u| u.0)?;
+    let work = if n.work == Work::Cpu { "cpu" } else { "mem" };
+    let child = Command::new("/proc/self/exe")
+        .args([NEIGHBOUR_COMMAND, work, &cpu.to_string(), &crate::sys::getpid().to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("starting the neighbour: {e}"))?;
+    let mut running = Running { child, cpu };
+    let mut line = String::new();
+    let stdout = running.child.stdout.take().ok_or("the neighbour's output")?;
+    BufReader::new(stdout).read_line(&mut line).map_err(|e| format!("the neighbour: {e}"))?;
+    if line.trim() != "running" {
+        return Err(format!("the neighbour did not start ({})", line.trim()));
+    }
+    Ok(running)
+}
+
+/// The neighbour's main: `__neighbour cpu|mem CPU COORDINATOR`. Runs until killed.
+pub fn serve(args: &[String]) -> i32 {
+    let parent = args.get(2).and_then(|p| p.parse().ok());
+    crate::sys::die_with_parent(parent);
+    let Some(cpu) = args.get(1).and_then(|c| c.parse::<usize>().ok()) else { return 2 };
+    if let Err(e) = crate::sys::set_affinity(&[cpu]) {
+        println!("pinning to CPU {cpu}: {e}");
+        return 1;
+    }
+    let mem = args.first().map(String::as_str) == Some("mem");
+    // Touched before saying it runs, so the round does not time their first faults.
+    let (mut a, b) = if mem { (vec![1u8; 64 << 20], vec![2u8; 64 << 20]) } else { (Vec::new(), Vec::new()) };
+    println!("running");
+    let mut x = 0u64;
+    loop {
+        if mem {
+            a.copy_from_slice(&b);
+            std::hint::black_box(&mut a);
+        } else {
+            for _ in 0..1_000_000 {
+                x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! `observer:perf`, `observer:trace`: the observer effect, measured rather than
+//! guessed.
+//!
+//! `perf` attaches per-task software counters (context switches and migrations) to the
+//! benchmark's tasks, as `--perf-counters` does: an active perf event on a task makes
+//! each of its switches dearer. The rows of the condition carry the counters' counts,
+//! which shows they were open. `trace` opens the scheduler's tracepoints (switch,
+//! wake-up, new task, migration) on every CPU for the condition's rounds and drains
+//! them as `oscost trace` does, from a thread of the coordinator; the records are
+//! counted and dropped.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Condition, Kind, Unavailable};
+use crate::runner::MeasureConfig;
+
+pub const KIND: Kind = Kind { name: "observer", parse, forms: "observer:perf, observer:trace" };
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Observer {
+    Perf,
+    Trace,
+}
+
+fn parse(rest: &str) -> Result<Condition, String> {
+    match rest {
+        "perf" => Ok(Condition::Observer(Observer::Perf)),
+        "trace" => Ok(Condition::Observer(Observer::Trace)),
+        _ => Err(format!("{rest:?} is not perf or trace")),
+    }
+}
+
+impl std::fmt::Display for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Observer::Perf => "perf",
+            Observer::Trace => "trace",
+        })
+    }
+}
+
+/// Checks the observer can be attached here.
+pub fn check(o: Observer) -> Result<(), Unavailable> {
+    match o {
+        Observer::Perf => crate::sys::PerfCounter::open(crate::sys::PerfEvent::ContextSwitches, 0)
+            .map(drop)
+            .map_err(|e| Unavailable(format!("a perf software counter could not be opened: {e}"))),
+        Observer::Trace => crate::trace::prepare()
+            .map(drop)
+            .map_err(|e| Unavailable(format!("{e}; {}", crate::trace::UNAVAILABLE_HINT))),
+    }
+}
+
+impl Observer {
+    pub fn adjust(&self, cfg: &mut MeasureConfig) {
+        if *self == Observer::Perf {
+            cfg.perf_software_counters = true;
+        }
+    }
+
+    /// Whether the rows show the observer was attached (the per-task counters counted).
+    pub fn acted(&self, rows: &[crate::model::ResultRow]) -> Result<(), String> {
+        let counted = rows.iter().any(|r| r.counts.contains_key(&crate::model::Count::PerfContextSwitches));
+        match self {
+            Observer::Perf if !counted && !rows.is_empty() => {
+                Err("observer:perf attaches to benchmarks of at most 4 tasks, and no counter could be attached here"
+                    .into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// What the rows show of the observer.
+    pub fn evidence(&self, rows: &[crate::model::ResultRow]) -> Vec<String> {
+        let switches: f64 = rows.iter().filter_map(|r| r.counts.get(&crate::model::Count::PerfContextSwitches)).sum();
+        match self {
+            Observer::Perf if !rows.is_empty() => {
+                vec![format!("per-task perf counters open: they counted {switches:.0} switches over the round's rows")]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Starts watching for one round (the tracepoints); None for `perf`, which the
+    /// worker attaches itself.
+    pub fn watch(&self) -> Result<Option<Watching>, String> {
+        match self {
+            Observer::Perf => Ok(None),
+            Observer::Trace => Watching::start().map(Some),
+        }
+    }
+}
+
+/// The tracepoints open and drained, until dropped.
+pub struct Watching {
+    stop: Arc<AtomicBool>,
+    records: Arc<AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How often the drain thread empties the buffers.
+const DRAIN_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
+
+impl Watching {
+    fn start() -> Result<Self, String> {
+        let spec = crate::trace::prepare().map_err(|e| e.to_string())?;
+        let (stop, records) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (s, r) = (stop.clone(), records.clone());
+        let thread = std::thread::spawn(move || {
+            use crate::trace::recorder::{BufferSizes, Recorder};
+            let opened = Recorder::open(&spec, &spec.cpus, BufferSizes::streaming());
+            let mut recorder = match opened.and_then(|mut rec| rec.enable().map(|()| rec)) {
+                Ok(rec) => rec,
+                Err(e) => {
+                    let _ = tx.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            let _ = tx.send(Ok(()));
+            let mut events = Vec::new();
+            while !s.load(Ordering::SeqCst) {
+                std::thread::sleep(DRAIN_EVERY);
+                recorder.drain(&mut events);
+                r.fetch_add(events.len() as u64, Ordering::SeqCst);
+                events.clear();
+            }
+            recorder.disable();
+        });
+        match rx.recv() {
+            Ok(Ok(())) => Ok(Watching { stop, records, thread: Some(thread) }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err("the trace observer's thread ended before it started".into()),
+        }
+    }
+
+    /// Records drained so far.
+    pub fn records(&self) -> u64 {
+        self.records.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

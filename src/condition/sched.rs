@@ -1,0 +1,133 @@
+//! `nice:N`, `policy:batch|idle|fifo`, `slack:DURATION`: the worker's scheduling
+//! settings. A nice value and a policy become the worker's placement (applied as
+//! `--nice` and `--policy` are: a real-time policy under the watchdog and its bound);
+//! a timer slack is set on the worker's thread before it starts any other, and they
+//! inherit it.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Condition, Entered, InWorker, Kind, Unavailable};
+use crate::bench::BenchOptions;
+use crate::placement::{Placement, Policy};
+
+pub const NICE: Kind = Kind { name: "nice", parse: parse_nice, forms: "nice:-20…19" };
+pub const POLICY: Kind = Kind { name: "policy", parse: parse_policy, forms: "policy:batch|idle|fifo" };
+pub const SLACK: Kind = Kind { name: "slack", parse: parse_slack, forms: "slack:DURATION (1ns, 50us, 1ms)" };
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Setting {
+    Nice(i32),
+    Policy(Policy),
+    /// Nanoseconds.
+    Slack(u64),
+}
+
+fn parse_nice(rest: &str) -> Result<Condition, String> {
+    match rest.parse::<i32>() {
+        Ok(n) if (-20..=19).contains(&n) => Ok(Condition::Sched(Setting::Nice(n))),
+        _ => Err(format!("{rest:?} is not a nice value from -20 to 19")),
+    }
+}
+
+fn parse_policy(rest: &str) -> Result<Condition, String> {
+    let p = match rest {
+        "batch" => Policy::Batch,
+        "idle" => Policy::Idle,
+        "fifo" => Policy::Fifo,
+        _ => return Err(format!("{rest:?} is not batch, idle or fifo")),
+    };
+    Ok(Condition::Sched(Setting::Policy(p)))
+}
+
+const UNITS: [(&str, u64); 4] = [("ms", 1_000_000), ("us", 1_000), ("µs", 1_000), ("ns", 1)];
+
+fn parse_slack(rest: &str) -> Result<Condition, String> {
+    let (digits, scale) = UNITS
+        .iter()
+        .find_map(|(u, scale)| rest.strip_suffix(u).map(|d| (d, *scale)))
+        .ok_or_else(|| format!("{rest:?} needs a unit: ns, us or ms"))?;
+    match digits.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(Condition::Sched(Setting::Slack(n * scale))),
+        _ => Err(format!("{rest:?} is not a positive duration")),
+    }
+}
+
+impl std::fmt::Display for Setting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Setting::Nice(n) => write!(f, "nice:{n}"),
+            Setting::Policy(p) => write!(f, "policy:{}", p.as_str()),
+            Setting::Slack(ns) => {
+                let (unit, scale) = [("ms", 1_000_000), ("us", 1_000), ("ns", 1)]
+                    .into_iter()
+                    .find(|(_, s)| ns % s == 0)
+                    .unwrap_or(("ns", 1));
+                write!(f, "slack:{}{unit}", ns / scale)
+            }
+        }
+    }
+}
+
+impl Setting {
+    pub fn params_changed(&self) -> &'static [&'static str] {
+        match self {
+            Setting::Nice(_) => &["runner"],
+            Setting::Policy(_) => &["policy"],
+            Setting::Slack(_) => &[],
+        }
+    }
+
+    /// What the rows show of the setting: the worker labels them with what it applied.
+    pub fn evidence(&self, rows: &[crate::model::ResultRow]) -> Vec<String> {
+        let labelled = |key: &str| rows.iter().find_map(|r| r.params.get(key)).map(|v| format!("{key}={v}"));
+        match self {
+            Setting::Nice(_) => {
+                labelled("runner").map(|l| format!("the worker ran at it (rows say {l})")).into_iter().collect()
+            }
+            Setting::Policy(_) => {
+                labelled("policy").map(|l| format!("the worker ran under it (rows say {l})")).into_iter().collect()
+            }
+            Setting::Slack(_) => Vec::new(),
+        }
+    }
+
+    /// The worker's placement under the setting.
+    pub fn adjust(&self, opts: &mut BenchOptions) {
+        match self {
+            Setting::Nice(n) => opts.placement.nice = Some(*n),
+            Setting::Policy(p) => opts.placement.policy = *p,
+            Setting::Slack(_) => {}
+        }
+    }
+}
+
+/// Checks the setting can be had here (a lowered nice value or a real-time policy
+/// needs privilege), trying it on a scratch thread.
+pub fn prepare(s: &Setting, opts: &BenchOptions) -> Result<Option<InWorker>, Unavailable> {
+    let mut placement = Placement { cpu: None, ..opts.placement.clone() };
+    match s {
+        Setting::Slack(ns) => return Ok(Some(InWorker::Slack(*ns))),
+        Setting::Nice(n) => placement.nice = Some(*n),
+        Setting::Policy(p) => placement.policy = *p,
+    }
+    let tried = std::thread::scope(|scope| {
+        scope.spawn(|| placement.apply_static().and_then(|()| placement.probe_policy())).join()
+    });
+    match tried {
+        Ok(Ok(())) => Ok(None),
+        Ok(Err(e)) => Err(Unavailable(e.to_string())),
+        Err(_) => Err(Unavailable("trying the setting failed".into())),
+    }
+}
+
+/// Sets the worker's timer slack and reads it back.
+pub fn enter_slack(ns: u64) -> Result<Entered, String> {
+    crate::sys::set_timer_slack(ns).map_err(|e| format!("PR_SET_TIMERSLACK: {e}"))?;
+    match crate::sys::timer_slack() {
+        Ok(now) if now == ns => {
+            Ok(Entered::Here { evidence: vec![format!("timer slack {now} ns (PR_GET_TIMERSLACK)")] })
+        }
+        other => Err(format!("PR_GET_TIMERSLACK reads {other:?} after setting {ns} ns")),
+    }
+}

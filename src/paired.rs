@@ -1,0 +1,131 @@
+//! A paired run's conditions against their baseline: each row measured under a
+//! condition (`condition` parameter) matched with the baseline row measured in the
+//! same rounds, and judged (`stats::paired`, `stats::verdict`).
+//!
+//! Pure: it reads a run's stored rows, so `run`, `show`, `report` and the JSON give
+//! the same figures for the same run. Two separate runs are never paired: their rounds
+//! did not run together (`compare` says so).
+
+use serde::Serialize;
+
+use crate::condition::Condition;
+use crate::model::ResultRow;
+use crate::stats::paired::{log_differences, ratio};
+use crate::stats::verdict::{direction, explained, verdict};
+
+/// Resamples behind a paired interval.
+pub const RESAMPLES: usize = 2000;
+
+/// One condition's figure against its baseline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairedFigure {
+    pub condition: String,
+    pub benchmark: String,
+    /// The baseline row's variant label.
+    pub variant: String,
+    pub method: String,
+    pub unit: crate::unit::Unit,
+    pub baseline: f64,
+    pub value: f64,
+    /// The condition over the baseline (geometric mean of the rounds' ratios).
+    pub ratio: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// The smallest change this design would call with 80% power at the threshold.
+    pub mde: f64,
+    pub verdict: String,
+    /// Rounds paired.
+    pub pairs: usize,
+}
+
+/// The parameters that identify a row's baseline: the variant's (bookkeeping such as
+/// the batch size left out) but the condition and what the condition itself changes.
+fn baseline_key(r: &ResultRow, changed: &[&str]) -> Vec<String> {
+    let skip = |p: &String| {
+        let key = p.split('=').next().unwrap_or_default();
+        key == crate::condition::PARAM || changed.contains(&key)
+    };
+    r.variant_params().into_iter().filter(|p| !skip(p)).collect()
+}
+
+/// Every condition row of `rows` with its baseline, in the rows' order; rows without
+/// per-round samples or a baseline are left out.
+pub fn pairs(rows: &[ResultRow], threshold: f64) -> Vec<PairedFigure> {
+    let mut out = Vec::new();
+    for r in rows {
+        let Some(text) = r.params.get(crate::condition::PARAM).and_then(|v| v.as_str()) else { continue };
+        let changed = text.parse::<Condition>().map(|c| c.params_changed()).unwrap_or(&[]);
+        let key = baseline_key(r, changed);
+        let base = rows.iter().find(|b| {
+            !b.params.contains_key(crate::condition::PARAM)
+                && b.benchmark == r.benchmark
+                && b.method == r.method
+                && b.unit == r.unit
+                && baseline_key(b, changed) == key
+        });
+        let Some(base) = base else { continue };
+        let d = log_differences(&base.round_slices(), &r.round_slices());
+        let Some(est) = ratio(&d, RESAMPLES, crate::rounds::seed_of(r)) else { continue };
+        let mde = crate::stats::power::mde(est.ci_low, est.ci_high, threshold).unwrap_or(f64::NAN);
+        let v = verdict(est.ci_low, est.ci_high, threshold, direction(&r.unit));
+        out.push(PairedFigure {
+            condition: text.to_string(),
+            benchmark: r.benchmark.clone(),
+            variant: base.variant_label(),
+            method: r.method.as_str().to_string(),
+            unit: r.unit.clone(),
+            baseline: base.median,
+            value: r.median,
+            ratio: est.ratio,
+            ci_low: est.ci_low,
+            ci_high: est.ci_high,
+            mde,
+            verdict: explained(v, est.ratio, mde).to_string(),
+            pairs: est.pairs,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Method, Round};
+
+    fn row(params: &[(&str, &str)], rounds: &[f64]) -> ResultRow {
+        let samples: Vec<f64> = rounds.iter().flat_map(|m| [m * 0.99, *m, m * 1.01]).collect();
+        let mut r = ResultRow::from_samples("ctx.pipe", Method::Batch, "ns/hand-off", samples, 30).unwrap();
+        for (k, v) in params {
+            r = r.with_param(k, *v);
+        }
+        r.rounds = rounds.iter().map(|_| Round { samples: 3, counts: Default::default() }).collect();
+        r
+    }
+
+    #[test]
+    fn a_condition_row_is_paired_with_the_baseline_measured_beside_it() {
+        let drift = [1000.0, 1300.0, 900.0, 1100.0, 1000.0, 1250.0];
+        let base = row(&[("mode", "thread")], &drift);
+        let other = row(&[("mode", "process")], &drift.map(|x| x * 2.0));
+        let cond = row(&[("mode", "thread"), ("condition", "seccomp:allow=8")], &drift.map(|x| x * 1.10));
+        let p = pairs(&[base, other, cond], 0.03);
+        assert_eq!(p.len(), 1);
+        let p = &p[0];
+        assert_eq!((p.condition.as_str(), p.variant.as_str(), p.pairs), ("seccomp:allow=8", "mode=thread", 6));
+        // The drift (±30%) cancels: the ratio is the 10% the condition adds, exactly.
+        assert!((p.ratio - 1.10).abs() < 1e-9 && p.ci_high / p.ci_low < 1.0 + 1e-9, "{p:?}");
+        assert_eq!(p.verdict, "slower");
+    }
+
+    #[test]
+    fn a_nice_condition_is_paired_across_the_runner_it_changes() {
+        let base = row(&[], &[100.0, 110.0, 90.0]);
+        let cond = row(&[("runner", "nice=5"), ("condition", "nice:5")], &[100.0, 110.0, 90.0]);
+        let p = pairs(&[base, cond], 0.03);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].verdict, "no change");
+        // No baseline, no pair.
+        let lone = row(&[("condition", "nice:5"), ("mode", "x")], &[1.0, 2.0]);
+        assert!(pairs(&[lone], 0.03).is_empty());
+    }
+}

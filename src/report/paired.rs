@@ -1,0 +1,46 @@
+//! The conditions of a paired run, as a table: each condition's figure against the
+//! baseline measured in the same rounds, with the paired ratio, its interval, the
+//! minimum detectable effect and the verdict.
+
+use comfy_table::Table;
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+
+use crate::paired::PairedFigure;
+
+/// The table, or nothing when the run measured no condition.
+pub fn render(pairs: &[PairedFigure], threshold: f64) -> String {
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "condition",
+        "benchmark",
+        "variant",
+        "method",
+        "baseline",
+        "condition",
+        "ratio [95% CI]",
+        "MDE",
+        "verdict",
+    ]);
+    for p in pairs {
+        t.add_row(vec![
+            super::plain(&p.condition).into_owned(),
+            super::plain(&p.benchmark).into_owned(),
+            super::plain(&p.variant).into_owned(),
+            p.method.clone(),
+            super::fmt_value(p.baseline, &p.unit),
+            super::fmt_value(p.value, &p.unit),
+            format!("{:.3} [{:.3}, {:.3}]", p.ratio, p.ci_low, p.ci_high),
+            if p.mde.is_finite() { format!("±{:.1}%", p.mde * 100.0) } else { "-".into() },
+            p.verdict.clone(),
+        ]);
+    }
+    let rounds = pairs.iter().map(|p| p.pairs).min().unwrap_or(0);
+    format!(
+        "conditions against the baseline, paired by round ({rounds}+ rounds, each arm in a fresh worker, in alternating order):\n{t}\nratio: the condition over the baseline, the geometric mean of the rounds' ratios; its 95% interval resamples the paired rounds; a verdict needs the interval to clear ±{:.1}%\n",
+        threshold * 100.0
+    )
+}
