@@ -550,7 +550,9 @@ fn measure_round(
         Err(why) => crate::worker::RoundReply::empty(Err(BenchError::Setup(why))),
     };
     if let Some(p) = prepared {
-        say_evidence(tally, at.arm, &p.condition.to_string(), &reply.evidence);
+        if !req.quiet {
+            say_evidence(tally, at.arm, &p.condition.to_string(), &reply.evidence);
+        }
         let report = crate::condition::RoundReport { peers_moved: reply.peers_moved, rows: &reply.rows };
         if let Err(why) = p.acted(&report) {
             reply.rows.clear();

@@ -108,19 +108,30 @@ pub struct Join {
     peer: Option<crate::tasks::PeerCgroup>,
 }
 
-/// A new group below `h`'s own, recorded before it is made.
-fn make_group(h: &Hierarchy, n: usize) -> Result<(PathBuf, Restore), Unavailable> {
+/// Groups made by this process so far: each gets a name of its own.
+static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A new group below `h`'s own, recorded before it is made. A group that could not be
+/// made leaves no record (and nothing of anyone else's is removed).
+fn make_group(h: &Hierarchy) -> Result<(PathBuf, Restore), Unavailable> {
+    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let dir = h.own.join(format!("oscost-{}-{n}", crate::sys::getpid()));
     let restore = journal::record(Undo::RemoveCgroup { dir: dir.clone() }).map_err(Unavailable)?;
-    std::fs::create_dir(&dir).map_err(|e| {
-        let why = if e.kind() == std::io::ErrorKind::PermissionDenied {
-            "making a cgroup needs root or a delegated cgroup".to_string()
-        } else {
-            e.to_string()
-        };
-        Unavailable(format!("making {}: {why}", dir.display()))
-    })?;
+    if let Err(e) = std::fs::create_dir(&dir) {
+        restore.abandon();
+        return Err(unmade(h, e));
+    }
     Ok((dir, restore))
+}
+
+/// Why a group could not be made, as said to the user.
+fn unmade(h: &Hierarchy, e: std::io::Error) -> Unavailable {
+    let why = if e.kind() == std::io::ErrorKind::PermissionDenied {
+        "making a cgroup needs root or a delegated cgroup".to_string()
+    } else {
+        e.to_string()
+    };
+    Unavailable(format!("making a cgroup in {}: {why}", h.own.display()))
 }
 
 fn write(dir: &Path, file: &str, value: &str) -> Result<(), Unavailable> {
@@ -131,7 +142,7 @@ fn write(dir: &Path, file: &str, value: &str) -> Result<(), Unavailable> {
 /// Makes the run's groups with their settings.
 pub fn prepare(s: &Setting) -> Result<(Groups, Join), Unavailable> {
     let h = hierarchy(if matches!(s, Setting::Cpuset(_)) { "cpuset" } else { "cpu" })?;
-    let (dir, first) = make_group(&h, 0)?;
+    let (dir, first) = make_group(&h)?;
     let mut groups = Groups(vec![first]);
     let mut join = Join { procs: vec![dir.join("cgroup.procs")], peer: None };
     match s {
@@ -155,7 +166,7 @@ pub fn prepare(s: &Setting) -> Result<(Groups, Join), Unavailable> {
             write(&dir, "cpuset.cpus", &crate::sys::cpu_list_text(cpus))?;
         }
         Setting::Split => {
-            let (peer_dir, second) = make_group(&h, 1)?;
+            let (peer_dir, second) = make_group(&h)?;
             groups.0.push(second);
             let file = peer_dir.join(if h.v2 { "cgroup.procs" } else { "tasks" });
             join.peer = Some(crate::tasks::PeerCgroup { file, threads: !h.v2 });

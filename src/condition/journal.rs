@@ -98,6 +98,14 @@ pub struct Restore {
     undo: Undo,
 }
 
+impl Restore {
+    /// The change was never made (it failed): the record goes, nothing is undone.
+    pub fn abandon(self) {
+        let _ = std::fs::remove_file(&self.record);
+        std::mem::forget(self);
+    }
+}
+
 impl Drop for Restore {
     fn drop(&mut self) {
         match self.undo.apply() {

@@ -1,0 +1,296 @@
+//! `run --condition`: every condition is in effect inside its worker (or skipped with a
+//! reason, the baseline still measured), and what a condition changes outside the
+//! worker (a cgroup, the THP setting, a neighbour process) is gone after the run: after
+//! an ordinary end, after Ctrl-C, and after kill -9 of the coordinator once the next
+//! run has started.
+//!
+//! The tests that change the machine need root and say so when they skip; they run
+//! one at a time (they share the system's THP setting and the journal folder).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{oscost, temp_db};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+fn thp() -> Option<String> {
+    let t = std::fs::read_to_string(THP).ok()?;
+    let s = t.find('[')?;
+    Some(t[s + 1..s + t[s..].find(']')?].to_string())
+}
+
+/// The cgroup folders a coordinator made (`oscost-PID-N`), in any hierarchy.
+fn cgroups_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let Ok(roots) = std::fs::read_dir("/sys/fs/cgroup") else { return found };
+    let prefix = format!("oscost-{pid}-");
+    let mut stack: Vec<std::path::PathBuf> = roots.flatten().map(|e| e.path()).collect();
+    stack.push("/sys/fs/cgroup".into());
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_dir()) && name.starts_with(&prefix) {
+                found.push(e.path());
+            }
+        }
+    }
+    found
+}
+
+/// Journal records left by a coordinator.
+fn records_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let dir = if is_root() { "/run/oscost".to_string() } else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries.flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().contains(&format!("/{pid}-"))).collect()
+}
+
+/// Neighbour processes started by a coordinator.
+fn neighbours_of(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(n) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let cmd = std::fs::read(format!("/proc/{n}/cmdline")).unwrap_or_default();
+        let args: Vec<String> = cmd.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+        let state = std::fs::read_to_string(format!("/proc/{n}/stat")).unwrap_or_default();
+        let zombie = state.rsplit_once(')').is_some_and(|(_, f)| f.trim_start().starts_with('Z'));
+        if args.get(1).is_some_and(|a| a == "__neighbour") && args.get(4) == Some(&pid.to_string()) && !zombie {
+            found.push(n);
+        }
+    }
+    found
+}
+
+/// Waits up to `limit` for `ok`.
+fn eventually(limit: Duration, mut ok: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    ok()
+}
+
+/// Asserts nothing a coordinator changed is left.
+fn assert_nothing_left(pid: u32, thp_before: &Option<String>) {
+    assert!(eventually(Duration::from_secs(5), || neighbours_of(pid).is_empty()), "a neighbour outlived run {pid}");
+    assert!(cgroups_of(pid).is_empty(), "cgroups left: {:?}", cgroups_of(pid));
+    assert!(records_of(pid).is_empty(), "journal records left: {:?}", records_of(pid));
+    assert_eq!(&thp(), thp_before, "the THP setting was not put back");
+}
+
+/// Each condition's line in a run's standard error: in effect (with how it is known)
+/// or skipped (with why).
+fn said(stderr: &str, condition: &str) -> Result<String, String> {
+    let effect = format!("condition {condition} in effect: ");
+    let skip = format!("note: condition {condition} skipped: ");
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with(&effect) || l.starts_with(&skip)).collect();
+    assert_eq!(lines.len(), 1, "{condition}: one line, in effect or skipped, expected in:\n{stderr}");
+    match lines[0].strip_prefix(&effect) {
+        Some(e) => Ok(e.to_string()),
+        None => Err(lines[0][skip.len()..].to_string()),
+    }
+}
+
+/// Namespace evidence: each listed namespace's inode differs from the coordinator's.
+fn assert_new_namespaces(evidence: &str, names: &[&str]) {
+    for name in names {
+        let at = evidence.find(&format!("{name} namespace ")).unwrap_or_else(|| panic!("{name}: {evidence}"));
+        let words: Vec<&str> = evidence[at..].split_whitespace().collect();
+        let (inner, outer) = (words[2], words[4].trim_end_matches([')', ';']));
+        assert_ne!(inner, outer, "{name}: {evidence}");
+    }
+}
+
+#[test]
+fn every_condition_is_in_effect_in_its_worker_or_skipped_with_a_reason() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let db = temp_db();
+    let cpu = oscost::sys::allowed_cpus().unwrap()[0];
+    let cpuset = format!("cgroup:cpuset={cpu}");
+    let other = if thp().as_deref() == Some("never") { "thp:always" } else { "thp:never" };
+    let conditions = [
+        "seccomp:allow=4",
+        "seccomp:default",
+        "ns:user,pid",
+        "ns:net,mnt,uts,ipc,cgroup",
+        "cgroup:cpu.max=50000/100000",
+        "cgroup:cpu.weight=50",
+        &cpuset,
+        "spec:ssb",
+        "spec:ib",
+        "observer:perf",
+        "observer:trace",
+        "neighbour:cpu",
+        "neighbour:mem",
+        "nice:1",
+        "policy:batch",
+        "slack:1ns",
+        other,
+    ];
+    let thp_before = thp();
+    let mut cmd = oscost();
+    cmd.args(["--db"]).arg(&db.path).args(["run", "syscall.getppid", "--quick", "--rounds", "2"]);
+    for c in conditions {
+        cmd.args(["--condition", c]);
+    }
+    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for c in conditions {
+        match said(&stderr, c) {
+            Err(why) => {
+                assert!(!why.trim().is_empty(), "{c}: skipped without a reason");
+                eprintln!("{c}: skipped here: {why}");
+            }
+            Ok(e) => {
+                let expect = match c.split(':').next().unwrap() {
+                    "seccomp" => "seccomp mode 2, 1 filter(s)",
+                    "cgroup" => "/cgroup.procs lists the worker",
+                    "spec" => "force-disabled",
+                    "observer" if c.ends_with("perf") => "per-task perf counters open",
+                    "observer" => "scheduler events recorded and drained",
+                    "neighbour" => "busy through the round",
+                    "nice" => "runner=\"nice=1\"",
+                    "policy" => "policy=\"batch\"",
+                    "slack" => "timer slack 1 ns",
+                    "thp" => &format!("reads {}", &other[4..]),
+                    _ => "namespace",
+                };
+                assert!(e.contains(expect), "{c}: {e}");
+            }
+        }
+    }
+    if let Ok(e) = said(&stderr, "ns:user,pid") {
+        assert_new_namespaces(&e, &["user", "pid"]);
+        assert!(e.contains("process 1 in its PID namespace"), "{e}");
+    }
+    if let Ok(e) = said(&stderr, "ns:net,mnt,uts,ipc,cgroup") {
+        assert_new_namespaces(&e, &["net", "mnt", "uts", "ipc", "cgroup"]);
+    }
+    if is_root() {
+        for c in ["seccomp:allow=4", "seccomp:default", "ns:user,pid", "nice:1", "slack:1ns", "neighbour:cpu"] {
+            assert!(said(&stderr, c).is_ok(), "{c} is skipped although this process is root:\n{stderr}");
+        }
+    } else {
+        eprintln!("not root: the cgroup, THP and root-only namespace conditions may be skipped");
+    }
+    // The baseline and every condition in effect measured a row in both rounds; the
+    // table pairs them.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("conditions against the baseline, paired by round"), "{stdout}");
+    assert_nothing_left(pid, &thp_before);
+    // The coordinator itself never entered a condition.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    assert!(status.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["Seccomp:", "0"]));
+}
+
+/// A cgroup split moves each hand-off's peer into a sibling group, and a benchmark
+/// without a peer is skipped under it with the reason.
+#[test]
+fn a_split_moves_the_peer_and_skips_what_has_none() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !is_root() {
+        eprintln!("skipping the cgroup split: making cgroups needs root");
+        return;
+    }
+    let db = temp_db();
+    let out = oscost()
+        .args(["--db"])
+        .arg(&db.path)
+        .args(["run", "syscall.getppid", "ctx.pipe", "--quick", "--rounds", "1", "--condition", "cgroup:split"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match said(&stderr, "cgroup:split") {
+        Ok(e) => {
+            assert!(e.contains("hand-off peers go to"), "{e}");
+            assert!(
+                stdout.contains("skipped syscall.getppid condition=cgroup:split: cgroup:split acts on hand-offs"),
+                "{stdout}"
+            );
+            assert!(stdout.contains("cgroup:split"), "{stdout}");
+        }
+        Err(why) => eprintln!("cgroup:split skipped here: {why}"),
+    }
+}
+
+/// Starts a run that holds a cgroup, a changed THP setting and a neighbour, and waits
+/// until the THP setting is changed (a condition's round is under way).
+fn start_holding_run(db: &Path) -> (Child, String) {
+    let other = if thp().as_deref() == Some("never") { "always" } else { "never" };
+    let child = oscost()
+        .args(["--db"])
+        .arg(db)
+        .args(["run", "ctx.pipe", "--quick", "--rounds", "6", "--condition", "cgroup:cpu.weight=50"])
+        .args(["--condition", &format!("thp:{other}"), "--condition", "neighbour:cpu"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, other.to_string())
+}
+
+#[test]
+fn settings_come_back_after_ctrl_c_and_after_kill_9_by_the_next_run() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !is_root() || thp().is_none() {
+        eprintln!("skipping: changing cgroups and the THP setting needs root and a kernel with THP");
+        return;
+    }
+    let db = temp_db();
+    let before = thp();
+
+    // Ctrl-C in the middle of a THP round: everything is put back by the run itself.
+    let (mut child, other) = start_holding_run(&db.path);
+    let pid = child.id();
+    assert!(eventually(Duration::from_secs(60), || thp().as_deref() == Some(other.as_str())), "THP never changed");
+    assert!(!cgroups_of(pid).is_empty() && !records_of(pid).is_empty(), "the cgroup and its record exist mid-run");
+    rustix::process::kill_process(rustix::process::Pid::from_raw(pid as i32).unwrap(), rustix::process::Signal::INT)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "an interrupted run exits 130");
+    assert_nothing_left(pid, &before);
+
+    // kill -9 while a THP round is under way: the cgroup (and perhaps the THP setting)
+    // stay changed, recorded; the next run puts them back before it measures.
+    let (mut child, other) = start_holding_run(&db.path);
+    let pid = child.id();
+    assert!(eventually(Duration::from_secs(60), || thp().as_deref() == Some(other.as_str())), "THP never changed");
+    let stderr = child.stderr.take().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(stderr);
+    assert!(!cgroups_of(pid).is_empty(), "the cgroup of a killed run stays until the next run");
+    assert!(!records_of(pid).is_empty(), "and so does its record");
+    let next = oscost()
+        .args(["--db"])
+        .arg(&db.path)
+        .args(["run", "syscall.getppid", "--quick", "--rounds", "1"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&next.stderr);
+    assert!(next.status.success(), "{said}");
+    assert!(
+        said.lines().any(|l| l.starts_with("restored: cgroup ") && l.contains(&format!("oscost process {pid}"))),
+        "{said}"
+    );
+    assert_nothing_left(pid, &before);
+}
