@@ -8,10 +8,17 @@
 
 use serde::Serialize;
 
-use crate::condition::Condition;
 use crate::model::ResultRow;
 use crate::stats::paired::{log_differences, ratio};
 use crate::stats::verdict::{direction, explained, verdict};
+
+/// The parameter every row measured under a condition carries: the condition's text.
+pub const CONDITION: &str = "condition";
+
+/// The row parameters a condition (by its text) changes itself, besides
+/// [`CONDITION`]: its baseline is the row equal in every other. Given by the layer
+/// that knows conditions (`condition::params_changed_by`).
+pub type ParamsChanged = fn(&str) -> &'static [&'static str];
 
 /// Resamples behind a paired interval.
 pub const RESAMPLES: usize = 2000;
@@ -43,21 +50,21 @@ pub struct PairedFigure {
 fn baseline_key(r: &ResultRow, changed: &[&str]) -> Vec<String> {
     let skip = |p: &String| {
         let key = p.split('=').next().unwrap_or_default();
-        key == crate::condition::PARAM || changed.contains(&key)
+        key == CONDITION || changed.contains(&key)
     };
     r.variant_params().into_iter().filter(|p| !skip(p)).collect()
 }
 
 /// Every condition row of `rows` with its baseline, in the rows' order; rows without
 /// per-round samples or a baseline are left out.
-pub fn pairs(rows: &[ResultRow], threshold: f64) -> Vec<PairedFigure> {
+pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) -> Vec<PairedFigure> {
     let mut out = Vec::new();
     for r in rows {
-        let Some(text) = r.params.get(crate::condition::PARAM).and_then(|v| v.as_str()) else { continue };
-        let changed = text.parse::<Condition>().map(|c| c.params_changed()).unwrap_or(&[]);
+        let Some(text) = r.params.get(CONDITION).and_then(|v| v.as_str()) else { continue };
+        let changed = params_changed(text);
         let key = baseline_key(r, changed);
         let base = rows.iter().find(|b| {
-            !b.params.contains_key(crate::condition::PARAM)
+            !b.params.contains_key(CONDITION)
                 && b.benchmark == r.benchmark
                 && b.method == r.method
                 && b.unit == r.unit
@@ -92,6 +99,11 @@ mod tests {
     use super::*;
     use crate::model::{Method, Round};
 
+    /// As `condition` says: a nice value changes the rows' `runner`.
+    fn changed(text: &str) -> &'static [&'static str] {
+        if text.starts_with("nice:") { &["runner"] } else { &[] }
+    }
+
     fn row(params: &[(&str, &str)], rounds: &[f64]) -> ResultRow {
         let samples: Vec<f64> = rounds.iter().flat_map(|m| [m * 0.99, *m, m * 1.01]).collect();
         let mut r = ResultRow::from_samples("ctx.pipe", Method::Batch, "ns/hand-off", samples, 30).unwrap();
@@ -108,7 +120,7 @@ mod tests {
         let base = row(&[("mode", "thread")], &drift);
         let other = row(&[("mode", "process")], &drift.map(|x| x * 2.0));
         let cond = row(&[("mode", "thread"), ("condition", "seccomp:allow=8")], &drift.map(|x| x * 1.10));
-        let p = pairs(&[base, other, cond], 0.03);
+        let p = pairs(&[base, other, cond], 0.03, changed);
         assert_eq!(p.len(), 1);
         let p = &p[0];
         assert_eq!((p.condition.as_str(), p.variant.as_str(), p.pairs), ("seccomp:allow=8", "mode=thread", 6));
@@ -121,11 +133,11 @@ mod tests {
     fn a_nice_condition_is_paired_across_the_runner_it_changes() {
         let base = row(&[], &[100.0, 110.0, 90.0]);
         let cond = row(&[("runner", "nice=5"), ("condition", "nice:5")], &[100.0, 110.0, 90.0]);
-        let p = pairs(&[base, cond], 0.03);
+        let p = pairs(&[base, cond], 0.03, changed);
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].verdict, "no change");
         // No baseline, no pair.
         let lone = row(&[("condition", "nice:5"), ("mode", "x")], &[1.0, 2.0]);
-        assert!(pairs(&[lone], 0.03).is_empty());
+        assert!(pairs(&[lone], 0.03, changed).is_empty());
     }
 }

@@ -148,7 +148,8 @@ pub fn rounds_of(req: &RunRequest) -> usize {
 
 /// The run's estimate, from its benchmarks and options.
 fn estimate_of(req: &RunRequest, cfg: &MeasureConfig) -> Duration {
-    estimate(&req.selected, &req.options, cfg, rounds_of(req))
+    // Each condition is one more arm of every round.
+    estimate(&req.selected, &req.options, cfg, rounds_of(req)) * (1 + req.conditions.len()) as u32
 }
 
 /// A duration as users read an estimate: whole seconds, or minutes and seconds.
@@ -433,7 +434,7 @@ impl Tally {
             progress,
             failures: Vec::new(),
             unstored: Vec::new(),
-            bar: req.progress.then(|| progress_bar(jobs as u64, estimate_of(req, &setup.cfg) * arms as u32)),
+            bar: req.progress.then(|| progress_bar(jobs as u64, estimate_of(req, &setup.cfg))),
             evidence_said: vec![false; arms],
         }
     }
@@ -826,8 +827,12 @@ fn announce(req: &RunRequest, cfg: &MeasureConfig, calib: &Calibration) -> machi
             seconds(g.max_time)
         );
     } else if !req.quiet {
+        let arms = match req.conditions.len() {
+            0 => String::new(),
+            k => format!(", each beside {k} condition{} in alternating order", if k == 1 { "" } else { "s" }),
+        };
         eprintln!(
-            "running {n} benchmark{} in {r} round{}, about {}",
+            "running {n} benchmark{} in {r} round{}{arms}, about {}",
             if n == 1 { "" } else { "s" },
             if r == 1 { "" } else { "s" },
             seconds(estimate_of(req, cfg))

@@ -294,3 +294,31 @@ fn settings_come_back_after_ctrl_c_and_after_kill_9_by_the_next_run() {
     );
     assert_nothing_left(pid, &before);
 }
+
+/// A paired run's JSON carries each condition's figure against its baseline; two
+/// separate runs are compared only as unpaired sides, and `compare` says so.
+#[test]
+fn a_paired_run_reads_back_paired_and_two_runs_compare_unpaired() {
+    let db = temp_db();
+    let run = ["run", "syscall.getppid", "--quick", "--rounds", "3", "--condition", "nice:1", "--quiet"];
+    common::run_ok(&run, &db.path);
+    common::run_ok(&run, &db.path);
+    let doc = common::json_of(&common::run_ok(&["show", "1", "--json"], &db.path));
+    let paired = doc["paired"].as_array().expect("a paired array");
+    assert_eq!(paired.len(), 2, "batch and per-call rows, each against its baseline: {paired:?}");
+    for p in paired {
+        assert_eq!(p["condition"], "nice:1");
+        assert_eq!(p["pairs"], 3, "every round paired: {p}");
+        let (lo, r, hi) = (p["ci_low"].as_f64().unwrap(), p["ratio"].as_f64().unwrap(), p["ci_high"].as_f64().unwrap());
+        assert!(lo <= r && r <= hi && lo > 0.0, "{p}");
+        assert!(p["verdict"].as_str().is_some_and(|v| !v.is_empty()));
+    }
+    let text = String::from_utf8_lossy(&common::run_ok(&["compare", "1", "2"], &db.path).stdout).into_owned();
+    assert!(text.contains("these sides are separate runs, compared unpaired"), "{text}");
+    let json = common::json_of(&common::run_ok(&["compare", "1", "2", "--json"], &db.path));
+    assert_eq!(json["paired"], false);
+    // A run without conditions has no paired array and no such note.
+    common::run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "2", "--quiet"], &db.path);
+    let plain = common::json_of(&common::run_ok(&["show", "3", "--json"], &db.path));
+    assert!(plain.get("paired").is_none());
+}

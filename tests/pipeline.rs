@@ -194,7 +194,7 @@ fn known_rows_read_back_identically_through_every_output() {
     snapshot("table-wide.txt", &normalise(&report::table::render_results(&da.results, &sa, wide), &docs));
     snapshot("run.csv", &normalise(&report::export::to_csv(std::slice::from_ref(&da)), &docs));
     snapshot("run.md", &normalise(&report::export::to_markdown(&da), &docs));
-    let json: serde_json::Value = serde_json::from_str(&report::json::render_run(&da, &sa, false)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&report::json::render_run(&da, &sa, false, &[])).unwrap();
     snapshot("results.json", &serde_json::to_string_pretty(&json["results"]).unwrap());
     snapshot("skipped.json", &serde_json::to_string_pretty(&json["skipped"]).unwrap());
 
@@ -426,7 +426,7 @@ fn a_paired_run_measures_each_arm_every_round_in_alternating_order() {
     assert_eq!(arm(None), vec![1.0, 6.0, 7.0, 12.0]);
     assert_eq!(arm(Some("nice:0")), vec![2.0, 5.0, 8.0, 11.0]);
     assert_eq!(arm(Some("nice:1")), vec![3.0, 4.0, 9.0, 10.0]);
-    let pairs = oscost::paired::pairs(&doc.results, 0.03);
+    let pairs = oscost::paired::pairs(&doc.results, 0.03, oscost::condition::params_changed_by);
     assert_eq!(pairs.len(), 2);
     assert!(pairs.iter().all(|p| p.pairs == 4 && p.variant.is_empty()), "{pairs:?}");
     assert_eq!(pairs.iter().map(|p| p.condition.as_str()).collect::<Vec<_>>(), ["nice:0", "nice:1"]);

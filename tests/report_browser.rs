@@ -260,3 +260,32 @@ fn a_history_page_draws_each_series_with_its_change_marked() {
     assert_eq!(c["charts"][0]["x_title"], "run (oldest first)");
     assert!(c["charts"][0]["marks"].as_u64().unwrap() >= 20, "every run drawn: {c}");
 }
+
+/// A paired run's report: a forest plot per condition with its axis, beside the table
+/// of paired ratios.
+#[test]
+fn a_paired_runs_report_draws_a_forest_per_condition() {
+    let db = temp_db();
+    let run = [
+        "run",
+        "syscall.getppid",
+        "syscall.read",
+        "--quick",
+        "--rounds",
+        "3",
+        "--condition",
+        "nice:1",
+        "--condition",
+        "slack:1ns",
+    ];
+    run_ok(&run, &db.path);
+    let html = report(&db, &["latest"], "paired.html");
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.contains("Conditions against the baseline, paired by round"), "no conditions chapter");
+    for c in ["nice:1 against the baseline", "slack:1ns against the baseline"] {
+        assert!(text.contains(c), "no forest plot titled {c}");
+    }
+    let Some(check) = laid_out(&html) else { return };
+    assert_readable(&check, "paired run");
+    assert_eq!(count(&check, "forest"), 2, "a forest plot per condition: {check}");
+}

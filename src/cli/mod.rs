@@ -171,9 +171,13 @@ fn table_width(wide: bool) -> report::table::Width {
 /// A run as the terminal table, fitted to this invocation's width.
 fn run_table(doc: &RunDocument, skipped: &[Skipped]) -> String {
     let width = *TABLE_WIDTH.get_or_init(|| table_width(false));
-    let threshold = report::compare::DEFAULT_THRESHOLD;
-    let pairs = crate::paired::pairs(&doc.results, threshold);
-    report::table::render_run(doc, skipped, width) + &report::paired::render(&pairs, threshold)
+    report::table::render_run(doc, skipped, width)
+        + &report::paired::render(&run_pairs(doc), report::compare::DEFAULT_THRESHOLD)
+}
+
+/// A run's conditions against its baseline, at the default threshold.
+fn run_pairs(doc: &RunDocument) -> Vec<crate::paired::PairedFigure> {
+    crate::paired::pairs(&doc.results, report::compare::DEFAULT_THRESHOLD, crate::condition::params_changed_by)
 }
 
 fn dispatch(cli: Cli) -> Result<i32> {
@@ -365,7 +369,7 @@ fn show(db: &Path, reference: &str, format: Format, samples: bool, suite: Option
         return Ok(0);
     }
     match format {
-        Format::Json => outln(&report::json::render_run(&doc, &skipped, samples))?,
+        Format::Json => outln(&report::json::render_run(&doc, &skipped, samples, &run_pairs(&doc)))?,
         Format::Table => out(&run_table(&doc, &skipped))?,
         Format::Csv => out(&report::export::to_csv(std::slice::from_ref(&doc)))?,
         Format::Markdown => out(&report::export::to_markdown(&doc))?,
@@ -806,7 +810,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let [(doc, skipped)] = run;
     let precision_lines = args.precision.map(|pct| precision_summary(&doc, pct / 100.0)).unwrap_or_default();
     if args.json {
-        outln(&report::json::render_run(&doc, &skipped, args.samples))?;
+        outln(&report::json::render_run(&doc, &skipped, args.samples, &run_pairs(&doc)))?;
     } else if !args.quiet {
         match suite {
             Some(s) => {
@@ -962,7 +966,7 @@ fn recorded_run(
     let (run, lines) = crate::session::record(&db, kind, &command_line(), record)?;
     let (doc, skipped) = run.store.load_run(run.run_id)?;
     if json {
-        outln(&report::json::render_run(&doc, &skipped, false))?;
+        outln(&report::json::render_run(&doc, &skipped, false, &run_pairs(&doc)))?;
     } else {
         out(&run_table(&doc, &skipped))?;
         for line in lines {

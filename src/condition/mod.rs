@@ -115,7 +115,13 @@ impl std::fmt::Display for Condition {
 }
 
 /// The parameter every row measured under a condition carries.
-pub const PARAM: &str = "condition";
+pub const PARAM: &str = crate::paired::CONDITION;
+
+/// The row parameters the condition named by `text` changes itself (none for a text
+/// that names no condition): what `paired` ignores when it finds a row's baseline.
+pub fn params_changed_by(text: &str) -> &'static [&'static str] {
+    text.parse::<Condition>().map(|c| c.params_changed()).unwrap_or(&[])
+}
 
 impl Condition {
     /// Row parameters the condition itself changes (a nice value is recorded as the

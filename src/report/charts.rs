@@ -338,10 +338,11 @@ fn verdict_style(verdict: &str) -> (&'static str, Mark, &'static str) {
 }
 
 /// Ratios on a log axis that holds every interval and 1.
-fn ratio_axis<'a>(cells: impl Iterator<Item = &'a Comparison>) -> Axis {
-    let (lo, hi) = cells.fold((1.0f64, 1.0f64), |(a, b), c| {
-        let (l, h) = if c.ci_low.is_finite() { (c.ci_low, c.ci_high) } else { (c.ratio, c.ratio) };
-        (a.min(l).min(c.ratio), b.max(h).max(c.ratio))
+/// A log axis over ratios given as (ratio, interval low, interval high).
+fn ratio_axis(cells: impl Iterator<Item = (f64, f64, f64)>) -> Axis {
+    let (lo, hi) = cells.fold((1.0f64, 1.0f64), |(a, b), (ratio, ci_low, ci_high)| {
+        let (l, h) = if ci_low.is_finite() { (ci_low, ci_high) } else { (ratio, ratio) };
+        (a.min(l).min(ratio), b.max(h).max(ratio))
     });
     Axis::log10(lo.min(0.95), hi.max(1.05))
 }
@@ -391,25 +392,81 @@ fn ratio_frame(f: &Frame<'_>, title: &str) -> (String, f64) {
     (svg, one)
 }
 
+/// One row of a forest plot: a figure's ratio, its interval and its verdict.
+pub struct Forest<'a> {
+    pub label: String,
+    pub ratio: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub verdict: &'a str,
+}
+
 /// The forest plot of B/A ratios: a row per figure, its ratio as a dot coloured by its
 /// verdict and its 95% interval as a whisker, on a log axis with 1 dashed.
 pub fn ratio_bars(rows: &[Comparison]) -> String {
-    let rows: Vec<&Comparison> = rows.iter().filter(|c| c.ratio.is_finite() && c.ratio > 0.0).collect();
+    let rows: Vec<Forest> = rows
+        .iter()
+        .map(|c| Forest {
+            label: format!("{} {} ({})", c.benchmark, c.variant, c.method),
+            ratio: c.ratio,
+            ci_low: c.ci_low,
+            ci_high: c.ci_high,
+            verdict: &c.verdict,
+        })
+        .collect();
+    let caption =
+        "Each figure's ratio of medians (dot) with its 95% interval (line); left of the dashed line B is lower.";
+    forest("B/A ratios", "B/A ratio of medians (log scale)", caption, &rows)
+}
+
+/// A paired run's conditions: a forest plot per condition, each figure's ratio to the
+/// baseline measured in the same rounds, with its paired interval.
+pub fn paired_bars(pairs: &[crate::paired::PairedFigure]) -> String {
+    let mut conditions: Vec<&str> = Vec::new();
+    for p in pairs {
+        if !conditions.contains(&p.condition.as_str()) {
+            conditions.push(&p.condition);
+        }
+    }
+    let mut h = String::new();
+    for c in conditions {
+        let rows: Vec<Forest> = pairs
+            .iter()
+            .filter(|p| p.condition == c)
+            .map(|p| Forest {
+                label: format!("{} {} ({})", p.benchmark, p.variant, p.method),
+                ratio: p.ratio,
+                ci_low: p.ci_low,
+                ci_high: p.ci_high,
+                verdict: &p.verdict,
+            })
+            .collect();
+        let title = format!("{c} against the baseline");
+        let caption = "Each figure's paired ratio to the baseline measured in the same rounds (dot) with its 95% interval from the resampled pairs of rounds (line); right of the dashed line the condition costs more.";
+        h.push_str(&forest(&title, "condition / baseline (log scale)", caption, &rows));
+    }
+    h
+}
+
+/// A forest plot of ratios (see [`ratio_bars`]).
+fn forest(title: &str, axis: &str, caption: &str, rows: &[Forest]) -> String {
+    let rows: Vec<&Forest> = rows.iter().filter(|c| c.ratio.is_finite() && c.ratio > 0.0).collect();
     if rows.is_empty() {
         return String::new();
     }
     let row_h = 16.0;
-    let f = rows_frame(ratio_axis(rows.iter().copied()), "B/A ratio of medians (log scale)", row_h * rows.len() as f64);
-    let (mut svg, _) = ratio_frame(&f, "B/A ratios");
+    let f =
+        rows_frame(ratio_axis(rows.iter().map(|c| (c.ratio, c.ci_low, c.ci_high))), axis, row_h * rows.len() as f64);
+    let (mut svg, _) = ratio_frame(&f, title);
     let mut keys: Vec<Key> = Vec::new();
     for (i, c) in rows.iter().enumerate() {
         let y = f.top + row_h * (i as f64 + 0.5);
-        let (color, mark, name) = verdict_style(&c.verdict);
+        let (color, mark, name) = verdict_style(c.verdict);
         if !keys.iter().any(|k| k.text == name) {
             keys.push(Key { color, mark, text: name.into() });
         }
-        let label = format!("{} {} ({})", c.benchmark, c.variant, c.method);
-        row_label(&mut svg, y, &label);
+        let label = &c.label;
+        row_label(&mut svg, y, label);
         if c.ci_low.is_finite() && c.ci_high.is_finite() {
             let _ = write!(
                 svg,
@@ -435,12 +492,7 @@ pub fn ratio_bars(rows: &[Comparison]) -> String {
     keys.push(Key { color: "#555", mark: Mark::Dashed, text: "1: no difference".into() });
     svg.push_str(&legend(&keys, f.width - f.right + 14.0, f.top + 8.0));
     svg.push_str("</svg>");
-    figure(
-        "forest",
-        "B/A ratios",
-        "Each figure's ratio of medians (dot) with its 95% interval (line); left of the dashed line B is lower.",
-        &svg,
-    )
+    figure("forest", title, caption, &svg)
 }
 
 /// Grouped bars: a group per figure, in it a bar per compared side from 1 to its
@@ -454,7 +506,11 @@ pub fn grouped_bars(m: &Matrix) -> String {
     }
     let bar_h = 7.0;
     let group_h = bar_h * sides as f64 + 6.0;
-    let cells = rows.iter().flat_map(|r| r.cells.iter().flatten()).filter(|c| c.ratio > 0.0);
+    let cells = rows
+        .iter()
+        .flat_map(|r| r.cells.iter().flatten())
+        .filter(|c| c.ratio > 0.0)
+        .map(|c| (c.ratio, c.ci_low, c.ci_high));
     let x_title = "ratio to the baseline's median (log scale)";
     let f = rows_frame(ratio_axis(cells), x_title, group_h * rows.len() as f64);
     let (mut svg, one) = ratio_frame(&f, "ratios to the baseline");

@@ -253,6 +253,8 @@ pub fn to_json(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresh
         threshold: f64,
         machines: Vec<(String, String, String)>,
         comparability: KeyDifferences,
+        /// Always false: two runs' rounds did not run together (`run --condition` pairs).
+        paired: bool,
         results: &'a [Comparison],
     }
     let machines = match (a.first(), b.first()) {
@@ -260,7 +262,8 @@ pub fn to_json(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresh
         _ => Vec::new(),
     };
     let ids = |s: &[RunDocument]| s.iter().map(|d| d.run.id).collect();
-    let out = Out { a: ids(a), b: ids(b), threshold, machines, comparability: key_differences(a, b), results: rows };
+    let comparability = key_differences(a, b);
+    let out = Out { a: ids(a), b: ids(b), threshold, machines, comparability, paired: false, results: rows };
     serde_json::to_string_pretty(&out).unwrap_or_default()
 }
 
@@ -307,6 +310,7 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
         ]);
     }
     let single = a.len() == 1 && b.len() == 1;
+    let unpaired = if holds_conditions(a) || holds_conditions(b) { UNPAIRED_NOTE } else { "" };
     let key: String = key_differences(a, b).lines().iter().map(|l| format!("{l}\n")).collect();
     format!(
         "{m}\n{key}{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it (hierarchical bootstrap: runs, then rounds, then samples){}\n",
@@ -316,8 +320,17 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
         } else {
             ""
         }
-    )
+    ) + unpaired
 }
+
+/// Whether any run of a side measured conditions beside a baseline (`run --condition`).
+fn holds_conditions(side: &[RunDocument]) -> bool {
+    side.iter().any(|d| d.results.iter().any(|r| r.params.contains_key(crate::paired::CONDITION)))
+}
+
+/// Said when the sides hold conditions: separate runs are compared only as unpaired
+/// sides.
+const UNPAIRED_NOTE: &str = "these sides are separate runs, compared unpaired: their rounds did not run together, so the intervals must span the drift between runs; a condition against its baseline within one run is paired by round (oscost show RUN)\n";
 
 #[cfg(test)]
 mod tests {

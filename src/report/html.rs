@@ -21,6 +21,9 @@ pub use super::esc;
 pub struct Views {
     pub sweeps: Vec<SweepSpec>,
     pub chapters: Vec<fn(&[ResultRow]) -> String>,
+    /// What a condition changes of its rows (`condition::params_changed_by`), for the
+    /// chapter on a paired run's conditions; None draws none.
+    pub paired: Option<crate::paired::ParamsChanged>,
 }
 
 fn run_section(doc: &RunDocument, skipped: &[Skipped], views: &Views) -> String {
@@ -32,10 +35,49 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped], views: &Views) -> String 
         h.push_str(&fingerprint_table(&doc.machine));
     }
     h.push_str(&results_table(&doc.results));
+    h.push_str(&conditions(&doc.results, views));
     h.push_str(&trace_table(&doc.results));
     h.push_str(&notes(&doc.results, skipped));
     h.push_str(&plots(&doc.results, views));
     h.push_str("</section>");
+    h
+}
+
+/// A paired run's conditions against its baseline: a forest plot per condition and
+/// the table.
+fn conditions(results: &[ResultRow], views: &Views) -> String {
+    let Some(changed) = views.paired else { return String::new() };
+    let threshold = super::compare::DEFAULT_THRESHOLD;
+    let pairs = crate::paired::pairs(results, threshold, changed);
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from("<h3>Conditions against the baseline, paired by round</h3>");
+    h.push_str(&charts::paired_bars(&pairs));
+    h.push_str("<table><tr><th>condition</th><th>benchmark</th><th>variant</th><th>method</th><th>baseline</th><th>condition</th><th>ratio [95% CI]</th><th>MDE</th><th>verdict</th><th>rounds</th></tr>");
+    for p in &pairs {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3} [{:.3}, {:.3}]</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.condition),
+            esc(&p.benchmark),
+            esc(&p.variant),
+            esc(&p.method),
+            esc(&fmt_value(p.baseline, &p.unit)),
+            esc(&fmt_value(p.value, &p.unit)),
+            p.ratio,
+            p.ci_low,
+            p.ci_high,
+            if p.mde.is_finite() { format!("±{:.1}%", p.mde * 100.0) } else { "-".into() },
+            esc(&p.verdict),
+            p.pairs
+        );
+    }
+    let _ = write!(
+        h,
+        "</table><p>Ratio: the condition over the baseline, the geometric mean of the rounds' ratios (each round measured both, back to back, in alternating order); the interval resamples the paired rounds; a verdict needs it to clear ±{:.1}%.</p>",
+        threshold * 100.0
+    );
     h
 }
 

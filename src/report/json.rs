@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::model::RunDocument;
 use crate::model::Skipped;
+use crate::paired::PairedFigure;
 
 #[derive(Serialize)]
 struct WithSkipped<'a> {
@@ -17,8 +18,8 @@ struct WithSkipped<'a> {
 }
 
 /// Renders a run as pretty JSON; raw samples only when `samples` is true.
-pub fn render_run(doc: &RunDocument, skipped: &[Skipped], samples: bool) -> String {
-    let paired = crate::paired::pairs(&doc.results, crate::report::compare::DEFAULT_THRESHOLD);
+pub fn render_run(doc: &RunDocument, skipped: &[Skipped], samples: bool, paired: &[PairedFigure]) -> String {
+    let paired = paired.to_vec();
     let stripped;
     let doc = if samples {
         doc
@@ -55,7 +56,7 @@ mod tests {
             machine: crate::machine::Machine::example(),
             results: vec![r],
         };
-        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], false)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], false, &[])).unwrap();
         for k in ["schema_version", "run", "machine", "results", "skipped"] {
             assert!(v.get(k).is_some(), "missing {k}");
         }
@@ -79,7 +80,7 @@ mod tests {
             assert!(r0.get(k).is_some(), "missing result field {k}");
         }
         assert!(r0.get("samples").is_none());
-        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], true)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], true, &[])).unwrap();
         assert_eq!(v["results"][0]["samples"].as_array().unwrap().len(), 2);
     }
 }

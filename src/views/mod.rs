@@ -10,5 +10,9 @@ pub mod suites;
 /// Everything a report draws beyond each run's own charts: the families' sweeps
 /// (`bench::sweeps`) and the laboratory.
 pub fn report_views() -> crate::report::html::Views {
-    crate::report::html::Views { sweeps: crate::bench::sweeps(), chapters: vec![laboratory::charts] }
+    crate::report::html::Views {
+        sweeps: crate::bench::sweeps(),
+        chapters: vec![laboratory::charts],
+        paired: Some(crate::condition::params_changed_by),
+    }
 }
