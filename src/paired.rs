@@ -74,7 +74,16 @@ pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) 
         let d = log_differences(&base.round_slices(), &r.round_slices());
         let Some(est) = ratio(&d, RESAMPLES, crate::rounds::seed_of(r)) else { continue };
         let mde = crate::stats::power::mde(est.ci_low, est.ci_high, threshold).unwrap_or(f64::NAN);
-        let v = verdict(est.ci_low, est.ci_high, threshold, direction(&r.unit));
+        let voided = [base, r].iter().flat_map(|x| &x.flags).find(|f| f.flag.voids_comparison());
+        let v = match voided {
+            // An arm measured something other than the row names (a bimodal figure, a
+            // hand-off that did not switch): a ratio of its rounds earns no verdict.
+            Some(f) => match f.flag {
+                crate::model::FlagCode::Bimodal => "uncertain (bimodal)",
+                _ => "uncertain (not a switch's cost)",
+            },
+            None => explained(verdict(est.ci_low, est.ci_high, threshold, direction(&r.unit)), est.ratio, mde),
+        };
         out.push(PairedFigure {
             condition: text.to_string(),
             benchmark: r.benchmark.clone(),
@@ -87,7 +96,7 @@ pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) 
             ci_low: est.ci_low,
             ci_high: est.ci_high,
             mde,
-            verdict: explained(v, est.ratio, mde).to_string(),
+            verdict: v.to_string(),
             pairs: est.pairs,
         });
     }
@@ -127,6 +136,11 @@ mod tests {
         // The drift (±30%) cancels: the ratio is the 10% the condition adds, exactly.
         assert!((p.ratio - 1.10).abs() < 1e-9 && p.ci_high / p.ci_low < 1.0 + 1e-9, "{p:?}");
         assert_eq!(p.verdict, "slower");
+        // A bimodal arm earns no verdict, however clear its ratio.
+        let mut bimodal = row(&[("mode", "thread"), ("condition", "seccomp:allow=8")], &drift.map(|x| x * 1.10));
+        bimodal.flag(crate::model::Flag::new(crate::model::FlagCode::Bimodal, "two modes"));
+        let base = row(&[("mode", "thread")], &drift);
+        assert_eq!(pairs(&[base, bimodal], 0.03, changed)[0].verdict, "uncertain (bimodal)");
     }
 
     #[test]
