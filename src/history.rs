@@ -94,8 +94,13 @@ impl Series {
 }
 
 /// The runs a history reads: complete measured runs, oldest first.
-pub fn eligible(mut runs: Vec<RunDocument>) -> Vec<RunDocument> {
-    runs.retain(|d| d.run.kind == RunKind::Measure && d.run.status == RunStatus::Complete);
+pub fn eligible(runs: Vec<RunDocument>) -> Vec<RunDocument> {
+    complete_of(runs, &[RunKind::Measure])
+}
+
+/// The complete runs of `kinds`, oldest first.
+pub fn complete_of(mut runs: Vec<RunDocument>, kinds: &[RunKind]) -> Vec<RunDocument> {
+    runs.retain(|d| kinds.contains(&d.run.kind) && d.run.status == RunStatus::Complete);
     runs.sort_by(|a, b| a.run.started_at.cmp(&b.run.started_at).then(a.run.id.cmp(&b.run.id)));
     runs
 }

@@ -45,6 +45,7 @@ pub mod history;
 pub mod kcounts;
 pub mod machine;
 pub mod model;
+pub mod noise;
 pub mod observe;
 pub mod paired;
 pub mod placement;

@@ -641,10 +641,13 @@ pub enum RunKind {
     Trace,
     /// A scheduler simulated (`oscost sim`): no figure of it was measured.
     Sim,
+    /// Benchmarks timed back to back to learn this machine's run-to-run noise
+    /// (`oscost noise`): A/A runs, from which `compare` takes per-figure thresholds.
+    Noise,
 }
 
 impl RunKind {
-    pub const ALL: [RunKind; 4] = [RunKind::Measure, RunKind::Observe, RunKind::Trace, RunKind::Sim];
+    pub const ALL: [RunKind; 5] = [RunKind::Measure, RunKind::Observe, RunKind::Trace, RunKind::Sim, RunKind::Noise];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -652,6 +655,7 @@ impl RunKind {
             RunKind::Observe => "observe",
             RunKind::Trace => "trace",
             RunKind::Sim => "sim",
+            RunKind::Noise => "noise",
         }
     }
 

@@ -64,6 +64,8 @@ pub struct RunRequest {
     pub precision: Option<PrecisionGoal>,
     /// Conditions measured beside the baseline in the same rounds (`--condition`).
     pub conditions: Vec<crate::condition::Condition>,
+    /// What the run is stored as: a measurement, or one of `oscost noise`'s A/A runs.
+    pub kind: crate::model::RunKind,
 }
 
 /// `run --precision`: rounds are added to each benchmark, in fresh workers and
@@ -223,7 +225,7 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let store = Store::open(&req.db)?;
     let setup = prepare(&req)?;
     let started_at = report::now_rfc3339();
-    let what = Begin { command_line: &req.command_line, save: req.save.clone(), kind: crate::model::RunKind::Measure };
+    let what = Begin { command_line: &req.command_line, save: req.save.clone(), kind: req.kind };
     let mut run = begin(what, store, &setup.machine, &started_at)?;
     let started = Instant::now();
     let mut tally = Tally::new(&req, &setup);
@@ -779,7 +781,7 @@ fn unsaved_document(
             save_name: None,
             status: RunStatus::Failed,
             uuid: Some(uuid.to_string()),
-            kind: crate::model::RunKind::Measure,
+            kind: req.kind,
         },
         machine: machine.clone(),
         results: rows.to_vec(),

@@ -122,6 +122,7 @@ fn run(db: &Path, def: &'static BenchDef, save: Option<&str>) -> i64 {
         precision: None,
         quiet: true,
         conditions: Vec::new(),
+        kind: oscost::model::RunKind::Measure,
     };
     let outcome = session::execute(req).expect("the session runs");
     assert!(!outcome.interrupted() && outcome.failures.is_empty() && outcome.storage_error.is_none());
@@ -324,6 +325,7 @@ fn adaptive_run(db: &Path, def: &'static BenchDef, target: f64) -> RunDocument {
         precision: Some(session::PrecisionGoal { target, max_time: std::time::Duration::from_secs(60) }),
         quiet: true,
         conditions: Vec::new(),
+        kind: oscost::model::RunKind::Measure,
     };
     let outcome = session::execute(req).expect("the session runs");
     outcome.store.load_run(outcome.run_id).unwrap().0
@@ -410,6 +412,7 @@ fn a_paired_run_measures_each_arm_every_round_in_alternating_order() {
         precision: None,
         quiet: true,
         conditions,
+        kind: oscost::model::RunKind::Measure,
     };
     let outcome = session::execute(req).expect("the session runs");
     let doc = outcome.store.load_run(outcome.run_id).unwrap().0;

@@ -36,6 +36,11 @@ pub struct Cli {
 pub enum Command {
     /// Run benchmarks (default suite without arguments) and store the run.
     Run(Box<RunArgs>),
+    /// Learn this machine's run-to-run noise: run the benchmarks N times back to back
+    /// (A/A runs, stored as kind `noise`) and print each figure's threshold; `compare`
+    /// then judges each figure by its own threshold on a machine with the same
+    /// comparability key. Takes every option of `run`.
+    Noise(Box<NoiseArgs>),
     /// List every benchmark with its description and timing model (or the suites).
     List {
         /// List the named suites instead.
@@ -88,9 +93,11 @@ pub enum Command {
         /// complete run of the databases read.
         #[arg(long, value_enum, value_name = "KEY")]
         by: Option<GroupBy>,
-        /// Noise threshold in percent: verdicts need the interval to clear it.
-        #[arg(long, value_name = "PCT", default_value_t = crate::report::compare::DEFAULT_THRESHOLD * 100.0)]
-        threshold: f64,
+        /// Noise threshold in percent: verdicts need the interval to clear it. Without
+        /// it, each figure's own threshold from this machine's noise runs (`oscost
+        /// noise`) where A's machine has them, else 3.
+        #[arg(long, value_name = "PCT")]
+        threshold: Option<f64>,
         /// Exit 3 when any figure's verdict is `slower` (or, with `change`, any clear
         /// change either way), for a CI job to gate on; `uncertain` never fails.
         #[arg(long, value_enum, value_name = "WHAT")]
@@ -285,6 +292,23 @@ pub enum Format {
 }
 
 pub use crate::report::export::ExportFormat;
+
+/// `oscost noise`: the runs to make, and the run options they are made with.
+#[derive(Args, Debug)]
+pub struct NoiseArgs {
+    /// A/A runs to make back to back (3 to 100: at least two consecutive pairs).
+    #[arg(long, value_name = "N", default_value_t = crate::noise::DEFAULT_RUNS, value_parser = runs_count)]
+    pub runs: usize,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+fn runs_count(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (3..=100).contains(&n) => Ok(n),
+        _ => Err(format!("{s:?}: give 3 to 100 runs")),
+    }
+}
 
 #[derive(Args, Debug)]
 // A negative number is a value (refused by its parser with a reason), not a flag.

@@ -29,7 +29,7 @@ pub struct Request {
 }
 
 pub fn history(db: &Path, req: &Request) -> Result<i32> {
-    let runs = load_runs(db, &req.filter)?;
+    let runs = load_runs(db, &req.filter, &[crate::model::RunKind::Measure])?;
     let found =
         series::build(&runs, req.by, |r| req.figures.is_empty() || req.figures.iter().any(|f| series::matches(f, r)));
     if found.is_empty() && !req.figures.is_empty() && !runs.is_empty() {
@@ -52,16 +52,20 @@ pub fn history(db: &Path, req: &Request) -> Result<i32> {
     Ok(req.fail_on.map_or(0, |f| fail_status(&found, f)))
 }
 
-/// The complete measured runs the filter selects, oldest first.
-pub(super) fn load_runs(db: &Path, filter: &RunFilter) -> Result<Vec<crate::model::RunDocument>> {
+/// The complete runs of `kinds` the filter selects, oldest first.
+pub(super) fn load_runs(
+    db: &Path,
+    filter: &RunFilter,
+    kinds: &[crate::model::RunKind],
+) -> Result<Vec<crate::model::RunDocument>> {
     let store = Store::open_existing(db)?;
     let listed = store.list_runs(filter)?;
     let docs = listed
         .iter()
-        .filter(|l| l.status == crate::model::RunStatus::Complete)
+        .filter(|l| l.status == crate::model::RunStatus::Complete && kinds.contains(&l.kind))
         .map(|l| store.load_run(l.id).map(|(d, _)| d))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(series::eligible(docs))
+    Ok(series::complete_of(docs, kinds))
 }
 
 /// [`COMPARE_FAILED`] when a figure changed (among the newest `recent` runs), each

@@ -20,6 +20,7 @@ use crate::store::{RunFilter, Store};
 pub mod args;
 pub mod complete;
 mod history;
+mod noise;
 mod plan;
 
 pub use args::{Cli, Command, ExportFormat, Format, RunArgs};
@@ -185,6 +186,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
     let db = || db_path(&cli.db);
     match cli.command {
         Command::Run(args) => run(*args, db()?),
+        Command::Noise(args) => noise::noise(*args, db()?),
         Command::List { suites } => {
             out(&if suites { suites_text() } else { list_text() })?;
             Ok(0)
@@ -435,7 +437,8 @@ fn gate<'a>(
     COMPARE_FAILED
 }
 
-fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, threshold: f64, json: bool) -> Result<i32> {
+fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f64>, json: bool) -> Result<i32> {
+    let threshold = given.unwrap_or(report::compare::DEFAULT_THRESHOLD * 100.0);
     if !(threshold.is_finite() && (0.0..100.0).contains(&threshold)) {
         return Err(UsageError("--threshold is a percentage from 0 to 100".into()).into());
     }
@@ -466,11 +469,18 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, threshold: f64, 
     };
     let threshold = threshold / 100.0;
     if let ([a, b], None) = (&sides[..], &names) {
-        let rows = report::compare::compare(a, b, threshold, 2000);
+        let thresholds = match given {
+            Some(_) => crate::noise::Thresholds::uniform(threshold),
+            None => machine_thresholds(db, a, threshold)?,
+        };
+        let rows = report::compare::compare_with(a, b, &thresholds, 2000);
         if json {
             outln(&report::compare::to_json(a, b, &rows, threshold))?;
         } else {
             out(&report::compare::render(a, b, &rows, threshold))?;
+            if let Some(line) = thresholds_line(&thresholds, &rows) {
+                outln(&line)?;
+            }
         }
         return Ok(gate(&rows, req.fail_on));
     }
@@ -481,6 +491,35 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, threshold: f64, 
         out(&report::matrix::render(&m))?;
     }
     Ok(gate(m.rows.iter().flat_map(|r| r.cells.iter().flatten()), req.fail_on))
+}
+
+/// Each figure's threshold from the noise runs (`oscost noise`) of side A's machine
+/// (its comparability key), `default` for the figures they did not measure.
+fn machine_thresholds(db: &Path, a: &[RunDocument], default: f64) -> Result<crate::noise::Thresholds> {
+    let Some(first) = a.first() else { return Ok(crate::noise::Thresholds::uniform(default)) };
+    let store = Store::open_existing(db)?;
+    let listed = store.list_runs(&crate::store::RunFilter::default())?;
+    let docs = listed
+        .iter()
+        .filter(|l| l.kind == crate::model::RunKind::Noise)
+        .map(|l| store.load_run(l.id).map(|(d, _)| d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let runs = crate::noise::applicable(docs, &first.machine.comparability_key());
+    Ok(crate::noise::Thresholds::from_noise(default, &runs))
+}
+
+/// Where the thresholds came from, when some are this machine's own.
+fn thresholds_line(t: &crate::noise::Thresholds, rows: &[report::compare::Comparison]) -> Option<String> {
+    let source = t.source.as_ref()?;
+    let own = rows.iter().filter(|c| (c.threshold - t.default).abs() > 1e-12).count();
+    Some(format!(
+        "thresholds: each figure's own for {own} of {} figures, from this machine's {} noise runs ({} to {}; oscost noise), ±{:.1}% for the rest; the threshold column says which",
+        rows.len(),
+        source.runs,
+        source.first,
+        source.last,
+        t.default * 100.0
+    ))
 }
 
 /// A side given as `REFS` or `REFS@PATH` (another database), read.
@@ -782,23 +821,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     if let Some(when) = args.start_at {
         wait_until(when, args.quiet || args.json)?;
     }
-    let req = RunRequest {
-        selected,
-        quick: args.quick,
-        rounds: args.rounds.map(usize::from),
-        executor: crate::worker::Executor::Workers,
-        perf_counters: args.perf_counters,
-        trace: !args.no_trace,
-        options,
-        db,
-        save: args.save.clone(),
-        command_line: command_line(),
-        progress: !args.json && !args.quiet && std::io::stderr().is_terminal(),
-        quiet: args.quiet,
-        strict: args.strict,
-        precision: args.precision.map(|pct| session::PrecisionGoal { target: pct / 100.0, max_time: args.max_time.0 }),
-        conditions: args.conditions.clone(),
-    };
+    let req = run_request(&args, (selected, options), db, crate::model::RunKind::Measure);
     let db = req.db.clone();
     let mut outcome = session::execute(req)?;
     if let Some(s) = suite {
@@ -842,6 +865,34 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         return Ok(128 + sig);
     }
     Ok(if outcome.failures.is_empty() { 0 } else { 1 })
+}
+
+/// The session's request for a run of `args` over the planned benchmarks, stored as
+/// `kind`.
+fn run_request(
+    args: &RunArgs,
+    (selected, options): (Vec<(&'static bench::BenchDef, bench::Scope)>, BenchOptions),
+    db: PathBuf,
+    kind: crate::model::RunKind,
+) -> RunRequest {
+    RunRequest {
+        selected,
+        quick: args.quick,
+        rounds: args.rounds.map(usize::from),
+        executor: crate::worker::Executor::Workers,
+        perf_counters: args.perf_counters,
+        trace: !args.no_trace,
+        options,
+        db,
+        save: args.save.clone(),
+        command_line: command_line(),
+        progress: !args.json && !args.quiet && std::io::stderr().is_terminal(),
+        quiet: args.quiet,
+        strict: args.strict,
+        precision: args.precision.map(|pct| session::PrecisionGoal { target: pct / 100.0, max_time: args.max_time.0 }),
+        conditions: args.conditions.clone(),
+        kind,
+    }
 }
 
 /// What `--precision` reached: how many figures got within the target and, for each

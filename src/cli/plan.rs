@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::{UsageError, out, outln};
-use crate::model::{Method, ResultRow, RunDocument};
+use crate::model::{Method, ResultRow, RunDocument, RunKind};
 use crate::stats::planner::{self, Components, Costs, Experiment, Plan};
 
 /// An experiment's shape: runs, rounds a run, samples a round.
@@ -38,7 +38,7 @@ pub fn plan(db: &Path, figures: &[String], filter: &RunFilter, target: f64, json
     if !(target.is_finite() && target > 0.0 && target < 1.0) {
         return Err(UsageError("--precision is a percentage between 0 and 100".into()).into());
     }
-    let runs = super::history::load_runs(db, filter)?;
+    let runs = super::history::load_runs(db, filter, &[RunKind::Measure, RunKind::Noise])?;
     if runs.len() < 2 {
         return Err(UsageError(format!(
             "plan reads the variance between runs from stored runs: {} complete measured run(s) found, it needs two or more (oscost run, twice)",

@@ -747,6 +747,7 @@ mod tests {
             ci_high: 0.02,
             verdict: "uncertain (not a switch's cost)".into(),
             mde: f64::NAN,
+            threshold: 0.03,
             a_runs: 1,
             a_rounds: 5,
             b_runs: 1,

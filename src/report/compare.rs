@@ -41,6 +41,9 @@ pub struct Comparison {
     /// (each side's runs and rounds and their spread) would call with 80% power at the
     /// threshold, relative (0.08 = 8%); NaN without an interval.
     pub mde: f64,
+    /// The threshold the verdict cleared or not: the comparison's, or the figure's own
+    /// from this machine's noise runs.
+    pub threshold: f64,
     /// What stands behind each side: runs and rounds in all.
     pub a_runs: usize,
     pub a_rounds: usize,
@@ -103,9 +106,21 @@ fn side_median(rows: &[&ResultRow]) -> f64 {
 /// Compares every figure present on both sides (matched by benchmark, parameters and
 /// method), in the order of A's first run. Each side is one run or a set of runs.
 pub fn compare(a: &[RunDocument], b: &[RunDocument], threshold: f64, resamples: usize) -> Vec<Comparison> {
+    compare_with(a, b, &crate::noise::Thresholds::uniform(threshold), resamples)
+}
+
+/// As [`compare`], each figure judged by its own threshold where `thresholds` has one
+/// (this machine's noise, `oscost noise`).
+pub fn compare_with(
+    a: &[RunDocument],
+    b: &[RunDocument],
+    thresholds: &crate::noise::Thresholds,
+    resamples: usize,
+) -> Vec<Comparison> {
     let Some(first) = a.first() else { return Vec::new() };
     let mut out = Vec::new();
     for ra in &first.results {
+        let threshold = thresholds.of(ra);
         let (sa, sb) = (matching(a, ra), matching(b, ra));
         if sb.is_empty() {
             continue;
@@ -150,6 +165,7 @@ pub fn compare(a: &[RunDocument], b: &[RunDocument], threshold: f64, resamples: 
             ci_high: hi,
             verdict: v.to_string(),
             mde,
+            threshold,
             a_runs: sa.len(),
             a_rounds: sa.iter().map(|r| r.round_count()).sum(),
             b_runs: sb.len(),
@@ -281,19 +297,16 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(vec![
-        "benchmark",
-        "variant",
-        "method",
-        "A median",
-        "B median",
-        "B/A [95% CI]",
-        "MDE",
-        "verdict",
-        "from",
-    ]);
+    // A threshold column only where figures were judged by thresholds of their own.
+    let own = rows.iter().any(|c| (c.threshold - threshold).abs() > 1e-12);
+    let mut header = vec!["benchmark", "variant", "method", "A median", "B median", "B/A [95% CI]", "MDE", "verdict"];
+    if own {
+        header.push("threshold");
+    }
+    header.push("from");
+    t.set_header(header);
     for c in rows {
-        t.add_row(vec![
+        let mut cells = vec![
             super::plain(&c.benchmark).into_owned(),
             super::plain(&c.variant).into_owned(),
             c.method.clone(),
@@ -306,15 +319,20 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
             },
             if c.mde.is_finite() { format!("±{:.1}%", c.mde * 100.0) } else { "-".into() },
             c.verdict.clone(),
-            c.basis(),
-        ]);
+        ];
+        if own {
+            cells.push(format!("±{:.1}%", c.threshold * 100.0));
+        }
+        cells.push(c.basis());
+        t.add_row(cells);
     }
     let single = a.len() == 1 && b.len() == 1;
     let unpaired = if holds_conditions(a) || holds_conditions(b) { UNPAIRED_NOTE } else { "" };
     let key: String = key_differences(a, b).lines().iter().map(|l| format!("{l}\n")).collect();
+    let clear =
+        if own { "each figure's threshold (its column)".to_string() } else { format!("±{:.1}%", threshold * 100.0) };
     format!(
-        "{m}\n{key}{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it (hierarchical bootstrap: runs, then rounds, then samples){}\n",
-        threshold * 100.0,
+        "{m}\n{key}{t}\nverdicts need the 95% interval of B/A to clear {clear} and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it (hierarchical bootstrap: runs, then rounds, then samples){}\n",
         if single {
             "\none run a side: the intervals hold what varied within each run; a machine that drifts between runs needs sets of runs (compare 1,2,3 4,5,6)"
         } else {
@@ -525,5 +543,72 @@ mod tests {
         assert_eq!(key_differences(&a, &a), KeyDifferences::default());
         let json: serde_json::Value = serde_json::from_str(&to_json(&a, &b, &[], 0.02)).unwrap();
         assert_eq!(json["comparability"]["between"][0], "kernel");
+    }
+}
+
+#[cfg(test)]
+mod noise_tests {
+    use super::*;
+    use crate::model::{Method, ResultRow, RunKind};
+    use crate::noise::Thresholds;
+    use crate::stats::SplitMix64;
+    use crate::stats::nested::{normal, synthetic};
+
+    /// One run: getppid drifting between runs by 0.5%, a same-CPU hand-off by 8%; each
+    /// in 10 rounds with 3% round-to-round noise; `gap` scales the hand-off.
+    fn run(id: i64, rng: &mut SplitMix64, gap: f64) -> RunDocument {
+        let mut row = |bench: &str, unit: &str, centre: f64, drift: f64| {
+            let centre = centre * (drift * normal(rng)).exp();
+            let parts = synthetic(rng, centre, 10, 50, 0.03, 0.01);
+            let all: Vec<f64> = parts.iter().flatten().copied().collect();
+            let mut r = ResultRow::from_samples(bench, Method::Batch, unit, all, 500).unwrap();
+            r.rounds =
+                parts.iter().map(|p| crate::model::Round { samples: p.len(), counts: Default::default() }).collect();
+            r
+        };
+        let rows =
+            vec![row("syscall.getppid", "ns/call", 100.0, 0.005), row("ctx.pipe", "ns/hand-off", 1500.0 * gap, 0.08)];
+        let mut d = RunDocument::for_tests(id, crate::machine::Machine::example(), rows);
+        d.run.started_at = format!("2026-11-24T00:00:{:02}Z", id % 60);
+        d
+    }
+
+    /// Per-figure thresholds from A/A noise runs keep single-run comparisons of a
+    /// drifting figure quiet where the uniform 3% fires on noise, and still call a real
+    /// gap in it.
+    #[test]
+    fn noise_thresholds_stay_quiet_on_drift_and_fire_on_a_gap() {
+        let mut rng = SplitMix64::new(0x5eed);
+        let noise: Vec<RunDocument> = (0..8)
+            .map(|i| {
+                let mut d = run(i, &mut rng, 1.0);
+                d.run.kind = RunKind::Noise;
+                d
+            })
+            .collect();
+        let own = Thresholds::from_noise(DEFAULT_THRESHOLD, &noise);
+        let uniform = Thresholds::uniform(DEFAULT_THRESHOLD);
+        assert_eq!(own.len(), 2);
+        let called = |c: &Comparison| matches!(c.verdict.as_str(), "faster" | "slower");
+        let (mut loud_uniform, mut loud_own, mut quiet_own, mut gap_own) = (0, 0, 0, 0);
+        let trials = 200;
+        for t in 0..trials {
+            let (a, b) = (run(100 + t, &mut rng, 1.0), run(1000 + t, &mut rng, 1.0));
+            let u = compare_with(std::slice::from_ref(&a), std::slice::from_ref(&b), &uniform, 200);
+            let o = compare_with(std::slice::from_ref(&a), std::slice::from_ref(&b), &own, 200);
+            loud_uniform += called(&u[1]) as usize;
+            loud_own += called(&o[1]) as usize;
+            quiet_own += called(&o[0]) as usize;
+            let slower = run(5000 + t, &mut rng, 1.6);
+            gap_own += (compare_with(std::slice::from_ref(&a), std::slice::from_ref(&slower), &own, 200)[1].verdict
+                == "slower") as usize;
+        }
+        assert!(loud_uniform > trials as usize / 4, "the uniform 3% fires on drift: {loud_uniform} of {trials}");
+        assert!(loud_own <= trials as usize / 20, "own thresholds stay quiet: {loud_own} of {trials}");
+        assert!(quiet_own <= trials as usize / 20, "{quiet_own} of {trials}");
+        assert!(gap_own >= trials as usize * 8 / 10, "a 60% gap is called: {gap_own} of {trials}");
+        // The comparison says which threshold each figure was judged by.
+        let o = compare_with(std::slice::from_ref(&noise[0]), std::slice::from_ref(&noise[1]), &own, 200);
+        assert!(o.iter().all(|c| c.threshold != DEFAULT_THRESHOLD) && o[1].threshold > o[0].threshold);
     }
 }

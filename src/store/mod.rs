@@ -410,6 +410,7 @@ pub struct RunListing {
     pub save_name: Option<String>,
     pub results: i64,
     pub command_line: String,
+    pub kind: crate::model::RunKind,
 }
 
 /// Filters for `oscost runs`.

@@ -413,7 +413,7 @@ impl Backend for PgConnection {
     fn list_runs(&mut self, filter: &RunFilter) -> Result<Vec<RunListing>, StoreError> {
         let rows = self.client.query(
             "SELECT r.id, r.started_at, r.hostname, r.kernel_release, r.status, r.save_name, r.command_line,
-                        (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id), o.pid, o.start_ticks, o.boot_id
+                        (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id), o.pid, o.start_ticks, o.boot_id, r.kind
                  FROM runs r LEFT JOIN run_owner o ON o.run_id = r.id
                  WHERE ($1::TEXT IS NULL OR r.hostname = $1)
                    AND ($2::TEXT IS NULL OR EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id
@@ -437,6 +437,7 @@ impl Backend for PgConnection {
                     save_name: r.get(5),
                     command_line: r.get(6),
                     results: r.get(7),
+                    kind: parse_kind(r.get(11))?,
                 })
             })
             .collect()

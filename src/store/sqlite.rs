@@ -363,17 +363,18 @@ impl SqliteStore {
 
     /// Lists runs, newest first, matching `filter`.
     pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunListing>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        let kind = if self.has_column("runs", "kind")? { "r.kind" } else { "'measure'" };
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT r.id, r.started_at, r.hostname, r.kernel_release, r.status, r.save_name, r.command_line,
-                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id), o.pid, o.start_ticks, o.boot_id
+                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.id), o.pid, o.start_ticks, o.boot_id, {kind}
              FROM runs r LEFT JOIN run_owner o ON o.run_id = r.id
              WHERE (?1 IS NULL OR r.hostname = ?1)
                AND (?2 IS NULL OR EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id
                                           AND (x.benchmark = ?2 OR x.benchmark LIKE ?2 || '.%')))
                AND (?3 IS NULL OR r.started_at >= ?3)
                AND (?4 IS NULL OR r.started_at < ?4)
-             ORDER BY r.id DESC",
-        )?;
+             ORDER BY r.id DESC"
+        ))?;
         let rows = stmt.query_map(params![filter.host, filter.benchmark, filter.since, filter.until], |r| {
             Ok(RunListing {
                 id: r.get(0)?,
@@ -384,6 +385,7 @@ impl SqliteStore {
                 save_name: r.get(5)?,
                 command_line: r.get(6)?,
                 results: r.get(7)?,
+                kind: stored_kind(r, 11)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

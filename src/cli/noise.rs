@@ -1,0 +1,75 @@
+//! `oscost noise`: A/A runs of the selected benchmarks, back to back, stored as kind
+//! `noise`, then each figure's run-to-run spread and the threshold it sets for
+//! `compare` (`crate::noise`).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use super::args::NoiseArgs;
+use super::{Plan, UsageError, out, outln, plan, run_request};
+use crate::model::{RunDocument, RunKind};
+use crate::noise::{FigureNoise, figure_noise};
+use crate::session;
+
+pub fn noise(args: NoiseArgs, db: PathBuf) -> Result<i32> {
+    let NoiseArgs { runs, run: mut args } = args;
+    if args.suite.is_some() || args.save.is_some() || args.start_at.is_some() {
+        return Err(
+            UsageError("noise takes benchmarks and run options, not --suite, --save or --start-at".into()).into()
+        );
+    }
+    let Plan { selected, options, .. } = plan(&args)?;
+    let (json, quiet) = (args.json, args.quiet);
+    args.quiet = true;
+    let mut docs: Vec<RunDocument> = Vec::new();
+    for i in 0..runs {
+        let req = run_request(&args, (selected.clone(), options.clone()), db.clone(), RunKind::Noise);
+        let outcome = session::execute(req)?;
+        let (doc, _) = outcome.store.load_run(outcome.run_id).context("reading a noise run back")?;
+        if !quiet && !json {
+            eprintln!("noise run {}/{runs}: run #{} ({:.1} s)", i + 1, outcome.run_id, outcome.elapsed.as_secs_f64());
+        }
+        docs.push(doc);
+        if let Some(sig) = outcome.stopped_by {
+            eprintln!("stopped by signal {sig}: {} noise runs are stored", docs.len());
+            return Ok(128 + sig);
+        }
+        if !outcome.failures.is_empty() {
+            eprintln!("a benchmark failed in run #{}: its figures have fewer pairs", outcome.run_id);
+        }
+    }
+    let noise = figure_noise(&docs);
+    if json {
+        let ids: Vec<i64> = docs.iter().map(|d| d.run.id).collect();
+        outln(&serde_json::to_string_pretty(&serde_json::json!({ "runs": ids, "figures": noise }))?)?;
+    } else if !quiet {
+        out(&render(&noise, &docs))?;
+    }
+    Ok(0)
+}
+
+/// The figures' noise as a table, with what `compare` does with it.
+fn render(noise: &[FigureNoise], docs: &[RunDocument]) -> String {
+    use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec!["benchmark", "variant", "method", "pairs", "A/A spread", "threshold"]);
+    for n in noise {
+        t.add_row(vec![
+            crate::report::plain(&n.benchmark).into_owned(),
+            crate::report::plain(&n.variant).into_owned(),
+            n.method.clone(),
+            n.pairs.to_string(),
+            format!("{:.1}%", n.sigma * 100.0),
+            format!("±{:.1}%", n.threshold * 100.0),
+        ]);
+    }
+    let ids: Vec<String> = docs.iter().map(|d| format!("#{}", d.run.id)).collect();
+    format!(
+        "this machine's noise from {} A/A runs ({}): each figure's spread is the root mean square of its consecutive runs' log ratios; its threshold the ratio an A/A pair exceeds 5% of the time (Student's t over the pairs), at least ±{:.1}%\n{t}\ncompare now judges each of these figures by its own threshold when side A ran on a machine with this comparability key (every noise run of that key counts); --threshold overrides\n",
+        docs.len(),
+        ids.join(", "),
+        crate::noise::MIN_THRESHOLD * 100.0
+    )
+}
