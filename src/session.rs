@@ -507,7 +507,8 @@ fn store_when_done(
 }
 
 /// One round of one benchmark's arm in a fresh worker, its rows kept (labelled with
-/// the arm's condition). Breaks when the run must stop.
+/// the arm's condition), and the benchmark stored once it has finished. Breaks when
+/// the run must stop.
 fn measure_round(
     req: &RunRequest,
     setup: &Setup,
@@ -524,6 +525,22 @@ fn measure_round(
     if let Some(b) = &tally.bar {
         b.set_message(format!("{} (round {}/{})", def.id, at.round + 1, setup.rounds));
     }
+    let reply = run_arm(req, setup, at, (def, scope), tally);
+    if keep_reply(tally, slot, def, &setup.arms[at.arm], reply).is_break() {
+        return Break(());
+    }
+    end_round(req, setup, at, (def, slot), run, tally)
+}
+
+/// Runs the round of one arm: its settings, what its condition holds around the
+/// worker, the worker, and what shows the condition was in effect and acted.
+fn run_arm(
+    req: &RunRequest,
+    setup: &Setup,
+    at: Slot,
+    (def, scope): (&BenchDef, Scope),
+    tally: &mut Tally,
+) -> crate::worker::RoundReply {
     let arm = &setup.arms[at.arm];
     let (cfg, opts) = arm_settings(req, setup, at, def, arm);
     let prepared = match arm {
@@ -563,6 +580,18 @@ fn measure_round(
         }
     }
     label_arm(&mut reply, arm);
+    reply
+}
+
+/// Keeps a round's rows and skips in its slot and records how it ended; breaks on a
+/// stop signal.
+fn keep_reply(
+    tally: &mut Tally,
+    slot: usize,
+    def: &BenchDef,
+    arm: &Arm,
+    reply: crate::worker::RoundReply,
+) -> std::ops::ControlFlow<()> {
     let ended = classify(def, reply.outcome, &reply.rows, &reply.skipped);
     let p = &mut tally.progress[slot];
     for s in reply.skipped {
@@ -574,7 +603,7 @@ fn measure_round(
     let params = arm.condition().map(|c| condition_params(&c)).unwrap_or_default();
     match ended {
         Ended::Done => {}
-        Ended::Interrupted => return Break(()),
+        Ended::Interrupted => return std::ops::ControlFlow::Break(()),
         Ended::Skipped(why) => {
             p.skip_once(Skipped { benchmark: def.id.into(), params, reason: why });
             p.finished = true;
@@ -587,6 +616,19 @@ fn measure_round(
             tally.failures.push(f);
         }
     }
+    std::ops::ControlFlow::Continue(())
+}
+
+/// Marks a slot finished after its last round and, in a run without conditions, stores
+/// the benchmark at once (paired runs store a benchmark's arms together).
+fn end_round(
+    req: &RunRequest,
+    setup: &Setup,
+    at: Slot,
+    (def, slot): (&BenchDef, usize),
+    run: &mut OpenRun,
+    tally: &mut Tally,
+) -> std::ops::ControlFlow<()> {
     let p = &mut tally.progress[slot];
     if def.rounds == RoundPlan::Once || last_round(req, setup, at.round, p) {
         p.finished = true;
@@ -594,15 +636,16 @@ fn measure_round(
     if let Some(b) = &tally.bar {
         b.inc(1);
     }
+    let p = &mut tally.progress[slot];
     if setup.arms.len() == 1
         && p.finished
         && let Err(e) = store_benchmark(run, p, def.id)
     {
         // Nothing new is measured once the store fails; what finished is kept.
         tally.unstored.push(e);
-        return Break(());
+        return std::ops::ControlFlow::Break(());
     }
-    Continue(())
+    std::ops::ControlFlow::Continue(())
 }
 
 /// The budgets and options an arm's round runs with: the run's, with the trace pass in

@@ -28,7 +28,10 @@ fn noise_runs_set_thresholds_that_compare_uses() {
         run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "2", "--quiet"], &db.path);
     }
     let text = String::from_utf8_lossy(&run_ok(&["compare", "4", "5"], &db.path).stdout).into_owned();
-    assert!(text.contains("thresholds: each figure's own for 2 of 2 figures, from this machine's 3 noise runs"), "{text}");
+    assert!(
+        text.contains("thresholds: each figure's own for 2 of 2 figures, from this machine's 3 noise runs"),
+        "{text}"
+    );
     assert!(text.contains("┆ threshold"), "a threshold column: {text}");
     let json = json_of(&run_ok(&["compare", "4", "5", "--json"], &db.path));
     let own: Vec<f64> = figures.iter().map(|f| f["threshold"].as_f64().unwrap()).collect();
@@ -36,7 +39,8 @@ fn noise_runs_set_thresholds_that_compare_uses() {
         assert!(own.iter().any(|t| (t - c["threshold"].as_f64().unwrap()).abs() < 1e-12), "{c}");
     }
     // An explicit threshold overrides them.
-    let given = String::from_utf8_lossy(&run_ok(&["compare", "4", "5", "--threshold", "3"], &db.path).stdout).into_owned();
+    let given =
+        String::from_utf8_lossy(&run_ok(&["compare", "4", "5", "--threshold", "3"], &db.path).stdout).into_owned();
     assert!(!given.contains("thresholds: each figure's own") && !given.contains("┆ threshold"), "{given}");
     let history = String::from_utf8_lossy(&run_ok(&["history", "syscall.getppid"], &db.path).stdout).into_owned();
     assert!(history.contains("2 runs"), "history reads the measured runs only: {history}");
