@@ -125,6 +125,7 @@ fn every_condition_is_in_effect_in_its_worker_or_skipped_with_a_reason() {
     let conditions = [
         "seccomp:allow=4",
         "seccomp:default",
+        "seccomp:notify",
         "ns:user,pid",
         "ns:net,mnt,uts,ipc,cgroup",
         "cgroup:cpu.max=50000/100000",
@@ -160,6 +161,7 @@ fn every_condition_is_in_effect_in_its_worker_or_skipped_with_a_reason() {
             }
             Ok(e) => {
                 let expect = match c.split(':').next().unwrap() {
+                    "seccomp" if c.ends_with("notify") => "the supervisor has let",
                     "seccomp" => "seccomp mode 2, 1 filter(s)",
                     "cgroup" => "/cgroup.procs lists the worker",
                     "spec" => "force-disabled",

@@ -282,6 +282,7 @@ mod tests {
             "seccomp:allow=1",
             "seccomp:allow=64",
             "seccomp:default",
+            "seccomp:notify",
             "ns:user",
             "ns:user,pid,net,mnt,uts,ipc,cgroup",
             "cgroup:cpu.max=50000/100000",

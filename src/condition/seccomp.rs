@@ -14,6 +14,11 @@
 //! to `clone`, which can be inspected), and every other call (namespaces, mounts,
 //! kernel modules, perf events, BPF, keyrings, reboot) fails with EPERM.
 //!
+//! `notify` sends every call to a supervisor in user space (SECCOMP_RET_USER_NOTIF),
+//! as sandboxes that emulate or vet calls do, and the supervisor, a thread of the worker
+//! started before the filter (so not itself filtered), lets each go on unchanged
+//! (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the cost of the round trip alone.
+//!
 //! The program is built here, instruction by instruction, because its shape is the
 //! measurement: a filter compiler would reorder the tests or jump on the number first.
 
@@ -22,7 +27,8 @@ use serde::{Deserialize, Serialize};
 use super::{Condition, Entered, Kind, Unavailable};
 use crate::sys::BpfInstruction;
 
-pub const KIND: Kind = Kind { name: "seccomp", parse, forms: "seccomp:allow=N (1–1024), seccomp:default" };
+pub const KIND: Kind =
+    Kind { name: "seccomp", parse, forms: "seccomp:allow=N (1–1024), seccomp:default, seccomp:notify" };
 
 /// The most rules an `allow=N` filter has (3 instructions each, within the kernel's
 /// 4096).
@@ -35,11 +41,15 @@ pub enum Filter {
     AllowAll { rules: u16 },
     /// The container-style allow-list.
     Default,
+    /// Every call to a supervisor in user space, which lets it go on.
+    Notify,
 }
 
 fn parse(rest: &str) -> Result<Condition, String> {
-    if rest == "default" {
-        return Ok(Condition::Seccomp(Filter::Default));
+    match rest {
+        "default" => return Ok(Condition::Seccomp(Filter::Default)),
+        "notify" => return Ok(Condition::Seccomp(Filter::Notify)),
+        _ => {}
     }
     let n = rest.strip_prefix("allow=").ok_or("give allow=N or default")?;
     let rules: u16 = n.parse().map_err(|_| format!("{n:?} is not a rule count"))?;
@@ -54,6 +64,7 @@ impl std::fmt::Display for Filter {
         match self {
             Filter::AllowAll { rules } => write!(f, "allow={rules}"),
             Filter::Default => write!(f, "default"),
+            Filter::Notify => write!(f, "notify"),
         }
     }
 }
@@ -68,6 +79,7 @@ const RET_K: u16 = 0x06;
 const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_KILL_PROCESS: u32 = 0x8000_0000;
 const RET_ERRNO: u32 = 0x0005_0000;
+const RET_USER_NOTIF: u32 = 0x7fc0_0000;
 const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
 /// Offsets in `struct seccomp_data`.
 const NR: u32 = 0;
@@ -90,6 +102,7 @@ pub fn program(f: &Filter) -> Vec<BpfInstruction> {
     let mut p =
         vec![insn(LD_W_ABS, 0, 0, ARCH), insn(JEQ_K, 1, 0, AUDIT_ARCH_X86_64), insn(RET_K, 0, 0, RET_KILL_PROCESS)];
     match f {
+        Filter::Notify => p.push(insn(RET_K, 0, 0, RET_USER_NOTIF)),
         Filter::AllowAll { rules } => {
             for i in 0..u32::from(*rules) {
                 p.push(insn(LD_W_ABS, 0, 0, arg_high(i % 6)));
@@ -413,6 +426,15 @@ pub fn check(f: &Filter) -> Result<Filter, Unavailable> {
     if !status.lines().any(|l| l.starts_with("Seccomp:")) {
         return Err(Unavailable("this kernel has no seccomp (no Seccomp line in /proc/self/status)".into()));
     }
+    if *f == Filter::Notify {
+        let actions = std::fs::read_to_string("/proc/sys/kernel/seccomp/actions_avail").unwrap_or_default();
+        if !actions.split_whitespace().any(|a| a == "user_notif") {
+            return Err(Unavailable(format!(
+                "this kernel has no seccomp user notification (actions_avail: {})",
+                actions.trim()
+            )));
+        }
+    }
     if program(f).len() > 4096 {
         return Err(Unavailable(format!("the filter is longer than the kernel's 4096 instructions: {f}")));
     }
@@ -421,7 +443,14 @@ pub fn check(f: &Filter) -> Result<Filter, Unavailable> {
 
 /// Installs the filter in the worker and reads back that the kernel holds it.
 pub fn enter(f: &Filter) -> Result<Entered, String> {
-    crate::sys::install_seccomp_filter(&program(f)).map_err(|e| format!("installing the seccomp filter: {e}"))?;
+    let answered = match f {
+        Filter::Notify => Some(supervise(&program(f))?),
+        _ => {
+            crate::sys::install_seccomp_filter(&program(f))
+                .map_err(|e| format!("installing the seccomp filter: {e}"))?;
+            None
+        }
+    };
     let status = std::fs::read_to_string("/proc/self/status").map_err(|e| format!("/proc/self/status: {e}"))?;
     let field = |name: &str| {
         status.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_string()).unwrap_or_default()
@@ -430,12 +459,59 @@ pub fn enter(f: &Filter) -> Result<Entered, String> {
     if mode != "2" {
         return Err(format!("/proc/self/status says Seccomp: {mode:?} after the filter was installed"));
     }
-    Ok(Entered::Here {
-        evidence: vec![format!(
-            "seccomp mode {mode}, {filters} filter(s), {} instructions (/proc/self/status)",
-            program(f).len()
-        )],
-    })
+    let mut evidence = vec![format!(
+        "seccomp mode {mode}, {filters} filter(s), {} instructions (/proc/self/status)",
+        program(f).len()
+    )];
+    if let Some(n) = answered {
+        let n = n.load(std::sync::atomic::Ordering::SeqCst);
+        if n == 0 {
+            return Err("the supervisor answered no call after the filter was installed".into());
+        }
+        evidence.push(format!("the supervisor has let {n} calls go on so far"));
+    }
+    Ok(Entered::Here { evidence })
+}
+
+/// Starts the supervisor thread, then installs the filter with a listener and hands
+/// the listener over; the count of calls the supervisor answered.
+///
+/// The hand-over is a spin on a once-cell, not a channel: once the filter is in place
+/// every call of this thread (a futex wake included) waits for the supervisor, which
+/// must not itself be waiting for this thread. Setting a cell nobody waits on makes no
+/// call.
+fn supervise(program: &[BpfInstruction]) -> Result<std::sync::Arc<std::sync::atomic::AtomicU64>, String> {
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::{Arc, OnceLock};
+    let (cell, failed, answered) =
+        (Arc::new(OnceLock::<OwnedFd>::new()), Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
+    let (c, f, a) = (cell.clone(), failed.clone(), answered.clone());
+    std::thread::Builder::new()
+        .name("oscost-seccomp".into())
+        .spawn(move || {
+            let listener = loop {
+                match c.get() {
+                    Some(l) => break l,
+                    None if f.load(Ordering::Acquire) => return,
+                    None => std::hint::spin_loop(),
+                }
+            };
+            while let Ok(true) = crate::sys::continue_next_call(listener.as_fd()) {
+                a.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .map_err(|e| format!("starting the supervisor: {e}"))?;
+    match crate::sys::install_seccomp_listener(program) {
+        Ok(listener) => {
+            let _ = cell.set(listener);
+            Ok(answered)
+        }
+        Err(e) => {
+            failed.store(true, Ordering::Release);
+            Err(format!("installing the seccomp filter with a listener: {e}"))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -490,6 +566,15 @@ mod tests {
             let mut args = [0u64; 6];
             args[usize::from(rules - 1) % 6] = last;
             assert_eq!(run(&p, 39, args), RET_ERRNO | libc::EPERM as u32);
+        }
+    }
+
+    #[test]
+    fn notify_sends_every_call_to_the_supervisor() {
+        let p = program(&Filter::Notify);
+        assert_eq!(p.len(), 4);
+        for nr in [0u32, 39, 110, 450] {
+            assert_eq!(run(&p, nr, [0; 6]), RET_USER_NOTIF);
         }
     }
 

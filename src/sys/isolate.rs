@@ -62,3 +62,65 @@ pub fn set_timer_slack(ns: u64) -> io::Result<()> {
 pub fn timer_slack() -> io::Result<u64> {
     rustix::thread::current_timer_slack().map_err(io::Error::from)
 }
+
+/// Installs `program` as a seccomp filter that may answer `SECCOMP_RET_USER_NOTIF`, and
+/// returns the listener on which a supervisor receives those calls. As
+/// [`install_seccomp_filter`], after setting no_new_privs.
+pub fn install_seccomp_listener(program: &[BpfInstruction]) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    rustix::thread::set_no_new_privs(true)?;
+    let len = u16::try_from(program.len()).map_err(|_| io::Error::from_raw_os_error(libc::E2BIG))?;
+    let prog = libc::sock_fprog { len, filter: program.as_ptr().cast_mut() };
+    // SAFETY: as in `install_seccomp_filter`; with NEW_LISTENER the call returns a new
+    // descriptor, which only this function wraps.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &prog as *const libc::sock_fprog,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `r` is a descriptor the kernel just opened for us and nothing else owns.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(r as i32) })
+}
+
+/// Waits for the next call on a seccomp `listener` and lets it go on unchanged
+/// (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Ok(true) when a call was answered (or ended
+/// before it could be: interrupted, its task gone), Ok(false) when the filter has no
+/// task left.
+pub fn continue_next_call(listener: std::os::fd::BorrowedFd<'_>) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: an all-zero seccomp_notif is what RECV requires.
+    let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `notif` is a writable seccomp_notif, the size RECV's number encodes.
+        let r = unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) };
+        if r == 0 {
+            break;
+        }
+        match io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) => continue,
+            // The call ended (a signal) before it was received.
+            Some(libc::ENOENT) => return Ok(true),
+            Some(libc::EBADF) | Some(libc::ENOTTY) => return Ok(false),
+            _ => return Err(io::Error::last_os_error()),
+        }
+    }
+    let mut resp = libc::seccomp_notif_resp {
+        id: notif.id,
+        val: 0,
+        error: 0,
+        flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+    };
+    // SAFETY: `resp` is an initialised seccomp_notif_resp, the size SEND's number encodes.
+    let r = unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
+    if r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT) {
+        Ok(true)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
