@@ -489,6 +489,11 @@ impl TraceSummary {
 pub struct Round {
     /// Samples this round contributed.
     pub samples: usize,
+    /// Which of the benchmark's rounds this was (from 0), so that rounds of two rows
+    /// measured together pair by round, not by position, when a row is missing from a
+    /// round. None in rows stored before rounds were numbered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<usize>,
     /// The round's own counts (its floor, its switches, …).
     #[serde(default, serialize_with = "finite_counts::serialize", deserialize_with = "finite_counts::deserialize")]
     pub counts: BTreeMap<Count, f64>,
@@ -509,6 +514,17 @@ impl ResultRow {
             at += r.samples;
         }
         out
+    }
+
+    /// Each round's number (`Round::at`), or its position where the row does not
+    /// carry numbers; one entry per slice of [`ResultRow::round_slices`].
+    pub fn round_numbers(&self) -> Vec<usize> {
+        let slices = self.round_slices().len();
+        if self.rounds.len() == slices && self.rounds.iter().all(|r| r.at.is_some()) {
+            self.rounds.iter().filter_map(|r| r.at).collect()
+        } else {
+            (0..slices).collect()
+        }
     }
 
     /// How many rounds stand behind the row.

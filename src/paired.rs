@@ -55,6 +55,11 @@ fn baseline_key(r: &ResultRow, changed: &[&str]) -> Vec<String> {
     r.variant_params().into_iter().filter(|p| !skip(p)).collect()
 }
 
+/// A row's rounds with their numbers.
+fn numbered(x: &ResultRow) -> crate::stats::paired::NumberedRounds<'_> {
+    x.round_numbers().into_iter().zip(x.round_slices()).collect()
+}
+
 /// Every condition row of `rows` with its baseline, in the rows' order; rows without
 /// per-round samples or a baseline are left out.
 pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) -> Vec<PairedFigure> {
@@ -71,7 +76,7 @@ pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) 
                 && baseline_key(b, changed) == key
         });
         let Some(base) = base else { continue };
-        let d = log_differences(&base.round_slices(), &r.round_slices());
+        let d = log_differences(&numbered(base), &numbered(r));
         let Some(est) = ratio(&d, RESAMPLES, crate::rounds::seed_of(r)) else { continue };
         let mde = crate::stats::power::mde(est.ci_low, est.ci_high, threshold).unwrap_or(f64::NAN);
         let voided = [base, r].iter().flat_map(|x| &x.flags).find(|f| f.flag.voids_comparison());
@@ -119,8 +124,20 @@ mod tests {
         for (k, v) in params {
             r = r.with_param(k, *v);
         }
-        r.rounds = rounds.iter().map(|_| Round { samples: 3, counts: Default::default() }).collect();
+        r.rounds = (0..rounds.len()).map(|i| Round { samples: 3, at: Some(i), counts: Default::default() }).collect();
         r
+    }
+
+    /// A condition row that missed a middle round pairs each round with the
+    /// baseline's round of the same number, not the same position.
+    #[test]
+    fn rounds_pair_by_number_when_one_is_missing() {
+        let base = row(&[], &[100.0, 200.0, 300.0]);
+        let mut cond = row(&[("condition", "nice:5")], &[110.0, 330.0]);
+        cond.rounds[1].at = Some(2);
+        let p = &pairs(&[base, cond], 0.03, changed)[0];
+        assert_eq!(p.pairs, 2);
+        assert!((p.ratio - 1.1).abs() < 1e-9, "{p:?}");
     }
 
     #[test]

@@ -47,16 +47,29 @@ pub fn merge(rounds: &[Vec<ResultRow>]) -> Vec<ResultRow> {
     type Key = (String, Method, crate::unit::Unit, String);
     let mut order: Vec<Key> = Vec::new();
     let mut groups: BTreeMap<Key, Vec<&ResultRow>> = BTreeMap::new();
-    for round in rounds {
+    let mut numbers: BTreeMap<Key, Vec<usize>> = BTreeMap::new();
+    for (at, round) in rounds.iter().enumerate() {
         for r in round {
             let key = (r.benchmark.clone(), r.method, r.unit.clone(), r.variant_label());
             if !groups.contains_key(&key) {
                 order.push(key.clone());
             }
-            groups.entry(key).or_default().push(r);
+            groups.entry(key.clone()).or_default().push(r);
+            numbers.entry(key).or_default().push(at);
         }
     }
-    let mut merged: Vec<ResultRow> = order.iter().map(|k| merge_row(&groups[k])).collect();
+    let mut merged: Vec<ResultRow> = order
+        .iter()
+        .map(|k| {
+            let mut row = merge_row(&groups[k]);
+            if row.rounds.len() == numbers[k].len() {
+                for (round, at) in row.rounds.iter_mut().zip(&numbers[k]) {
+                    round.at = Some(*at);
+                }
+            }
+            row
+        })
+        .collect();
     judge(&mut merged);
     merged
 }
@@ -72,7 +85,7 @@ fn merge_row(parts: &[&ResultRow]) -> ResultRow {
         None => return merge_scalar(parts),
     };
     row.params = first.params.clone();
-    row.rounds = parts.iter().map(|r| Round { samples: r.samples.len(), counts: r.counts.clone() }).collect();
+    row.rounds = parts.iter().map(|r| Round { samples: r.samples.len(), at: None, counts: r.counts.clone() }).collect();
     let outliers: BTreeMap<Count, f64> = std::mem::take(&mut row.counts);
     row.counts = merge_counts(parts);
     row.counts.extend(outliers);
@@ -115,7 +128,7 @@ fn merge_scalar(parts: &[&ResultRow]) -> ResultRow {
     if let Some((_, lo, hi)) = t_interval(&medians) {
         (row.ci_low, row.ci_high) = (lo, hi);
     }
-    row.rounds = parts.iter().map(|r| Round { samples: 0, counts: r.counts.clone() }).collect();
+    row.rounds = parts.iter().map(|r| Round { samples: 0, at: None, counts: r.counts.clone() }).collect();
     row.counts = merge_counts(parts);
     row.flags = majority_flags(parts);
     add_trace(&mut row, parts);
@@ -385,7 +398,7 @@ mod tests {
         assert_eq!(why_short(&r, 0.02), "rounds or time spent");
         // Ten rounds whose later half sits 10% above the earlier: drifting.
         r.samples = (0..20).map(|i| if i < 10 { 100.0 } else { 110.0 } + (i % 3) as f64 * 0.1).collect();
-        r.rounds = (0..10).map(|_| crate::model::Round { samples: 2, counts: Default::default() }).collect();
+        r.rounds = (0..10).map(|_| crate::model::Round { samples: 2, at: None, counts: Default::default() }).collect();
         assert_eq!(why_short(&r, 0.02), "drifting");
         r.flag(crate::model::Flag::new(crate::model::FlagCode::Bimodal, "two levels"));
         assert_eq!(why_short(&r, 0.02), "bimodal");

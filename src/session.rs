@@ -415,9 +415,10 @@ impl Tally {
     fn new(req: &RunRequest, setup: &Setup) -> Self {
         let rounds = setup.rounds;
         let arms = setup.arms.len();
+        let measured = setup.arms.iter().filter(|a| !matches!(a, Arm::Unavailable(..))).count();
         let jobs: usize =
             req.selected.iter().map(|(d, _)| if d.rounds == RoundPlan::Once { 1 } else { rounds }).sum::<usize>()
-                * arms;
+                * measured;
         let mut progress: Vec<Progress> = (0..req.selected.len() * arms).map(|_| Progress::default()).collect();
         for (i, (def, _)) in req.selected.iter().enumerate() {
             for (a, arm) in setup.arms.iter().enumerate() {
@@ -574,7 +575,9 @@ fn run_arm(
             say_evidence(tally, at.arm, &p.condition.to_string(), &reply.evidence);
         }
         let report = crate::condition::RoundReport { peers_moved: reply.peers_moved, rows: &reply.rows };
-        if let Err(why) = p.acted(&report) {
+        // Only a round that ended well can show the condition did not act: a worker
+        // killed or stopped reported no count, and its failure is its own.
+        if let (Ok(()), Err(why)) = (&reply.outcome, p.acted(&report)) {
             reply.rows.clear();
             reply.outcome = Err(BenchError::Skipped(why));
         }
@@ -597,9 +600,9 @@ fn keep_reply(
     for s in reply.skipped {
         p.skip_once(s);
     }
-    if !reply.rows.is_empty() {
-        p.rounds.push(reply.rows);
-    }
+    // Every round is kept, empty or not, so a round's place in the list is its number
+    // (`Round::at`), the same for every arm.
+    p.rounds.push(reply.rows);
     let params = arm.condition().map(|c| condition_params(&c)).unwrap_or_default();
     match ended {
         Ended::Done => {}

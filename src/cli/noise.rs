@@ -39,6 +39,13 @@ pub fn noise(args: NoiseArgs, db: PathBuf) -> Result<i32> {
             eprintln!("a benchmark failed in run #{}: its figures have fewer pairs", outcome.run_id);
         }
     }
+    // As `compare` reads them: complete runs only (a run with a failed benchmark is
+    // left out, and said).
+    let total = docs.len();
+    docs.retain(|d| d.run.status == crate::model::RunStatus::Complete);
+    if docs.len() < total && !json {
+        eprintln!("{} of {total} noise runs did not complete and are left out", total - docs.len());
+    }
     let noise = figure_noise(&docs);
     if json {
         let ids: Vec<i64> = docs.iter().map(|d| d.run.id).collect();

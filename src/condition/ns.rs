@@ -2,10 +2,18 @@
 //!
 //! The worker leaves the named namespaces with `unshare(2)` before it measures. A new
 //! user namespace maps the worker's own user and group to root inside it (so what it
-//! does stays allowed). A new PID namespace holds only the processes started after it
-//! is made, so the worker forks once: the child, process 1 of the new namespace,
-//! measures and replies; the parent waits for it (`Entered::WaitedFor`). The worker
-//! checks each namespace's inode (`/proc/self/ns/NAME`) differs from the
+//! does stays allowed). A new network namespace has its loopback brought up, as a
+//! container runtime does, so benchmarks that talk to 127.0.0.1 still can.
+//!
+//! A new PID namespace holds only the processes started after it is made, so the
+//! worker forks once: the child, process 1 of the new namespace, measures and replies;
+//! the parent waits for it (`Entered::WaitedFor`). The child needs a /proc of its own
+//! namespace: the kernel counts oscost reads (`/proc/PID/…`) are looked up by the pids
+//! it sees, and the host's /proc would answer for the host's process of that number.
+//! So a PID namespace always comes with a mount namespace, in which the child makes the
+//! mounts private and mounts a fresh proc.
+//!
+//! The worker checks each namespace's inode (`/proc/self/ns/NAME`) differs from the
 //! coordinator's.
 
 use serde::{Deserialize, Serialize};
@@ -88,11 +96,17 @@ pub fn prepare(n: &Namespaces) -> Result<Entry, Unavailable> {
 
 /// Leaves the namespaces; in a new PID namespace, forks and returns in the child.
 pub fn enter(e: &Entry) -> Result<Entered, String> {
-    let flags = e.names.iter().fold(NamespaceFlags::empty(), |f, n| f | flag(n));
+    let mut flags = e.names.iter().fold(NamespaceFlags::empty(), |f, n| f | flag(n));
+    if flags.contains(NamespaceFlags::NEWPID) {
+        flags |= NamespaceFlags::NEWNS;
+    }
     let (uid, gid) = (rustix::process::geteuid().as_raw(), rustix::process::getegid().as_raw());
     crate::sys::unshare_namespaces(flags).map_err(|err| format!("unshare({}): {err}", e.names.join(",")))?;
     if flags.contains(NamespaceFlags::NEWUSER) {
         map_to_root(uid, gid)?;
+    }
+    if flags.contains(NamespaceFlags::NEWNET) {
+        crate::sys::bring_loopback_up().map_err(|err| format!("bringing lo up in the new network namespace: {err}"))?;
     }
     if flags.contains(NamespaceFlags::NEWPID) {
         // The parent waits; the child (process 1 of the new namespace) goes on.
@@ -101,6 +115,7 @@ pub fn enter(e: &Entry) -> Result<Entered, String> {
         {
             return Ok(Entered::WaitedFor(code));
         }
+        crate::sys::remount_proc().map_err(|err| format!("mounting /proc for the PID namespace: {err}"))?;
     }
     evidence(e).map(|evidence| Entered::Here { evidence })
 }
@@ -126,7 +141,16 @@ fn evidence(e: &Entry) -> Result<Vec<String>, String> {
         said.push(format!("{name} namespace {here} (coordinator's {outer})"));
     }
     if e.names.iter().any(|n| n == "pid") {
-        said.push(format!("process {} in its PID namespace", rustix::process::getpid().as_raw_nonzero()));
+        let me = rustix::process::getpid().as_raw_nonzero().get();
+        // With /proc remounted, /proc/self is this process as the namespace numbers it.
+        let seen = std::fs::read_link("/proc/self").map_err(|err| format!("/proc/self: {err}"))?;
+        if seen.to_string_lossy() != me.to_string() {
+            return Err(format!("/proc/self is {} but this process is {me} in its PID namespace", seen.display()));
+        }
+        said.push(format!("process {me} in its PID namespace, /proc mounted for it"));
+    }
+    if e.names.iter().any(|n| n == "net") {
+        said.push("lo up in the new network namespace".into());
     }
     Ok(said)
 }

@@ -144,8 +144,20 @@ pub fn program(f: &Filter) -> Vec<BpfInstruction> {
     p
 }
 
-/// The highest call number the default profile names (clone3 and the list below).
-const LAST_KNOWN: u32 = 462;
+/// The highest call number the default profile names (clone3 and the list below):
+/// numbers past it are calls newer than the profile.
+const LAST_KNOWN: u32 = highest(DEFAULT_ALLOWED, libc::SYS_clone3 as u32);
+
+const fn highest(list: &[libc::c_long], mut at_least: u32) -> u32 {
+    let mut i = 0;
+    while i < list.len() {
+        if list[i] as u32 > at_least {
+            at_least = list[i] as u32;
+        }
+        i += 1;
+    }
+    at_least
+}
 
 /// The calls the default profile allows by number.
 const DEFAULT_ALLOWED: &[libc::c_long] = {
@@ -434,11 +446,25 @@ pub fn check(f: &Filter) -> Result<Filter, Unavailable> {
                 actions.trim()
             )));
         }
+        // Letting a call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) came in Linux 5.5.
+        let release = rustix::system::uname().release().to_string_lossy().into_owned();
+        if kernel_before(&release, (5, 5)) {
+            return Err(Unavailable(format!("kernel {release} cannot let a notified call go on (needs 5.5)")));
+        }
     }
     if program(f).len() > 4096 {
         return Err(Unavailable(format!("the filter is longer than the kernel's 4096 instructions: {f}")));
     }
     Ok(*f)
+}
+
+/// Whether a kernel release ("6.1.0-18-amd64") is older than `major.minor`.
+fn kernel_before(release: &str, (major, minor): (u32, u32)) -> bool {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit()).filter_map(|p| p.parse::<u32>().ok());
+    match (parts.next(), parts.next()) {
+        (Some(a), Some(b)) => (a, b) < (major, minor),
+        _ => false,
+    }
 }
 
 /// Installs the filter in the worker and reads back that the kernel holds it.
@@ -500,6 +526,11 @@ fn supervise(program: &[BpfInstruction]) -> Result<std::sync::Arc<std::sync::ato
             while let Ok(true) = crate::sys::continue_next_call(listener.as_fd()) {
                 a.fetch_add(1, Ordering::SeqCst);
             }
+            // Every call of the worker now waits for an answer that cannot come: end
+            // it, rather than leave it hanging until its bound (this thread's own calls
+            // are not filtered).
+            eprintln!("oscost: the seccomp supervisor stopped; the worker ends");
+            std::process::abort();
         })
         .map_err(|e| format!("starting the supervisor: {e}"))?;
     match crate::sys::install_seccomp_listener(program) {
@@ -595,6 +626,9 @@ mod tests {
         assert_eq!(run(&p, X32_BIT | 39, [0; 6]), RET_ERRNO | libc::EPERM as u32);
         // A number no kernel has yet: ENOSYS, as for a call this kernel lacks.
         assert_eq!(allow(1023, 0), RET_ERRNO | libc::ENOSYS as u32);
-        assert!(DEFAULT_ALLOWED.iter().all(|nr| *nr as u32 <= LAST_KNOWN) && libc::SYS_clone3 as u32 <= LAST_KNOWN);
+        assert_eq!(LAST_KNOWN, libc::SYS_futex_waitv as u32, "the newest call the profile names");
+        // A call just past the profile (fchmodat2) answers ENOSYS, so the C library falls back.
+        assert_eq!(allow(LAST_KNOWN as libc::c_long + 3, 0), RET_ERRNO | libc::ENOSYS as u32);
+        assert!(kernel_before("5.4.0-150-generic", (5, 5)) && !kernel_before("6.18.44-fc", (5, 5)));
     }
 }

@@ -365,7 +365,10 @@ mod tests {
         let parts = crate::stats::nested::synthetic(&mut rng, centre, rounds, 100, 0.03, 0.01);
         let all: Vec<f64> = parts.iter().flatten().copied().collect();
         let mut r = ResultRow::from_samples(id, method, unit, all, (rounds * 100) as u64).unwrap();
-        r.rounds = parts.iter().map(|p| crate::model::Round { samples: p.len(), counts: Default::default() }).collect();
+        r.rounds = parts
+            .iter()
+            .map(|p| crate::model::Round { samples: p.len(), at: None, counts: Default::default() })
+            .collect();
         r
     }
 
@@ -509,6 +512,9 @@ mod tests {
         assert_eq!(verdict(0.99, 1.01, 0.02, Direction::LowerIsBetter), "no change");
         assert_eq!(verdict(1.03, 1.05, 0.02, Direction::LowerIsBetter), "slower");
         assert_eq!(verdict(0.90, 0.95, 0.02, Direction::Neutral), "lower");
+        // The threshold is symmetric in logs: a 150% threshold still leaves room below.
+        assert_eq!(verdict(0.2, 0.35, 1.5, Direction::LowerIsBetter), "faster");
+        assert_eq!(verdict(0.45, 2.4, 1.5, Direction::LowerIsBetter), "no change");
     }
 
     #[test]
@@ -562,8 +568,10 @@ mod noise_tests {
             let parts = synthetic(rng, centre, 10, 50, 0.03, 0.01);
             let all: Vec<f64> = parts.iter().flatten().copied().collect();
             let mut r = ResultRow::from_samples(bench, Method::Batch, unit, all, 500).unwrap();
-            r.rounds =
-                parts.iter().map(|p| crate::model::Round { samples: p.len(), counts: Default::default() }).collect();
+            r.rounds = parts
+                .iter()
+                .map(|p| crate::model::Round { samples: p.len(), at: None, counts: Default::default() })
+                .collect();
             r
         };
         let rows =

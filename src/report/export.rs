@@ -558,7 +558,9 @@ mod tests {
             (|d| d.results[0].n = 7, "n is 7 but 3 samples"),
             (|d| d.results[0].n = 0, "n is 0"),
             (
-                |d| d.results[0].rounds = vec![crate::model::Round { samples: 2, counts: Default::default() }],
+                |d| {
+                    d.results[0].rounds = vec![crate::model::Round { samples: 2, at: None, counts: Default::default() }]
+                },
                 "rounds hold 2",
             ),
             (|d| d.results[0].stddev = -1.0, "standard deviation"),

@@ -140,7 +140,7 @@ mod tests {
         let parts = crate::stats::nested::synthetic(&mut rng, centre, 5, 50, 0.02, 0.01);
         let all: Vec<f64> = parts.iter().flatten().copied().collect();
         let mut r = ResultRow::from_samples("syscall.getppid", Method::Batch, "ns/call", all, 250).unwrap();
-        r.rounds = parts.iter().map(|p| Round { samples: p.len(), counts: Default::default() }).collect();
+        r.rounds = parts.iter().map(|p| Round { samples: p.len(), at: None, counts: Default::default() }).collect();
         let mut machine = crate::machine::Machine::example();
         machine.hostname = host.into();
         RunDocument::for_tests(id, machine, vec![r])

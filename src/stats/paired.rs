@@ -25,13 +25,16 @@ pub struct PairedRatio {
     pub pairs: usize,
 }
 
-/// The rounds' log differences: round i of the condition against round i of the
-/// baseline (the pair measured together), up to the shorter list; a round without
+/// One side's rounds: each round's number in the run, and its samples.
+pub type NumberedRounds<'a> = Vec<(usize, &'a [f64])>;
+
+/// The rounds' log differences: the condition's round n against the baseline's round n
+/// (the pair measured together), for every round number both have; a round without
 /// samples or with a median that is not positive gives none.
-pub fn log_differences(baseline: &[&[f64]], condition: &[&[f64]]) -> Vec<f64> {
+pub fn log_differences(baseline: &[(usize, &[f64])], condition: &[(usize, &[f64])]) -> Vec<f64> {
     baseline
         .iter()
-        .zip(condition)
+        .filter_map(|(n, b)| condition.iter().find(|(m, _)| m == n).map(|(_, c)| (*b, *c)))
         .filter(|(b, c)| !b.is_empty() && !c.is_empty())
         .map(|(b, c)| (super::median(c) / super::median(b)).ln())
         .filter(|d| d.is_finite())
@@ -75,8 +78,8 @@ mod tests {
             base.push(sample(rng, m));
             cond.push(sample(rng, m * truth));
         }
-        let b: Vec<&[f64]> = base.iter().map(|r| &r[..]).collect();
-        let c: Vec<&[f64]> = cond.iter().map(|r| &r[..]).collect();
+        let b: NumberedRounds = base.iter().enumerate().map(|(i, r)| (i, &r[..])).collect();
+        let c: NumberedRounds = cond.iter().enumerate().map(|(i, r)| (i, &r[..])).collect();
         log_differences(&b, &c)
     }
 
@@ -87,10 +90,12 @@ mod tests {
         assert!((r.ratio - 1.1).abs() < 1e-12 && (r.ci_low - 1.1).abs() < 1e-12 && (r.ci_high - 1.1).abs() < 1e-12);
         assert_eq!(r.pairs, 5);
         assert_eq!(ratio(&[0.1], 200, 1), None);
-        // Rounds pair by position, up to the shorter side; empty rounds are left out.
+        // Rounds pair by number, not position: a round one side lacks pairs with
+        // nothing; empty rounds are left out.
         let (b1, b2, c1): (&[f64], &[f64], &[f64]) = (&[10.0, 10.0], &[20.0], &[15.0]);
-        assert_eq!(log_differences(&[b1, b2], &[c1]), vec![1.5f64.ln()]);
-        assert_eq!(log_differences(&[b1, &[]], &[c1, c1]), vec![1.5f64.ln()]);
+        assert_eq!(log_differences(&[(0, b1), (1, b2)], &[(0, c1)]), vec![1.5f64.ln()]);
+        assert_eq!(log_differences(&[(0, b1), (1, b2)], &[(1, c1)]), vec![0.75f64.ln()]);
+        assert_eq!(log_differences(&[(0, b1), (1, &[])], &[(0, c1), (1, c1)]), vec![1.5f64.ln()]);
     }
 
     /// The paired interval has its nominal coverage on synthetic paired data, even

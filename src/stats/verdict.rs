@@ -20,9 +20,12 @@ pub fn direction(unit: &crate::unit::Unit) -> Direction {
     }
 }
 
-/// The verdict for a ratio interval B/A against a ±threshold (e.g. 0.02).
+/// The verdict for a ratio interval B/A against a ±threshold (e.g. 0.02), on the
+/// ratio's log scale: above 1 + t, or below 1/(1 + t). A ratio's noise is symmetric in
+/// logs, and a threshold of this machine's own (`noise`) may exceed 100%, where
+/// 1 − t would leave no room below.
 pub fn verdict(ci_low: f64, ci_high: f64, threshold: f64, dir: Direction) -> &'static str {
-    let (up, down) = (1.0 + threshold, 1.0 - threshold);
+    let (up, down) = (1.0 + threshold, 1.0 / (1.0 + threshold));
     if ci_low > up {
         match dir {
             Direction::LowerIsBetter => "slower",

@@ -124,3 +124,34 @@ pub fn continue_next_call(listener: std::os::fd::BorrowedFd<'_>) -> io::Result<b
         Err(io::Error::last_os_error())
     }
 }
+
+/// Brings the loopback interface up (a new network namespace starts with it down), so
+/// benchmarks that talk to 127.0.0.1 can.
+pub fn bring_loopback_up() -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let sock = rustix::net::socket(rustix::net::AddressFamily::INET, rustix::net::SocketType::DGRAM, None)?;
+    // SAFETY: an all-zero ifreq is valid (a name of zeros, flags 0).
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(b"lo") {
+        *dst = *src as libc::c_char;
+    }
+    // SAFETY: `req` is a writable ifreq naming "lo", the argument SIOCGIFFLAGS takes.
+    super::check(unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) })?;
+    // SAFETY: SIOCGIFFLAGS just filled the flags member of the union.
+    let flags = unsafe { req.ifr_ifru.ifru_flags };
+    req.ifr_ifru.ifru_flags = flags | libc::IFF_UP as libc::c_short;
+    // SAFETY: as above; SIOCSIFFLAGS reads the name and the flags.
+    super::check(unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &mut req) })?;
+    Ok(())
+}
+
+/// Gives the calling process's mount namespace a /proc of its own PID namespace: the
+/// mounts below / are made private (so nothing reaches the parent namespace) and a
+/// fresh proc is mounted on /proc. Call it as process 1 of a new PID namespace, in a
+/// mount namespace of its own.
+pub fn remount_proc() -> io::Result<()> {
+    use rustix::mount::{MountFlags, MountPropagationFlags, mount, mount_change};
+    mount_change("/", MountPropagationFlags::REC | MountPropagationFlags::PRIVATE)?;
+    mount("proc", "/proc", "proc", MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC, None)?;
+    Ok(())
+}

@@ -365,7 +365,12 @@ pub fn fork_and_wait() -> io::Result<Option<i32>> {
             Ok(None)
         }
         Fork::Parent(pid) => {
-            super::install_interrupt_flag()?;
+            if let Err(e) = super::install_interrupt_flag() {
+                // The child would go on measuring beside a parent that returns an error.
+                kill_hard(pid);
+                let _ = wait_child(pid);
+                return Err(e);
+            }
             Ok(Some(match wait_child(pid)? {
                 ExitStatus::Exited(code) => code,
                 ExitStatus::Signaled(sig) => 128 + sig,
