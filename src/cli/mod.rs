@@ -511,7 +511,7 @@ fn machine_thresholds(db: &Path, a: &[RunDocument], default: f64) -> Result<crat
 /// Where the thresholds came from, when some are this machine's own.
 fn thresholds_line(t: &crate::noise::Thresholds, rows: &[report::compare::Comparison]) -> Option<String> {
     let source = t.source.as_ref()?;
-    let own = rows.iter().filter(|c| (c.threshold - t.default).abs() > 1e-12).count();
+    let own = rows.iter().filter(|c| c.own_threshold).count();
     Some(format!(
         "thresholds: each figure's own for {own} of {} figures, from this machine's {} noise runs ({} to {}; oscost noise), ±{:.1}% for the rest; the threshold column says which",
         rows.len(),

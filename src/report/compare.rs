@@ -44,6 +44,8 @@ pub struct Comparison {
     /// The threshold the verdict cleared or not: the comparison's, or the figure's own
     /// from this machine's noise runs.
     pub threshold: f64,
+    /// Whether `threshold` is the figure's own (`oscost noise`).
+    pub own_threshold: bool,
     /// What stands behind each side: runs and rounds in all.
     pub a_runs: usize,
     pub a_rounds: usize,
@@ -166,6 +168,7 @@ pub fn compare_with(
             verdict: v.to_string(),
             mde,
             threshold,
+            own_threshold: thresholds.measured(ra),
             a_runs: sa.len(),
             a_rounds: sa.iter().map(|r| r.round_count()).sum(),
             b_runs: sb.len(),
@@ -298,7 +301,7 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     // A threshold column only where figures were judged by thresholds of their own.
-    let own = rows.iter().any(|c| (c.threshold - threshold).abs() > 1e-12);
+    let own = rows.iter().any(|c| c.own_threshold);
     let mut header = vec!["benchmark", "variant", "method", "A median", "B median", "B/A [95% CI]", "MDE", "verdict"];
     if own {
         header.push("threshold");
@@ -618,5 +621,11 @@ mod noise_tests {
         // The comparison says which threshold each figure was judged by.
         let o = compare_with(std::slice::from_ref(&noise[0]), std::slice::from_ref(&noise[1]), &own, 200);
         assert!(o.iter().all(|c| c.threshold != DEFAULT_THRESHOLD) && o[1].threshold > o[0].threshold);
+        assert!(o.iter().all(|c| c.own_threshold));
+        assert!(
+            compare(std::slice::from_ref(&noise[0]), std::slice::from_ref(&noise[1]), 0.03, 200)
+                .iter()
+                .all(|c| !c.own_threshold)
+        );
     }
 }

@@ -24,6 +24,7 @@ pub fn render(pairs: &[PairedFigure], threshold: f64) -> String {
         "ratio [95% CI]",
         "MDE",
         "verdict",
+        "rounds",
     ]);
     for p in pairs {
         t.add_row(vec![
@@ -36,11 +37,11 @@ pub fn render(pairs: &[PairedFigure], threshold: f64) -> String {
             format!("{:.3} [{:.3}, {:.3}]", p.ratio, p.ci_low, p.ci_high),
             if p.mde.is_finite() { format!("±{:.1}%", p.mde * 100.0) } else { "-".into() },
             p.verdict.clone(),
+            p.pairs.to_string(),
         ]);
     }
-    let rounds = pairs.iter().map(|p| p.pairs).min().unwrap_or(0);
     format!(
-        "conditions against the baseline, paired by round ({rounds}+ rounds, each arm in a fresh worker, in alternating order):\n{t}\nratio: the condition over the baseline, the geometric mean of the rounds' ratios; its 95% interval resamples the paired rounds; a verdict needs the interval to clear ±{:.1}%\n",
+        "conditions against the baseline, paired by round (each arm in a fresh worker, in alternating order; rounds: the pairs behind each ratio):\n{t}\nratio: the condition over the baseline, the geometric mean of the rounds' ratios; its 95% interval resamples the paired rounds; a verdict needs the interval to clear ±{:.1}%\n",
         threshold * 100.0
     )
 }
