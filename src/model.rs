@@ -658,7 +658,7 @@ pub enum RunKind {
     /// A scheduler simulated (`oscost sim`): no figure of it was measured.
     Sim,
     /// Benchmarks timed back to back to learn this machine's run-to-run noise
-    /// (`oscost noise`): A/A runs, from which `compare` takes per-figure thresholds.
+    /// (`oscost noise`): A/A runs, from which `compare` takes each figure's spread between runs.
     Noise,
 }
 

@@ -1,33 +1,35 @@
-//! This machine's own noise between runs (`oscost noise`), as a threshold per figure
-//! for `compare`'s verdicts.
+//! This machine's own noise between runs (`oscost noise`): how far a figure moves from
+//! one run to the next beyond what a run's own rounds show, which `compare` adds to the
+//! interval of a side that is one run.
 //!
-//! Why: `compare` names a change only when the 95% interval of B/A clears a threshold.
-//! One run's interval holds what varied within that run; what a machine does between
-//! runs (another tenant, the host's frequency, where memory landed) it does not hold,
-//! and the default 3% guesses it for every figure alike. Figures drift by their own
-//! amounts: on the 2-vCPU VM this was built on, getppid drifts by about 1% between
-//! runs and a same-CPU hand-off by about 10%. So `oscost noise` runs the same
-//! benchmarks N times back to back (ordinary runs, stored as kind `noise`), and for
-//! each figure takes the differences of log medians between consecutive runs. Their
-//! root mean square σ is the spread of an A/A pair's log ratio. The threshold is
-//! exp(t₀.₉₇₅,ₖ·σ) − 1 with k pairs: the ratio an A/A pair exceeds 5% of the time,
-//! widened for few pairs as a Student-t prediction bound is. It is never below
-//! [`MIN_THRESHOLD`].
+//! Why: one run's interval holds what varied within that run. What a machine does
+//! between runs (another tenant, the host's frequency, where memory landed) it does not
+//! hold, and on a shared VM that is much of the noise: on the 2-vCPU VM this was built
+//! on, 19 of 21 figures of a 60-round run came out 1–5% faster in another such run two
+//! minutes later, all the same way, which independent noise in each figure would not
+//! do. So `oscost noise` runs the same benchmarks N times back
+//! to back (ordinary runs, stored as kind `noise`), and for each figure takes the log
+//! ratios d of consecutive runs' medians and the within-run variances w of those pairs
+//! (from each run's own interval). Their means give the between-run variance of one
+//! run, σ_b² = (mean d² − mean w) / 2, floored at 0 (Kalibera & Jones's estimator of a
+//! level's variance: what the level above shows, less what the level below explains).
 //!
-//! The noise runs are the stored model: `compare` derives the thresholds from the
-//! noise runs whose machine has side A's comparability key, so a kernel, microcode or
-//! quota change makes them stale, and then they no longer apply.
+//! `compare` then widens the log-ratio interval of a figure whose sides are single runs
+//! by t₀.₉₇₅,ₖ·σ_b for each such side (in quadrature with the interval's own half
+//! width), so its verdict stands on the level that varies. A side of several runs needs
+//! nothing: its runs show that level themselves. The threshold stays what it says, the
+//! smallest change worth naming, and is no longer asked to carry the noise too.
+//!
+//! The noise runs are the stored model: `compare` reads the noise runs whose machine
+//! has side A's comparability key, so a kernel, microcode or quota change makes them
+//! stale, and then they no longer apply.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::model::{ResultRow, RunDocument, RunKind, RunStatus};
-use crate::stats::nested::t975;
-
-/// The smallest threshold noise runs may set: below it a verdict would hang on the
-/// timer's resolution and the runs' rounding.
-pub const MIN_THRESHOLD: f64 = 0.005;
+use crate::stats::nested::{small_sample_factor, t975};
 
 /// Runs `oscost noise` makes unless told: five consecutive pairs.
 pub const DEFAULT_RUNS: usize = 6;
@@ -48,24 +50,57 @@ pub struct FigureNoise {
     pub unit: crate::unit::Unit,
     /// Consecutive pairs of runs that both measured it.
     pub pairs: usize,
-    /// The root mean square of the pairs' log ratios.
+    /// The root mean square of the pairs' log ratios: an A/A pair's whole spread.
     pub sigma: f64,
-    /// The threshold it sets, relative (0.04 = 4%).
-    pub threshold: f64,
+    /// The root mean square of the pairs' within-run standard errors (each pair's two
+    /// runs' intervals, in quadrature): what the runs' rounds explain of `sigma`.
+    pub within: f64,
+    /// The between-run standard deviation of one run's log median, σ_b.
+    pub between: f64,
+    /// What this adds to each end of a one-run-a-side comparison's interval, relative
+    /// (0.04 = 4%): exp(t₀.₉₇₅,ₖ·σ_b·√2) − 1.
+    pub widening: f64,
 }
 
-/// The threshold `pairs` A/A pairs of spread `sigma` set.
-pub fn threshold_of(sigma: f64, pairs: usize) -> f64 {
-    ((t975(pairs) * sigma).exp() - 1.0).max(MIN_THRESHOLD)
+/// The standard error of a row's log median that its own interval implies, with the
+/// small-sample widening of its rounds taken back out; 0 where it has no interval (the
+/// between-run estimate then takes the whole pair's spread, which overstates it).
+fn within_se(r: &ResultRow) -> f64 {
+    let rounds = r.round_slices().iter().filter(|s| !s.is_empty()).count();
+    crate::stats::power::log_se(r.ci_low, r.ci_high)
+        .filter(|se| se.is_finite() && rounds >= 2)
+        .map_or(0.0, |se| se / small_sample_factor(rounds))
+}
+
+/// The between-run spread σ_b from pairs' log ratios `d` and within-run variances `w`.
+pub fn between_of(d: &[f64], w: &[f64]) -> f64 {
+    if d.is_empty() {
+        return 0.0;
+    }
+    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+    let d2: Vec<f64> = d.iter().map(|x| x * x).collect();
+    ((mean(&d2) - if w.is_empty() { 0.0 } else { mean(w) }) / 2.0).max(0.0).sqrt()
+}
+
+/// The half-width (log) a one-run side of spread `between`, known from `pairs` pairs,
+/// adds to a comparison's interval: t₀.₉₇₅,ₖ·σ_b, widened for few pairs as a Student-t
+/// bound is.
+pub fn side_widening(between: f64, pairs: usize) -> f64 {
+    t975(pairs) * between
 }
 
 /// The noise of every figure measured by at least two of `runs` (oldest first), in the
 /// order figures first appear.
 pub fn figure_noise(runs: &[RunDocument]) -> Vec<FigureNoise> {
     let mut order: Vec<(Figure, &ResultRow)> = Vec::new();
-    let mut diffs: BTreeMap<Figure, Vec<f64>> = BTreeMap::new();
-    let medians = |d: &RunDocument| -> BTreeMap<Figure, f64> {
-        d.results.iter().filter(|r| r.median.is_finite() && r.median > 0.0).map(|r| (figure_of(r), r.median)).collect()
+    // Per figure: the pairs' log ratios and their within-run variances.
+    let mut pairs: BTreeMap<Figure, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let usable = |d: &'_ RunDocument| -> BTreeMap<Figure, (f64, f64)> {
+        d.results
+            .iter()
+            .filter(|r| r.median.is_finite() && r.median > 0.0)
+            .map(|r| (figure_of(r), (r.median, within_se(r))))
+            .collect()
     };
     for doc in runs {
         for r in &doc.results {
@@ -76,26 +111,31 @@ pub fn figure_noise(runs: &[RunDocument]) -> Vec<FigureNoise> {
         }
     }
     for pair in runs.windows(2) {
-        let (a, b) = (medians(&pair[0]), medians(&pair[1]));
-        for (f, ma) in &a {
-            if let Some(mb) = b.get(f) {
-                diffs.entry(f.clone()).or_default().push((mb / ma).ln());
+        let (a, b) = (usable(&pair[0]), usable(&pair[1]));
+        for (f, (ma, sa)) in &a {
+            if let Some((mb, sb)) = b.get(f) {
+                let e = pairs.entry(f.clone()).or_default();
+                e.0.push((mb / ma).ln());
+                e.1.push(sa * sa + sb * sb);
             }
         }
     }
     order
         .into_iter()
         .filter_map(|(f, r)| {
-            let d = diffs.get(&f)?;
-            let sigma = (d.iter().map(|x| x * x).sum::<f64>() / d.len() as f64).sqrt();
+            let (d, w) = pairs.get(&f)?;
+            let root_mean = |x: &[f64]| (x.iter().sum::<f64>() / x.len() as f64).sqrt();
+            let between = between_of(d, w);
             Some(FigureNoise {
                 benchmark: f.0,
                 variant: f.1,
                 method: f.2,
                 unit: r.unit.clone(),
                 pairs: d.len(),
-                sigma,
-                threshold: threshold_of(sigma, d.len()),
+                sigma: root_mean(&d.iter().map(|x| x * x).collect::<Vec<_>>()),
+                within: root_mean(w),
+                between,
+                widening: (side_widening(between, d.len()) * std::f64::consts::SQRT_2).exp() - 1.0,
             })
         })
         .collect()
@@ -113,7 +153,7 @@ pub fn applicable(runs: Vec<RunDocument>, key: &[(String, String)]) -> Vec<RunDo
     runs
 }
 
-/// Where per-figure thresholds came from.
+/// Where the between-run spreads came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Source {
     pub runs: usize,
@@ -121,45 +161,46 @@ pub struct Source {
     pub last: String,
 }
 
-/// The thresholds a comparison judges by: each figure's own where noise runs measured
-/// it, a default for the rest.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Thresholds {
-    pub default: f64,
-    figures: BTreeMap<Figure, f64>,
+/// A figure's between-run spread and how many pairs measured it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Between {
+    pub sigma: f64,
+    pub pairs: usize,
+}
+
+/// This machine's between-run spreads, per figure, as `compare` applies them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunNoise {
+    figures: BTreeMap<Figure, Between>,
     pub source: Option<Source>,
 }
 
-impl Thresholds {
-    /// One threshold for every figure.
-    pub fn uniform(default: f64) -> Self {
-        Thresholds { default, figures: BTreeMap::new(), source: None }
+impl RunNoise {
+    /// No model: intervals of one-run sides hold within-run variation only.
+    pub fn none() -> Self {
+        Self::default()
     }
 
-    /// Each figure's threshold from `runs` (the applicable noise runs, oldest first),
-    /// `default` for figures they did not measure.
-    pub fn from_noise(default: f64, runs: &[RunDocument]) -> Self {
-        let figures: BTreeMap<Figure, f64> =
-            figure_noise(runs).into_iter().map(|n| ((n.benchmark, n.variant, n.method), n.threshold)).collect();
+    /// Each figure's spread from `runs` (the applicable noise runs, oldest first).
+    pub fn from_noise(runs: &[RunDocument]) -> Self {
+        let figures: BTreeMap<Figure, Between> = figure_noise(runs)
+            .into_iter()
+            .map(|n| ((n.benchmark, n.variant, n.method), Between { sigma: n.between, pairs: n.pairs }))
+            .collect();
         let source = (!figures.is_empty()).then(|| Source {
             runs: runs.len(),
             first: runs.first().map(|d| d.run.started_at.clone()).unwrap_or_default(),
             last: runs.last().map(|d| d.run.started_at.clone()).unwrap_or_default(),
         });
-        Thresholds { default, figures, source }
+        RunNoise { figures, source }
     }
 
-    /// The threshold for row `r`'s figure.
-    pub fn of(&self, r: &ResultRow) -> f64 {
-        self.figures.get(&figure_of(r)).copied().unwrap_or(self.default)
+    /// Row `r`'s figure's between-run spread, where the noise runs measured it.
+    pub fn of(&self, r: &ResultRow) -> Option<Between> {
+        self.figures.get(&figure_of(r)).copied()
     }
 
-    /// Whether row `r`'s figure has a threshold of its own.
-    pub fn measured(&self, r: &ResultRow) -> bool {
-        self.figures.contains_key(&figure_of(r))
-    }
-
-    /// Figures with a threshold of their own.
+    /// Figures with a spread of their own.
     pub fn len(&self) -> usize {
         self.figures.len()
     }
@@ -174,10 +215,10 @@ mod tests {
     use super::*;
     use crate::model::Method;
     use crate::stats::SplitMix64;
-    use crate::stats::nested::normal;
+    use crate::stats::nested::{Nested, normal, synthetic};
 
-    /// `n` noise runs of two figures whose medians drift between runs by `sd` and
-    /// `10·sd` (relative).
+    /// `n` noise runs of two figures without rounds whose medians drift between runs by
+    /// `sd` and `10·sd` (relative).
     fn noise_runs(n: usize, sd: f64, seed: u64) -> Vec<RunDocument> {
         let mut rng = SplitMix64::new(seed);
         (0..n)
@@ -189,41 +230,95 @@ mod tests {
                 let quiet = row("syscall.getppid", 100.0, &mut rng);
                 let mut loud = row("ctx.pipe", 1500.0, &mut rng);
                 loud.median = 1500.0 * (10.0 * sd * normal(&mut rng)).exp();
-                let mut d = RunDocument::for_tests(i as i64 + 1, crate::machine::Machine::example(), vec![quiet, loud]);
-                d.run.kind = RunKind::Noise;
-                d.run.started_at = format!("2026-11-24T00:{i:02}:00Z");
-                d
+                noise_run(i, vec![quiet, loud])
             })
             .collect()
     }
 
+    fn noise_run(i: usize, rows: Vec<ResultRow>) -> RunDocument {
+        let mut d = RunDocument::for_tests(i as i64 + 1, crate::machine::Machine::example(), rows);
+        d.run.kind = RunKind::Noise;
+        d.run.started_at = format!("2026-11-24T00:{i:02}:00Z");
+        d
+    }
+
+    /// A row of 10 rounds with 5% round-to-round noise around `centre` moved by a
+    /// between-run drift of `drift`, its interval from its rounds as a run draws it.
+    fn row_in_rounds(rng: &mut SplitMix64, bench: &str, centre: f64, drift: f64) -> ResultRow {
+        let centre = centre * (drift * normal(rng)).exp();
+        let parts = synthetic(rng, centre, 10, 20, 0.05, 0.01);
+        let all: Vec<f64> = parts.iter().flatten().copied().collect();
+        let mut r = ResultRow::from_samples(bench, Method::Batch, "ns/call", all, 100).unwrap();
+        r.rounds = parts
+            .iter()
+            .map(|p| crate::model::Round { samples: p.len(), at: None, counts: Default::default() })
+            .collect();
+        let slices: Vec<&[f64]> = parts.iter().map(|p| &p[..]).collect();
+        (r.ci_low, r.ci_high) = Nested::from_rounds(&slices).unwrap().interval(400, 7);
+        r
+    }
+
     #[test]
-    fn thresholds_follow_each_figures_own_drift() {
-        // Log-normal drift of σ per run: a pair's log ratio has spread σ·√2.
+    fn the_between_run_spread_follows_each_figures_own_drift() {
+        // Point rows: nothing within a run, so a pair's spread is all between runs.
         let runs = noise_runs(41, 0.01, 3);
         let noise = figure_noise(&runs);
         assert_eq!(noise.len(), 2);
         let (quiet, loud) = (&noise[0], &noise[1]);
         assert_eq!((quiet.benchmark.as_str(), quiet.pairs), ("syscall.getppid", 40));
         assert!((quiet.sigma / (0.01 * 2f64.sqrt()) - 1.0).abs() < 0.25, "{quiet:?}");
-        assert!((loud.sigma / (0.1 * 2f64.sqrt()) - 1.0).abs() < 0.25, "{loud:?}");
-        assert!(loud.threshold > 5.0 * quiet.threshold);
-        // A threshold is a prediction bound: few pairs widen it, and it has a floor.
-        assert!(threshold_of(0.01, 2) > threshold_of(0.01, 30));
-        assert_eq!(threshold_of(0.0, 5), MIN_THRESHOLD);
+        assert!((quiet.between / 0.01 - 1.0).abs() < 0.25, "{quiet:?}");
+        assert!((loud.between / 0.1 - 1.0).abs() < 0.25, "{loud:?}");
+        assert!(loud.widening > 5.0 * quiet.widening);
+        // A bound from few pairs is wider.
+        assert!(side_widening(0.01, 2) > side_widening(0.01, 30));
+        assert_eq!(between_of(&[], &[]), 0.0);
+        // What the rounds explain is not counted twice, and a spread never goes negative.
+        assert!(between_of(&[0.05, -0.05], &[0.0025, 0.0025]) < 1e-6);
+        assert!((between_of(&[0.05, -0.05], &[0.0009, 0.0009]) - 0.0016f64.sqrt() / 2f64.sqrt()).abs() < 1e-9);
+        assert_eq!(between_of(&[0.01], &[0.01]), 0.0);
     }
 
     #[test]
-    fn thresholds_apply_to_their_figures_and_the_default_to_the_rest() {
+    fn what_a_runs_rounds_explain_is_taken_out_of_the_between_run_spread() {
+        // Two figures with the same 5% round noise; only the second drifts between
+        // runs, by 4%. Averaged over seeds so the test judges the estimator, not a draw.
+        let (mut steady, mut drifting, mut within) = (Vec::new(), Vec::new(), Vec::new());
+        for seed in 0..20 {
+            let mut rng = SplitMix64::new(seed);
+            let runs: Vec<RunDocument> = (0..8)
+                .map(|i| {
+                    let rows = vec![
+                        row_in_rounds(&mut rng, "syscall.getppid", 100.0, 0.0),
+                        row_in_rounds(&mut rng, "ctx.pipe", 1500.0, 0.04),
+                    ];
+                    noise_run(i, rows)
+                })
+                .collect();
+            let n = figure_noise(&runs);
+            steady.push(n[0].between);
+            drifting.push(n[1].between);
+            within.push(n[0].within);
+        }
+        let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+        // A run of 10 rounds at 5% knows its median to about 5%/√10 = 1.6%; a pair of
+        // runs to √2 times that.
+        assert!((mean(&within) / (0.05 / 10f64.sqrt() * 2f64.sqrt()) - 1.0).abs() < 0.35, "{within:?}");
+        assert!(mean(&steady) < 0.01, "no drift, little between-run spread: {steady:?}");
+        assert!((mean(&drifting) / 0.04 - 1.0).abs() < 0.3, "{drifting:?}");
+    }
+
+    #[test]
+    fn spreads_apply_to_their_figures_and_their_machine_only() {
         let runs = noise_runs(6, 0.01, 1);
-        let t = Thresholds::from_noise(0.03, &runs);
+        let t = RunNoise::from_noise(&runs);
         assert_eq!(t.len(), 2);
         let source = t.source.clone().unwrap();
         assert_eq!((source.runs, source.first.as_str()), (6, "2026-11-24T00:00:00Z"));
         let other = ResultRow::from_samples("syscall.read", Method::Batch, "ns/call", vec![1.0], 1).unwrap();
-        assert_eq!(t.of(&other), 0.03);
-        assert!(!t.measured(&other) && t.measured(&runs[0].results[0]));
-        assert!(Thresholds::uniform(0.03).is_empty());
+        assert_eq!(t.of(&other), None);
+        assert_eq!(t.of(&runs[0].results[0]).map(|b| b.pairs), Some(5));
+        assert!(RunNoise::none().is_empty());
         // Noise runs of another machine, or runs of another kind, do not apply.
         let key = runs[0].machine.comparability_key();
         assert_eq!(applicable(runs.clone(), &key).len(), 6);

@@ -1,12 +1,12 @@
-//! `oscost noise`: A/A runs stored as kind `noise`, each figure's threshold from them,
-//! and `compare` judging each figure by its machine's own threshold.
+//! `oscost noise`: A/A runs stored as kind `noise`, each figure's spread between runs
+//! from them, and `compare` holding that spread in the interval of a one-run side.
 
 mod common;
 
 use common::{json_of, run_ok, temp_db};
 
 #[test]
-fn noise_runs_set_thresholds_that_compare_uses() {
+fn noise_runs_give_spreads_that_compare_holds_for_one_run_sides() {
     let db = temp_db();
     let out = run_ok(&["noise", "syscall.getppid", "--runs", "3", "--quick", "--rounds", "2", "--json"], &db.path);
     let v = json_of(&out);
@@ -16,32 +16,45 @@ fn noise_runs_set_thresholds_that_compare_uses() {
     for f in figures {
         assert_eq!(f["benchmark"], "syscall.getppid");
         assert_eq!(f["pairs"], 2);
-        let (sigma, threshold) = (f["sigma"].as_f64().unwrap(), f["threshold"].as_f64().unwrap());
-        assert!(sigma >= 0.0 && threshold >= oscost::noise::MIN_THRESHOLD, "{f}");
-        assert!((threshold - oscost::noise::threshold_of(sigma, 2)).abs() < 1e-12);
+        let (sigma, within, between) =
+            (f["sigma"].as_f64().unwrap(), f["within"].as_f64().unwrap(), f["between"].as_f64().unwrap());
+        assert!(sigma >= 0.0 && within >= 0.0 && between >= 0.0, "{f}");
+        // The between-run part is what the runs' intervals do not explain.
+        let expected = oscost::noise::between_of(&[sigma], &[within * within]);
+        assert!((between - expected).abs() < 1e-9, "{f}");
+        let widening = f["widening"].as_f64().unwrap();
+        assert!(
+            (widening - ((oscost::noise::side_widening(between, 2) * 2f64.sqrt()).exp() - 1.0)).abs() < 1e-12,
+            "{f}"
+        );
     }
     // Stored as noise runs, which a history of measured runs leaves out.
     let runs = json_of(&run_ok(&["runs", "--json"], &db.path));
     assert!(runs.as_array().unwrap().iter().all(|r| r["kind"] == "noise"), "{runs}");
-    // Two measured runs: compare judges each figure by its own threshold, and says so.
+    // Two measured runs: compare widens each one-run side by its figure's spread, and
+    // says so, with or without a threshold given.
     for _ in 0..2 {
         run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "2", "--quiet"], &db.path);
     }
-    let text = String::from_utf8_lossy(&run_ok(&["compare", "4", "5"], &db.path).stdout).into_owned();
-    assert!(
-        text.contains("thresholds: each figure's own for 2 of 2 figures, from this machine's 3 noise runs"),
-        "{text}"
-    );
-    assert!(text.contains("┆ threshold"), "a threshold column: {text}");
-    let json = json_of(&run_ok(&["compare", "4", "5", "--json"], &db.path));
-    let own: Vec<f64> = figures.iter().map(|f| f["threshold"].as_f64().unwrap()).collect();
-    for c in json["results"].as_array().unwrap() {
-        assert!(own.iter().any(|t| (t - c["threshold"].as_f64().unwrap()).abs() < 1e-12), "{c}");
+    for extra in [&[][..], &["--threshold", "3"]] {
+        let args = [&["compare", "4", "5"][..], extra].concat();
+        let text = String::from_utf8_lossy(&run_ok(&args, &db.path).stdout).into_owned();
+        assert!(
+            text.contains("between runs: 2 of 2 intervals hold their figure's spread between runs, from this machine's 3 noise runs"),
+            "{text}"
+        );
+        assert!(text.contains("┆ between runs"), "a between-runs column: {text}");
     }
-    // An explicit threshold overrides them.
-    let given =
-        String::from_utf8_lossy(&run_ok(&["compare", "4", "5", "--threshold", "3"], &db.path).stdout).into_owned();
-    assert!(!given.contains("thresholds: each figure's own") && !given.contains("┆ threshold"), "{given}");
+    let json = json_of(&run_ok(&["compare", "4", "5", "--json"], &db.path));
+    let spreads: Vec<f64> = figures.iter().map(|f| f["between"].as_f64().unwrap()).collect();
+    for c in json["results"].as_array().unwrap() {
+        assert_eq!(c["threshold"].as_f64(), Some(0.03), "{c}");
+        let b = c["between_runs"].as_f64().unwrap();
+        assert!(spreads.iter().any(|s| (s - b).abs() < 1e-12), "{c}");
+    }
+    // Sets of runs show the spread themselves and are not widened.
+    let sets = json_of(&run_ok(&["compare", "1,2", "4,5", "--json"], &db.path));
+    assert!(sets["results"].as_array().unwrap().iter().all(|c| c["between_runs"].is_null()), "{sets}");
     let history = String::from_utf8_lossy(&run_ok(&["history", "syscall.getppid"], &db.path).stdout).into_owned();
     assert!(history.contains("2 runs"), "history reads the measured runs only: {history}");
 }

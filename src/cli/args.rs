@@ -37,8 +37,8 @@ pub enum Command {
     /// Run benchmarks (default suite without arguments) and store the run.
     Run(Box<RunArgs>),
     /// Learn this machine's run-to-run noise: run the benchmarks N times back to back
-    /// (A/A runs, stored as kind `noise`) and print each figure's threshold; `compare`
-    /// then judges each figure by its own threshold on a machine with the same
+    /// (A/A runs, stored as kind `noise`) and print each figure's spread between runs;
+    /// `compare` then widens a one-run side's interval by it on a machine with the same
     /// comparability key. Takes every option of `run`.
     Noise(Box<NoiseArgs>),
     /// List every benchmark with its description and timing model (or the suites).
@@ -93,9 +93,10 @@ pub enum Command {
         /// complete run of the databases read.
         #[arg(long, value_enum, value_name = "KEY")]
         by: Option<GroupBy>,
-        /// Noise threshold in percent: verdicts need the interval to clear it. Without
-        /// it, each figure's own threshold from this machine's noise runs (`oscost
-        /// noise`) where A's machine has them, else 3.
+        /// Threshold in percent, the smallest change worth naming: verdicts need the
+        /// interval to clear it [default: 3]. Where A's machine has noise runs (`oscost
+        /// noise`), the interval of a one-run side also holds its figure's spread
+        /// between runs.
         #[arg(long, value_name = "PCT")]
         threshold: Option<f64>,
         /// Exit 3 when any figure's verdict is `slower` (or, with `change`, any clear

@@ -469,16 +469,13 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
     };
     let threshold = threshold / 100.0;
     if let ([a, b], None) = (&sides[..], &names) {
-        let thresholds = match given {
-            Some(_) => crate::noise::Thresholds::uniform(threshold),
-            None => machine_thresholds(db, a, threshold)?,
-        };
-        let rows = report::compare::compare_with(a, b, &thresholds, 2000);
+        let noise = machine_noise(db, a)?;
+        let rows = report::compare::compare_with(a, b, threshold, &noise, 2000);
         if json {
             outln(&report::compare::to_json(a, b, &rows, threshold))?;
         } else {
             out(&report::compare::render(a, b, &rows, threshold))?;
-            if let Some(line) = thresholds_line(&thresholds, &rows) {
+            if let Some(line) = noise_line(&noise, &rows) {
                 outln(&line)?;
             }
         }
@@ -493,10 +490,10 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
     Ok(gate(m.rows.iter().flat_map(|r| r.cells.iter().flatten()), req.fail_on))
 }
 
-/// Each figure's threshold from the noise runs (`oscost noise`) of side A's machine
-/// (its comparability key), `default` for the figures they did not measure.
-fn machine_thresholds(db: &Path, a: &[RunDocument], default: f64) -> Result<crate::noise::Thresholds> {
-    let Some(first) = a.first() else { return Ok(crate::noise::Thresholds::uniform(default)) };
+/// Each figure's between-run spread from the noise runs (`oscost noise`) of side A's
+/// machine (its comparability key).
+fn machine_noise(db: &Path, a: &[RunDocument]) -> Result<crate::noise::RunNoise> {
+    let Some(first) = a.first() else { return Ok(crate::noise::RunNoise::none()) };
     let store = Store::open_existing(db)?;
     let listed = store.list_runs(&crate::store::RunFilter::default())?;
     let docs = listed
@@ -505,21 +502,22 @@ fn machine_thresholds(db: &Path, a: &[RunDocument], default: f64) -> Result<crat
         .map(|l| store.load_run(l.id).map(|(d, _)| d))
         .collect::<Result<Vec<_>, _>>()?;
     let runs = crate::noise::applicable(docs, &first.machine.comparability_key());
-    Ok(crate::noise::Thresholds::from_noise(default, &runs))
+    Ok(crate::noise::RunNoise::from_noise(&runs))
 }
 
-/// Where the thresholds came from, when some are this machine's own.
-fn thresholds_line(t: &crate::noise::Thresholds, rows: &[report::compare::Comparison]) -> Option<String> {
-    let source = t.source.as_ref()?;
-    let own = rows.iter().filter(|c| c.own_threshold).count();
-    Some(format!(
-        "thresholds: each figure's own for {own} of {} figures, from this machine's {} noise runs ({} to {}; oscost noise), ±{:.1}% for the rest; the threshold column says which",
-        rows.len(),
-        source.runs,
-        source.first,
-        source.last,
-        t.default * 100.0
-    ))
+/// Where the between-run spreads came from, when some interval took one.
+fn noise_line(noise: &crate::noise::RunNoise, rows: &[report::compare::Comparison]) -> Option<String> {
+    let source = noise.source.as_ref()?;
+    let widened = rows.iter().filter(|c| c.between_runs.is_some()).count();
+    (widened > 0).then(|| {
+        format!(
+            "between runs: {widened} of {} intervals hold their figure's spread between runs, from this machine's {} noise runs ({} to {}; oscost noise)",
+            rows.len(),
+            source.runs,
+            source.first,
+            source.last,
+        )
+    })
 }
 
 /// A side given as `REFS` or `REFS@PATH` (another database), read.

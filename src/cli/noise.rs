@@ -1,6 +1,6 @@
 //! `oscost noise`: A/A runs of the selected benchmarks, back to back, stored as kind
-//! `noise`, then each figure's run-to-run spread and the threshold it sets for
-//! `compare` (`crate::noise`).
+//! `noise`, then each figure's spread between runs, which `compare` adds to one-run
+//! sides (`crate::noise`).
 
 use std::path::PathBuf;
 
@@ -61,7 +61,16 @@ fn render(noise: &[FigureNoise], docs: &[RunDocument]) -> String {
     use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["benchmark", "variant", "method", "pairs", "A/A spread", "threshold"]);
+    t.set_header(vec![
+        "benchmark",
+        "variant",
+        "method",
+        "pairs",
+        "A/A spread",
+        "within runs",
+        "between runs",
+        "one-run compare",
+    ]);
     for n in noise {
         t.add_row(vec![
             crate::report::plain(&n.benchmark).into_owned(),
@@ -69,14 +78,15 @@ fn render(noise: &[FigureNoise], docs: &[RunDocument]) -> String {
             n.method.clone(),
             n.pairs.to_string(),
             format!("{:.1}%", n.sigma * 100.0),
-            format!("±{:.1}%", n.threshold * 100.0),
+            format!("{:.1}%", n.within * 100.0),
+            format!("{:.1}%", n.between * 100.0),
+            format!("±{:.1}%", n.widening * 100.0),
         ]);
     }
     let ids: Vec<String> = docs.iter().map(|d| format!("#{}", d.run.id)).collect();
     format!(
-        "this machine's noise from {} A/A runs ({}): each figure's spread is the root mean square of its consecutive runs' log ratios; its threshold the ratio an A/A pair exceeds 5% of the time (Student's t over the pairs), at least ±{:.1}%\n{t}\ncompare now judges each of these figures by its own threshold when side A ran on a machine with this comparability key (every noise run of that key counts); --threshold overrides\n",
+        "this machine's noise from {} A/A runs ({}): the A/A spread is the root mean square of consecutive runs' log ratios; within runs, what the runs' own intervals explain of it; between runs, the rest, as one run's standard deviation (σ_b² = (spread² − within²)/2)\n{t}\ncompare now widens the interval of a one-run side by its figure's between-run spread when side A ran on a machine with this comparability key (every noise run of that key counts); the last column is what that adds to each end of a one-run-a-side comparison (Student's t over the pairs)\n",
         docs.len(),
         ids.join(", "),
-        crate::noise::MIN_THRESHOLD * 100.0
     )
 }

@@ -748,7 +748,7 @@ mod tests {
             verdict: "uncertain (not a switch's cost)".into(),
             mde: f64::NAN,
             threshold: 0.03,
-            own_threshold: false,
+            between_runs: None,
             a_runs: 1,
             a_rounds: 5,
             b_runs: 1,

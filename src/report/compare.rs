@@ -16,7 +16,9 @@ pub use crate::stats::verdict::{Direction, direction, explained, verdict};
 /// beyond 1 ± this. Back-to-back runs of one binary on a shared 2-core VM drift by more
 /// between runs than their rounds show within a run; at 3% single-run comparisons of
 /// the same binary gave a verdict for 3.7% of figures (12 pairs, 462 figures), at 2%
-/// for 6%. Sets of runs (`compare 1,2,3 4,5,6`) see that drift and allow less.
+/// for 6%. Sets of runs (`compare 1,2,3 4,5,6`) see that drift, and so do one-run
+/// sides where this machine's noise runs measured it (`oscost noise`): the threshold is
+/// then only the smallest change worth naming.
 pub const DEFAULT_THRESHOLD: f64 = 0.03;
 
 /// Fixed seed: the same two runs always give the same intervals.
@@ -41,11 +43,11 @@ pub struct Comparison {
     /// (each side's runs and rounds and their spread) would call with 80% power at the
     /// threshold, relative (0.08 = 8%); NaN without an interval.
     pub mde: f64,
-    /// The threshold the verdict cleared or not: the comparison's, or the figure's own
-    /// from this machine's noise runs.
+    /// The threshold the verdict cleared or not (the smallest change worth naming).
     pub threshold: f64,
-    /// Whether `threshold` is the figure's own (`oscost noise`).
-    pub own_threshold: bool,
+    /// This machine's between-run spread σ_b of the figure (`oscost noise`), where the
+    /// interval was widened by it for a side that is one run; None where it was not.
+    pub between_runs: Option<f64>,
     /// What stands behind each side: runs and rounds in all.
     pub a_runs: usize,
     pub a_rounds: usize,
@@ -105,24 +107,36 @@ fn side_median(rows: &[&ResultRow]) -> f64 {
     crate::stats::median(&rows.iter().map(|r| r.median).collect::<Vec<_>>())
 }
 
+/// A ratio interval with `extra` (log) added in quadrature to each end's half-width:
+/// another independent source of error, as a sum of variances adds.
+fn widened(e: crate::stats::RatioEstimate, extra: f64) -> (f64, f64, f64) {
+    let (r, lo, hi) = (e.ratio, e.ci_low, e.ci_high);
+    if !(r > 0.0 && lo > 0.0 && hi.is_finite()) {
+        return (r, lo, hi);
+    }
+    let grow = |half: f64| (half.max(0.0).powi(2) + extra * extra).sqrt();
+    (r, r * (-grow((r / lo).ln())).exp(), r * grow((hi / r).ln()).exp())
+}
+
 /// Compares every figure present on both sides (matched by benchmark, parameters and
 /// method), in the order of A's first run. Each side is one run or a set of runs.
 pub fn compare(a: &[RunDocument], b: &[RunDocument], threshold: f64, resamples: usize) -> Vec<Comparison> {
-    compare_with(a, b, &crate::noise::Thresholds::uniform(threshold), resamples)
+    compare_with(a, b, threshold, &crate::noise::RunNoise::none(), resamples)
 }
 
-/// As [`compare`], each figure judged by its own threshold where `thresholds` has one
-/// (this machine's noise, `oscost noise`).
+/// As [`compare`], with this machine's between-run spreads (`oscost noise`): a side of
+/// one run does not show how its figure moves between runs, so the interval takes it
+/// from `noise` where the figure has a spread there.
 pub fn compare_with(
     a: &[RunDocument],
     b: &[RunDocument],
-    thresholds: &crate::noise::Thresholds,
+    threshold: f64,
+    noise: &crate::noise::RunNoise,
     resamples: usize,
 ) -> Vec<Comparison> {
     let Some(first) = a.first() else { return Vec::new() };
     let mut out = Vec::new();
     for ra in &first.results {
-        let threshold = thresholds.of(ra);
         let (sa, sb) = (matching(a, ra), matching(b, ra));
         if sb.is_empty() {
             continue;
@@ -137,8 +151,13 @@ pub fn compare_with(
             (Some(x), Some(y)) => (x.estimate, y.estimate),
             _ => (side_median(&sa), side_median(&sb)),
         };
+        let single_sides = (sa.len() == 1) as usize + (sb.len() == 1) as usize;
+        let between = noise.of(ra).filter(|_| single_sides > 0);
         let (ratio, lo, hi) = match est {
-            Some(e) => (e.ratio, e.ci_low, e.ci_high),
+            Some(e) => match between {
+                Some(b) => widened(e, crate::noise::side_widening(b.sigma, b.pairs) * (single_sides as f64).sqrt()),
+                None => (e.ratio, e.ci_low, e.ci_high),
+            },
             // Without samples (fits), the ratio stands alone and earns no verdict.
             None => (b_median / a_median, f64::NAN, f64::NAN),
         };
@@ -168,7 +187,7 @@ pub fn compare_with(
             verdict: v.to_string(),
             mde,
             threshold,
-            own_threshold: thresholds.measured(ra),
+            between_runs: between.filter(|_| lo.is_finite()).map(|b| b.sigma),
             a_runs: sa.len(),
             a_rounds: sa.iter().map(|r| r.round_count()).sum(),
             b_runs: sb.len(),
@@ -300,11 +319,11 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    // A threshold column only where figures were judged by thresholds of their own.
-    let own = rows.iter().any(|c| c.own_threshold);
+    // A column for the between-run spread only where some interval took one.
+    let widened = rows.iter().any(|c| c.between_runs.is_some());
     let mut header = vec!["benchmark", "variant", "method", "A median", "B median", "B/A [95% CI]", "MDE", "verdict"];
-    if own {
-        header.push("threshold");
+    if widened {
+        header.push("between runs");
     }
     header.push("from");
     t.set_header(header);
@@ -323,8 +342,8 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
             if c.mde.is_finite() { format!("±{:.1}%", c.mde * 100.0) } else { "-".into() },
             c.verdict.clone(),
         ];
-        if own {
-            cells.push(format!("±{:.1}%", c.threshold * 100.0));
+        if widened {
+            cells.push(c.between_runs.map_or_else(|| "-".into(), |s| format!("σ {:.1}%", s * 100.0)));
         }
         cells.push(c.basis());
         t.add_row(cells);
@@ -332,14 +351,15 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
     let single = a.len() == 1 && b.len() == 1;
     let unpaired = if holds_conditions(a) || holds_conditions(b) { UNPAIRED_NOTE } else { "" };
     let key: String = key_differences(a, b).lines().iter().map(|l| format!("{l}\n")).collect();
-    let clear =
-        if own { "each figure's threshold (its column)".to_string() } else { format!("±{:.1}%", threshold * 100.0) };
     format!(
-        "{m}\n{key}{t}\nverdicts need the 95% interval of B/A to clear {clear} and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it (hierarchical bootstrap: runs, then rounds, then samples){}\n",
-        if single {
-            "\none run a side: the intervals hold what varied within each run; a machine that drifts between runs needs sets of runs (compare 1,2,3 4,5,6)"
-        } else {
-            ""
+        "{m}\n{key}{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it (hierarchical bootstrap: runs, then rounds, then samples){}\n",
+        threshold * 100.0,
+        match (single, widened) {
+            (true, true) =>
+                "\none run a side: each interval also holds its figure's spread between runs on this machine (the between-runs column, from oscost noise), where it has one",
+            (true, false) =>
+                "\none run a side: the intervals hold what varied within each run; a machine that drifts between runs needs its between-run spread (oscost noise) or sets of runs (compare 1,2,3 4,5,6)",
+            _ => "",
         }
     ) + unpaired
 }
@@ -559,7 +579,7 @@ mod tests {
 mod noise_tests {
     use super::*;
     use crate::model::{Method, ResultRow, RunKind};
-    use crate::noise::Thresholds;
+    use crate::noise::RunNoise;
     use crate::stats::SplitMix64;
     use crate::stats::nested::{normal, synthetic};
 
@@ -584,11 +604,12 @@ mod noise_tests {
         d
     }
 
-    /// Per-figure thresholds from A/A noise runs keep single-run comparisons of a
-    /// drifting figure quiet where the uniform 3% fires on noise, and still call a real
-    /// gap in it.
+    /// A/A noise runs give each figure its between-run spread, and a one-run side's
+    /// interval then holds it: single-run comparisons of a drifting figure stay quiet
+    /// where the bare interval fires on noise, and still call a real gap. Sides of
+    /// several runs show that spread themselves and are not widened.
     #[test]
-    fn noise_thresholds_stay_quiet_on_drift_and_fire_on_a_gap() {
+    fn one_run_sides_take_the_between_run_spread_and_stay_quiet_on_drift() {
         let mut rng = SplitMix64::new(0x5eed);
         let noise: Vec<RunDocument> = (0..8)
             .map(|i| {
@@ -597,35 +618,56 @@ mod noise_tests {
                 d
             })
             .collect();
-        let own = Thresholds::from_noise(DEFAULT_THRESHOLD, &noise);
-        let uniform = Thresholds::uniform(DEFAULT_THRESHOLD);
-        assert_eq!(own.len(), 2);
+        let model = RunNoise::from_noise(&noise);
+        assert_eq!(model.len(), 2);
         let called = |c: &Comparison| matches!(c.verdict.as_str(), "faster" | "slower");
-        let (mut loud_uniform, mut loud_own, mut quiet_own, mut gap_own) = (0, 0, 0, 0);
+        let one = std::slice::from_ref;
+        let t = DEFAULT_THRESHOLD;
+        let (mut loud_bare, mut loud_drift, mut loud_quiet, mut gap) = (0, 0, 0, 0);
         let trials = 200;
-        for t in 0..trials {
-            let (a, b) = (run(100 + t, &mut rng, 1.0), run(1000 + t, &mut rng, 1.0));
-            let u = compare_with(std::slice::from_ref(&a), std::slice::from_ref(&b), &uniform, 200);
-            let o = compare_with(std::slice::from_ref(&a), std::slice::from_ref(&b), &own, 200);
-            loud_uniform += called(&u[1]) as usize;
-            loud_own += called(&o[1]) as usize;
-            quiet_own += called(&o[0]) as usize;
-            let slower = run(5000 + t, &mut rng, 1.6);
-            gap_own += (compare_with(std::slice::from_ref(&a), std::slice::from_ref(&slower), &own, 200)[1].verdict
-                == "slower") as usize;
+        for i in 0..trials {
+            let (a, b) = (run(100 + i, &mut rng, 1.0), run(1000 + i, &mut rng, 1.0));
+            let bare = compare_with(one(&a), one(&b), t, &RunNoise::none(), 200);
+            let held = compare_with(one(&a), one(&b), t, &model, 200);
+            loud_bare += called(&bare[1]) as usize;
+            loud_drift += called(&held[1]) as usize;
+            loud_quiet += called(&held[0]) as usize;
+            let slower = run(5000 + i, &mut rng, 1.6);
+            gap += (compare_with(one(&a), one(&slower), t, &model, 200)[1].verdict == "slower") as usize;
         }
-        assert!(loud_uniform > trials as usize / 4, "the uniform 3% fires on drift: {loud_uniform} of {trials}");
-        assert!(loud_own <= trials as usize / 20, "own thresholds stay quiet: {loud_own} of {trials}");
-        assert!(quiet_own <= trials as usize / 20, "{quiet_own} of {trials}");
-        assert!(gap_own >= trials as usize * 8 / 10, "a 60% gap is called: {gap_own} of {trials}");
-        // The comparison says which threshold each figure was judged by.
-        let o = compare_with(std::slice::from_ref(&noise[0]), std::slice::from_ref(&noise[1]), &own, 200);
-        assert!(o.iter().all(|c| c.threshold != DEFAULT_THRESHOLD) && o[1].threshold > o[0].threshold);
-        assert!(o.iter().all(|c| c.own_threshold));
-        assert!(
-            compare(std::slice::from_ref(&noise[0]), std::slice::from_ref(&noise[1]), 0.03, 200)
-                .iter()
-                .all(|c| !c.own_threshold)
+        assert!(loud_bare > trials as usize / 4, "a bare one-run interval fires on drift: {loud_bare} of {trials}");
+        assert!(loud_drift <= trials as usize / 20, "with the spread it stays quiet: {loud_drift} of {trials}");
+        assert!(loud_quiet <= trials as usize / 20, "{loud_quiet} of {trials}");
+        assert!(gap >= trials as usize * 8 / 10, "a 60% gap is called: {gap} of {trials}");
+        // The comparison says which intervals took a spread, and widening never narrows.
+        let (bare, held) = (
+            compare_with(one(&noise[0]), one(&noise[1]), t, &RunNoise::none(), 200),
+            compare_with(one(&noise[0]), one(&noise[1]), t, &model, 200),
         );
+        assert!(bare.iter().all(|c| c.between_runs.is_none()));
+        assert!(held.iter().all(|c| c.between_runs.is_some()) && held[1].between_runs > held[0].between_runs);
+        for (x, y) in bare.iter().zip(&held) {
+            assert!(y.ci_low <= x.ci_low && y.ci_high >= x.ci_high && y.ratio == x.ratio, "{x:?} {y:?}");
+        }
+        // Sides of four runs: their runs show the spread, the model adds nothing, and
+        // they stay quiet on drift yet call the gap.
+        let (mut loud_sets, mut gap_sets) = (0, 0);
+        for i in 0..50 {
+            let side = |rng: &mut SplitMix64, base: i64, gap: f64| -> Vec<RunDocument> {
+                (0..4).map(|k| run(base + k, rng, gap)).collect()
+            };
+            let (a, b, c) = (
+                side(&mut rng, 20_000 + 8 * i, 1.0),
+                side(&mut rng, 30_000 + 8 * i, 1.0),
+                side(&mut rng, 40_000 + 8 * i, 1.6),
+            );
+            let aa = compare_with(&a, &b, t, &model, 200);
+            assert!(aa.iter().all(|c| c.between_runs.is_none()));
+            assert_eq!(aa, compare(&a, &b, t, 200), "the model leaves sets of runs alone");
+            loud_sets += aa.iter().filter(|c| called(c)).count();
+            gap_sets += (compare_with(&a, &c, t, &model, 200)[1].verdict == "slower") as usize;
+        }
+        assert!(loud_sets <= 5, "sets of runs stay quiet: {loud_sets} of 100");
+        assert!(gap_sets >= 40, "and call a 60% gap: {gap_sets} of 50");
     }
 }
