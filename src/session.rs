@@ -258,6 +258,9 @@ struct Setup {
     max_rounds: usize,
     /// When an adaptive run stops adding rounds.
     deadline: Option<std::time::Instant>,
+    /// Under `--precision`, this machine's between-run spreads (`oscost noise`): the
+    /// target must hold across runs.
+    noise: crate::noise::RunNoise,
     /// The run's arms: the baseline, then each condition as prepared (or why it cannot
     /// be measured here). Dropped after the last round: what they hold is undone.
     arms: Vec<Arm>,
@@ -309,8 +312,53 @@ fn prepare(req: &RunRequest) -> Result<Setup> {
     let per_round = cfg.per_round(rounds);
     let max_rounds = if req.precision.is_some() { ADAPTIVE_MAX_ROUNDS.max(rounds) } else { rounds };
     let deadline = req.precision.map(|g| std::time::Instant::now() + g.max_time);
+    let noise = precision_noise(req, &machine);
     let arms = prepare_arms(req);
-    Ok(Setup { trace_spec: trace_spec_for(req), cfg, per_round, calib, machine, rounds, max_rounds, deadline, arms })
+    Ok(Setup {
+        trace_spec: trace_spec_for(req),
+        cfg,
+        per_round,
+        calib,
+        machine,
+        rounds,
+        max_rounds,
+        deadline,
+        noise,
+        arms,
+    })
+}
+
+/// Under `--precision`, this machine's between-run spreads from its noise runs in the
+/// run's database: what runs add, no round of one run can show, so a target is judged
+/// with it. None without `--precision` or noise runs.
+fn precision_noise(req: &RunRequest, machine: &machine::Machine) -> crate::noise::RunNoise {
+    if req.precision.is_none() {
+        return crate::noise::RunNoise::none();
+    }
+    let read =
+        Store::open_existing(&req.db).and_then(|store| crate::noise::of_machine(&store, &machine.comparability_key()));
+    match read {
+        Ok(noise) => {
+            if let (false, Some(src)) = (req.quiet, &noise.source) {
+                eprintln!(
+                    "precision is judged across runs for the {} figures this machine's {} noise runs measured ({} to {}): each interval with its spread between runs",
+                    noise.len(),
+                    src.runs,
+                    src.first,
+                    src.last
+                );
+            }
+            noise
+        }
+        // A new database holds no noise runs; that is no error.
+        Err(_) if !req.db.exists() => crate::noise::RunNoise::none(),
+        Err(e) => {
+            eprintln!(
+                "warning: this machine's noise runs could not be read ({e}); precision is judged within this run"
+            );
+            crate::noise::RunNoise::none()
+        }
+    }
 }
 
 /// The baseline and each condition, prepared for the run; one that cannot be measured
@@ -691,13 +739,16 @@ fn say_evidence(tally: &mut Tally, arm: usize, condition: &str, evidence: &[Stri
 }
 
 /// Whether the round just run is a benchmark's last: the planned count, or under
-/// `--precision` the rows within the target (after `ADAPTIVE_MIN_ROUNDS`), the
-/// rounds' cap, or the time limit.
+/// `--precision` every row within the target across runs or out of the reach of rounds
+/// (after `ADAPTIVE_MIN_ROUNDS`), the rounds' cap, or the time limit.
 fn last_round(req: &RunRequest, setup: &Setup, round: usize, p: &Progress) -> bool {
     let Some(goal) = &req.precision else { return round + 1 == setup.rounds };
     round + 1 >= setup.max_rounds
         || setup.deadline.is_some_and(|d| std::time::Instant::now() >= d)
-        || (round + 1 >= ADAPTIVE_MIN_ROUNDS && rounds::short_of(&rounds::merge(&p.rounds), goal.target).is_empty())
+        || (round + 1 >= ADAPTIVE_MIN_ROUNDS
+            && rounds::merge(&p.rounds)
+                .iter()
+                .all(|r| setup.noise.standing(r, goal.target) != crate::noise::Standing::Short))
 }
 
 /// How the run ended: a store that failed or a failed benchmark fails it; a stop

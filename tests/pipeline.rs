@@ -365,6 +365,50 @@ fn an_adaptive_run_stops_at_the_target_and_never_claims_what_it_did_not_reach() 
     assert_eq!(short_of(&doc.results, target).len(), 1, "reported short, not reached");
 }
 
+/// Under `--precision`, this machine's noise runs make the target one that must hold
+/// across runs: a figure whose spread between runs alone is past it stops at the
+/// fewest rounds and is reported out of reach; one whose spread leaves room is judged
+/// with it, and is never called reached on its own interval alone.
+#[test]
+fn an_adaptive_run_judges_its_target_across_runs_with_this_machines_noise() {
+    use oscost::noise::{RunNoise, Standing, of_machine};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("adaptive-noise.db");
+    // A first run gives the machine; noise runs of it whose test.noisy medians
+    // alternate by ±`step` in log terms are stored beside it.
+    let first = adaptive_run(&db, &NOISY, 0.01);
+    let key = first.machine.comparability_key();
+    let store_noise = |step: f64, first_id: i64| {
+        let runs: Vec<(RunDocument, Vec<Skipped>)> = (0..6)
+            .map(|i| {
+                let m = 100.0 * if i % 2 == 0 { step } else { -step }.exp();
+                let row = ResultRow::from_samples("test.noisy", Method::Batch, "ns/call", vec![m; 3], 3).unwrap();
+                let mut d = RunDocument::for_tests(first_id + i, first.machine.clone(), vec![row]);
+                d.run.kind = oscost::model::RunKind::Noise;
+                d.run.started_at = format!("2026-11-24T00:00:{:02}Z", first_id + i);
+                (d, Vec::new())
+            })
+            .collect();
+        Store::open(&db).unwrap().import(&runs).unwrap();
+    };
+    // Pairs of ±10% from five pairs: the spread alone sets ±20% on one run.
+    store_noise(0.05, 100);
+    let store = Store::open(&db).unwrap();
+    let noise = of_machine(&store, &key).unwrap();
+    assert_eq!(noise.len(), 1);
+    drop(store);
+    let doc = adaptive_run(&db, &NOISY, 0.01);
+    let row = &doc.results[0];
+    assert_eq!(row.round_count(), session::ADAPTIVE_MIN_ROUNDS, "no round can help: it stops at the fewest");
+    assert_eq!(noise.standing(row, 0.01), Standing::OutOfReach);
+    // At a 30% target the same spread leaves room, and what is called reached holds
+    // across runs, not only within.
+    let doc = adaptive_run(&db, &NOISY, 0.3);
+    let row = &doc.results[0];
+    assert_eq!(noise.standing(row, 0.3), Standing::Reached);
+    assert!(noise.across_runs(row).unwrap() <= 0.3 && noise.across_runs(row) > RunNoise::none().across_runs(row));
+}
+
 /// The order rounds ran in, across every benchmark and arm.
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 

@@ -494,15 +494,7 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
 /// machine (its comparability key).
 fn machine_noise(db: &Path, a: &[RunDocument]) -> Result<crate::noise::RunNoise> {
     let Some(first) = a.first() else { return Ok(crate::noise::RunNoise::none()) };
-    let store = Store::open_existing(db)?;
-    let listed = store.list_runs(&crate::store::RunFilter::default())?;
-    let docs = listed
-        .iter()
-        .filter(|l| l.kind == crate::model::RunKind::Noise)
-        .map(|l| store.load_run(l.id).map(|(d, _)| d))
-        .collect::<Result<Vec<_>, _>>()?;
-    let runs = crate::noise::applicable(docs, &first.machine.comparability_key());
-    Ok(crate::noise::RunNoise::from_noise(&runs))
+    Ok(crate::noise::of_machine(&Store::open_existing(db)?, &first.machine.comparability_key())?)
 }
 
 /// Where the between-run spreads came from, when some interval took one.
@@ -829,7 +821,14 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let run = [(doc, skipped)];
     write_exports(&args, &run)?;
     let [(doc, skipped)] = run;
-    let precision_lines = args.precision.map(|pct| precision_summary(&doc, pct / 100.0)).unwrap_or_default();
+    let precision_lines = match args.precision {
+        Some(pct) => precision_summary(
+            &doc,
+            pct / 100.0,
+            &crate::noise::of_machine(&outcome.store, &doc.machine.comparability_key())?,
+        ),
+        None => Vec::new(),
+    };
     if args.json {
         outln(&report::json::render_run(&doc, &skipped, args.samples, &run_pairs(&doc)))?;
     } else if !args.quiet {
@@ -894,26 +893,48 @@ fn run_request(
 }
 
 /// What `--precision` reached: how many figures got within the target and, for each
-/// that did not, why (see `rounds::why_short`).
-fn precision_summary(doc: &RunDocument, target: f64) -> Vec<String> {
-    let short = crate::rounds::short_of(&doc.results, target);
+/// that did not, why (see `rounds::why_short`). Where this machine's noise runs measured
+/// a figure, its precision is across runs (`noise::RunNoise::across_runs`).
+fn precision_summary(doc: &RunDocument, target: f64, noise: &crate::noise::RunNoise) -> Vec<String> {
+    use crate::noise::Standing;
+    let standing: Vec<(&crate::model::ResultRow, Standing)> =
+        doc.results.iter().map(|r| (r, noise.standing(r, target))).collect();
+    let reached = standing.iter().filter(|(_, s)| *s == Standing::Reached).count();
+    let held = doc.results.iter().filter(|r| noise.of(r).is_some()).count();
     let mut lines = vec![format!(
-        "precision ±{:.1}%: {} of {} figures reached it",
+        "precision ±{:.1}%: {reached} of {} figures reached it{}",
         target * 100.0,
-        doc.results.len() - short.len(),
-        doc.results.len()
+        doc.results.len(),
+        match &noise.source {
+            Some(src) if held > 0 => format!(
+                " ({held} of them judged across runs: their interval with their spread between runs, from this machine's {} noise runs)",
+                src.runs
+            ),
+            _ =>
+                " (within this run: no noise runs of this machine say how its figures move between runs; oscost noise)"
+                    .into(),
+        }
     )];
-    for r in short {
-        let now =
-            crate::rounds::precision_of(r).map_or_else(|| "no interval".into(), |p| format!("±{:.1}%", p * 100.0));
-        lines.push(format!(
-            "  not reached: {} {} [{}] at {now} after {} rounds ({})",
-            report::plain(&r.benchmark),
-            report::plain(&r.variant_label()),
-            r.method.as_str(),
-            r.round_count(),
-            crate::rounds::why_short(r, target)
-        ));
+    for (r, s) in standing {
+        let name =
+            format!("{} {} [{}]", report::plain(&r.benchmark), report::plain(&r.variant_label()), r.method.as_str());
+        match s {
+            Standing::Reached => {}
+            Standing::OutOfReach => lines.push(format!(
+                "  out of reach in one run: {name}: its spread between runs alone is ±{:.1}%, which rounds cannot narrow (runs can: oscost plan)",
+                noise.between_alone(r) * 100.0
+            )),
+            Standing::Short => {
+                let now = noise
+                    .across_runs(r)
+                    .map_or_else(|| "no interval".into(), |p| format!("±{:.1}%", p * 100.0));
+                lines.push(format!(
+                    "  not reached: {name} at {now} after {} rounds ({})",
+                    r.round_count(),
+                    crate::rounds::why_short(r, target)
+                ));
+            }
+        }
     }
     lines
 }
