@@ -5,7 +5,7 @@
 //! Why: one run's interval holds what varied within that run. What a machine does
 //! between runs (another tenant, the host's frequency, where memory landed) it does not
 //! hold, and on a shared VM that is much of the noise: on the 2-vCPU VM this was built
-//! on, 19 of 21 figures of a 60-round run came out 1–5% faster in another such run two
+//! on, 19 of 21 figures of a 60-round run came out 0.5–5% faster in another such run two
 //! minutes later, all the same way, which independent noise in each figure would not
 //! do. So `oscost noise` runs the same benchmarks N times back
 //! to back (ordinary runs, stored as kind `noise`), and for each figure takes the log
