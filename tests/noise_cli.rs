@@ -50,7 +50,8 @@ fn noise_runs_give_spreads_that_compare_holds_for_one_run_sides() {
     for c in json["results"].as_array().unwrap() {
         assert_eq!(c["threshold"].as_f64(), Some(0.03), "{c}");
         let b = c["between_runs"].as_f64().unwrap();
-        assert!(spreads.iter().any(|s| (s - b).abs() < 1e-12), "{c}");
+        // Two one-run sides of this machine: its spread for each, in quadrature.
+        assert!(spreads.iter().any(|s| (s * 2f64.sqrt() - b).abs() < 1e-12), "{c}");
     }
     // Sets of runs show the spread themselves and are not widened.
     let sets = json_of(&run_ok(&["compare", "1,2", "4,5", "--json"], &db.path));
@@ -85,4 +86,24 @@ fn an_adaptive_run_says_whether_its_precision_holds_across_runs() {
         said.contains("precision is judged across runs for the 2 figures this machine's 3 noise runs measured"),
         "{said}"
     );
+}
+
+/// Each side takes the spread of its own machine's noise runs, read from its own
+/// database: here only B's database has noise runs, so only B's side is widened.
+#[test]
+fn each_side_takes_its_own_databases_noise_runs() {
+    let (a, b) = (temp_db(), temp_db());
+    run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "2", "--quiet"], &a.path);
+    let out = run_ok(&["noise", "syscall.getppid", "--runs", "3", "--quick", "--rounds", "2", "--json"], &b.path);
+    let spreads: Vec<f64> =
+        json_of(&out)["figures"].as_array().unwrap().iter().map(|f| f["between"].as_f64().unwrap()).collect();
+    run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "2", "--quiet"], &b.path);
+    let b_path = b.path.to_str().unwrap();
+    let text = String::from_utf8_lossy(&run_ok(&["compare", "1", "4", "--db-b", b_path], &a.path).stdout).into_owned();
+    assert!(text.contains("from B's machine's 3 noise runs"), "{text}");
+    let json = json_of(&run_ok(&["compare", "1", "4", "--db-b", b_path, "--json"], &a.path));
+    for c in json["results"].as_array().unwrap() {
+        let between = c["between_runs"].as_f64().unwrap();
+        assert!(spreads.iter().any(|s| (s - between).abs() < 1e-12), "one side's spread alone: {c}");
+    }
 }

@@ -449,6 +449,8 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
         }
         refs.insert(0, name);
     }
+    // Side A reads from the database, the others from --db-b where given.
+    let side_db = |i: usize| if i == 0 { db } else { db_b.unwrap_or(db) };
     let (sides, names) = match req.by {
         Some(args::GroupBy::Host) => by_host(db, db_b, &refs)?,
         None => {
@@ -459,23 +461,22 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
                 )
                 .into());
             }
-            let sides = refs
-                .iter()
-                .enumerate()
-                .map(|(i, r)| load_side_at(if i == 0 { db } else { db_b.unwrap_or(db) }, r))
-                .collect::<Result<Vec<_>>>()?;
+            let sides =
+                refs.iter().enumerate().map(|(i, r)| load_side_at(side_db(i), r)).collect::<Result<Vec<_>>>()?;
             (sides, None)
         }
     };
     let threshold = threshold / 100.0;
     if let ([a, b], None) = (&sides[..], &names) {
-        let noise = machine_noise(db, a)?;
-        let rows = report::compare::compare_with(a, b, threshold, &noise, 2000);
+        // Each side's machine's noise runs, from the side's own database.
+        let noise_a = machine_noise(side_location(side_db(0), &refs[0]).1, a)?;
+        let noise_b = machine_noise(side_location(side_db(1), &refs[1]).1, b)?;
+        let rows = report::compare::compare_with(a, b, threshold, [&noise_a, &noise_b], 2000);
         if json {
             outln(&report::compare::to_json(a, b, &rows, threshold))?;
         } else {
             out(&report::compare::render(a, b, &rows, threshold))?;
-            if let Some(line) = noise_line(&noise, &rows) {
+            if let Some(line) = noise_line([&noise_a, &noise_b], &rows) {
                 outln(&line)?;
             }
         }
@@ -490,35 +491,48 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
     Ok(gate(m.rows.iter().flat_map(|r| r.cells.iter().flatten()), req.fail_on))
 }
 
-/// Each figure's between-run spread from the noise runs (`oscost noise`) of side A's
-/// machine (its comparability key).
-fn machine_noise(db: &Path, a: &[RunDocument]) -> Result<crate::noise::RunNoise> {
-    let Some(first) = a.first() else { return Ok(crate::noise::RunNoise::none()) };
+/// Each figure's between-run spread from the noise runs (`oscost noise`) in `db` of the
+/// machine of `side`'s first run (its comparability key).
+fn machine_noise(db: &Path, side: &[RunDocument]) -> Result<crate::noise::RunNoise> {
+    let Some(first) = side.first() else { return Ok(crate::noise::RunNoise::none()) };
     Ok(crate::noise::of_machine(&Store::open_existing(db)?, &first.machine.comparability_key())?)
 }
 
-/// Where the between-run spreads came from, when some interval took one.
-fn noise_line(noise: &crate::noise::RunNoise, rows: &[report::compare::Comparison]) -> Option<String> {
-    let source = noise.source.as_ref()?;
+/// Where the between-run spreads came from, when some interval took one: each side's
+/// machine's noise runs (once when both sides read the same ones).
+fn noise_line(noise: [&crate::noise::RunNoise; 2], rows: &[report::compare::Comparison]) -> Option<String> {
     let widened = rows.iter().filter(|c| c.between_runs.is_some()).count();
-    (widened > 0).then(|| {
+    let mut sources: Vec<String> = noise
+        .iter()
+        .zip(["A", "B"])
+        .filter_map(|(n, side)| n.source.as_ref().map(|s| (side, s)))
+        .map(|(side, s)| format!("{side}'s machine's {} noise runs ({} to {})", s.runs, s.first, s.last))
+        .collect();
+    if noise[0].source.is_some() && noise[0].source == noise[1].source {
+        sources = vec![sources[0].replacen("A's machine's", "this machine's", 1)];
+    }
+    (widened > 0 && !sources.is_empty()).then(|| {
         format!(
-            "between runs: {widened} of {} intervals hold their figure's spread between runs, from this machine's {} noise runs ({} to {}; oscost noise)",
+            "between runs: {widened} of {} intervals hold their figure's spread between runs, from {}; oscost noise",
             rows.len(),
-            source.runs,
-            source.first,
-            source.last,
+            sources.join(" and ")
         )
     })
 }
 
 /// A side given as `REFS` or `REFS@PATH` (another database), read.
 fn load_side_at(default_db: &Path, side: &str) -> Result<Vec<RunDocument>> {
-    let (refs, path) = match side.rsplit_once('@') {
+    let (refs, path) = side_location(default_db, side);
+    load_side(&Store::open_existing(path)?, refs)
+}
+
+/// A side's run references and the database they are in: `REFS@PATH`, or `REFS` in
+/// `default_db`.
+fn side_location<'a>(default_db: &'a Path, side: &'a str) -> (&'a str, &'a Path) {
+    match side.rsplit_once('@') {
         Some((refs, path)) if !path.is_empty() => (refs, Path::new(path)),
         _ => (side, default_db),
-    };
-    load_side(&Store::open_existing(path)?, refs)
+    }
 }
 
 /// Every run given (or every complete run of the databases), one side per host, in
@@ -825,7 +839,12 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         Some(pct) => precision_summary(
             &doc,
             pct / 100.0,
-            &crate::noise::of_machine(&outcome.store, &doc.machine.comparability_key())?,
+            &crate::noise::of_machine(&outcome.store, &doc.machine.comparability_key()).unwrap_or_else(|e| {
+                eprintln!(
+                    "warning: this machine's noise runs could not be read ({e}); precision is judged within the run"
+                );
+                crate::noise::RunNoise::none()
+            }),
         ),
         None => Vec::new(),
     };

@@ -45,8 +45,10 @@ pub struct Comparison {
     pub mde: f64,
     /// The threshold the verdict cleared or not (the smallest change worth naming).
     pub threshold: f64,
-    /// This machine's between-run spread σ_b of the figure (`oscost noise`), where the
-    /// interval was widened by it for a side that is one run; None where it was not.
+    /// The spread between runs the interval was widened by, on the log ratio: each
+    /// one-run side's between-run σ_b from its machine's noise runs (`oscost noise`),
+    /// in quadrature (σ_b·√2 for two one-run sides of one machine); None where no side
+    /// took one.
     pub between_runs: Option<f64>,
     /// What stands behind each side: runs and rounds in all.
     pub a_runs: usize,
@@ -121,17 +123,18 @@ fn widened(e: crate::stats::RatioEstimate, extra: f64) -> (f64, f64, f64) {
 /// Compares every figure present on both sides (matched by benchmark, parameters and
 /// method), in the order of A's first run. Each side is one run or a set of runs.
 pub fn compare(a: &[RunDocument], b: &[RunDocument], threshold: f64, resamples: usize) -> Vec<Comparison> {
-    compare_with(a, b, threshold, &crate::noise::RunNoise::none(), resamples)
+    let none = crate::noise::RunNoise::none();
+    compare_with(a, b, threshold, [&none, &none], resamples)
 }
 
-/// As [`compare`], with this machine's between-run spreads (`oscost noise`): a side of
-/// one run does not show how its figure moves between runs, so the interval takes it
-/// from `noise` where the figure has a spread there.
+/// As [`compare`], with each side's machine's between-run spreads (`oscost noise`; A's,
+/// then B's): a side of one run does not show how its figure moves between runs, so the
+/// interval takes it from that side's noise where the figure has a spread there.
 pub fn compare_with(
     a: &[RunDocument],
     b: &[RunDocument],
     threshold: f64,
-    noise: &crate::noise::RunNoise,
+    noise: [&crate::noise::RunNoise; 2],
     resamples: usize,
 ) -> Vec<Comparison> {
     let Some(first) = a.first() else { return Vec::new() };
@@ -151,13 +154,17 @@ pub fn compare_with(
             (Some(x), Some(y)) => (x.estimate, y.estimate),
             _ => (side_median(&sa), side_median(&sb)),
         };
-        let single_sides = (sa.len() == 1) as usize + (sb.len() == 1) as usize;
-        let between = noise.of(ra).filter(|_| single_sides > 0);
+        // Each one-run side's spread between runs, from its own machine's noise runs.
+        let spreads: Vec<crate::noise::Between> = [(&sa, noise[0]), (&sb, noise[1])]
+            .iter()
+            .filter(|(s, _)| s.len() == 1)
+            .filter_map(|(_, n)| n.of(ra))
+            .collect();
+        let between = (!spreads.is_empty()).then(|| spreads.iter().map(|b| b.sigma).fold(0.0, f64::hypot));
+        let extra = spreads.iter().map(|b| crate::noise::side_widening(b.sigma, b.pairs)).fold(0.0, f64::hypot);
         let (ratio, lo, hi) = match est {
-            Some(e) => match between {
-                Some(b) => widened(e, crate::noise::side_widening(b.sigma, b.pairs) * (single_sides as f64).sqrt()),
-                None => (e.ratio, e.ci_low, e.ci_high),
-            },
+            Some(e) if between.is_some() => widened(e, extra),
+            Some(e) => (e.ratio, e.ci_low, e.ci_high),
             // Without samples (fits), the ratio stands alone and earns no verdict.
             None => (b_median / a_median, f64::NAN, f64::NAN),
         };
@@ -187,7 +194,7 @@ pub fn compare_with(
             verdict: v.to_string(),
             mde,
             threshold,
-            between_runs: between.filter(|_| lo.is_finite()).map(|b| b.sigma),
+            between_runs: between.filter(|_| lo.is_finite()),
             a_runs: sa.len(),
             a_rounds: sa.iter().map(|r| r.round_count()).sum(),
             b_runs: sb.len(),
@@ -356,7 +363,7 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
         threshold * 100.0,
         match (single, widened) {
             (true, true) =>
-                "\none run a side: each interval also holds its figure's spread between runs on this machine (the between-runs column, from oscost noise), where it has one",
+                "\none run a side: each interval also holds its figure's spread between runs (the between-runs column: each one-run side's, from its machine's noise runs, in quadrature), where it has one",
             (true, false) =>
                 "\none run a side: the intervals hold what varied within each run; a machine that drifts between runs needs its between-run spread (oscost noise) or sets of runs (compare 1,2,3 4,5,6)",
             _ => "",
@@ -627,13 +634,13 @@ mod noise_tests {
         let trials = 200;
         for i in 0..trials {
             let (a, b) = (run(100 + i, &mut rng, 1.0), run(1000 + i, &mut rng, 1.0));
-            let bare = compare_with(one(&a), one(&b), t, &RunNoise::none(), 200);
-            let held = compare_with(one(&a), one(&b), t, &model, 200);
+            let bare = compare_with(one(&a), one(&b), t, [&RunNoise::none(), &RunNoise::none()], 200);
+            let held = compare_with(one(&a), one(&b), t, [&model, &model], 200);
             loud_bare += called(&bare[1]) as usize;
             loud_drift += called(&held[1]) as usize;
             loud_quiet += called(&held[0]) as usize;
             let slower = run(5000 + i, &mut rng, 1.6);
-            gap += (compare_with(one(&a), one(&slower), t, &model, 200)[1].verdict == "slower") as usize;
+            gap += (compare_with(one(&a), one(&slower), t, [&model, &model], 200)[1].verdict == "slower") as usize;
         }
         assert!(loud_bare > trials as usize / 4, "a bare one-run interval fires on drift: {loud_bare} of {trials}");
         assert!(loud_drift <= trials as usize / 20, "with the spread it stays quiet: {loud_drift} of {trials}");
@@ -641,10 +648,16 @@ mod noise_tests {
         assert!(gap >= trials as usize * 8 / 10, "a 60% gap is called: {gap} of {trials}");
         // The comparison says which intervals took a spread, and widening never narrows.
         let (bare, held) = (
-            compare_with(one(&noise[0]), one(&noise[1]), t, &RunNoise::none(), 200),
-            compare_with(one(&noise[0]), one(&noise[1]), t, &model, 200),
+            compare_with(one(&noise[0]), one(&noise[1]), t, [&RunNoise::none(), &RunNoise::none()], 200),
+            compare_with(one(&noise[0]), one(&noise[1]), t, [&model, &model], 200),
         );
         assert!(bare.iter().all(|c| c.between_runs.is_none()));
+        // Only A's machine has noise runs: the ratio carries A's spread alone, √2 less.
+        let half = compare_with(one(&noise[0]), one(&noise[1]), t, [&model, &RunNoise::none()], 200);
+        for (x, y) in half.iter().zip(&held) {
+            let (x, y) = (x.between_runs.unwrap(), y.between_runs.unwrap());
+            assert!((y - x * 2f64.sqrt()).abs() < 1e-12, "{x} {y}");
+        }
         assert!(held.iter().all(|c| c.between_runs.is_some()) && held[1].between_runs > held[0].between_runs);
         for (x, y) in bare.iter().zip(&held) {
             assert!(y.ci_low <= x.ci_low && y.ci_high >= x.ci_high && y.ratio == x.ratio, "{x:?} {y:?}");
@@ -661,11 +674,11 @@ mod noise_tests {
                 side(&mut rng, 30_000 + 8 * i, 1.0),
                 side(&mut rng, 40_000 + 8 * i, 1.6),
             );
-            let aa = compare_with(&a, &b, t, &model, 200);
+            let aa = compare_with(&a, &b, t, [&model, &model], 200);
             assert!(aa.iter().all(|c| c.between_runs.is_none()));
             assert_eq!(aa, compare(&a, &b, t, 200), "the model leaves sets of runs alone");
             loud_sets += aa.iter().filter(|c| called(c)).count();
-            gap_sets += (compare_with(&a, &c, t, &model, 200)[1].verdict == "slower") as usize;
+            gap_sets += (compare_with(&a, &c, t, [&model, &model], 200)[1].verdict == "slower") as usize;
         }
         assert!(loud_sets <= 5, "sets of runs stay quiet: {loud_sets} of 100");
         assert!(gap_sets >= 40, "and call a 60% gap: {gap_sets} of 50");
