@@ -27,6 +27,9 @@
 //!   points and annotated with the comparability key that changed);
 //! - `store` (SQLite and PostgreSQL behind one trait, one row codec) and `report`
 //!   (renderings: tables, charts, exports), which know the model, never a family;
+//! - `noise` (this machine's spread between runs, from its A/A runs in the store) and
+//!   `precision` (what a row of `run --precision` has reached, and whether rounds can
+//!   still reach a target);
 //! - `views` (layouts that name benchmarks: the founding texts' reprints);
 //! - `session` (a run's side effects), `select`, and `cli` (arguments and commands).
 //!
@@ -49,6 +52,7 @@ pub mod noise;
 pub mod observe;
 pub mod paired;
 pub mod placement;
+pub mod precision;
 pub mod preflight;
 pub mod procfs;
 pub mod producers;

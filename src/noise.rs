@@ -215,36 +215,6 @@ impl RunNoise {
     pub fn between_alone(&self, r: &ResultRow) -> f64 {
         self.of(r).map_or(0.0, |b| side_widening(b.sigma, b.pairs).exp() - 1.0)
     }
-
-    /// Row `r`'s precision across runs: its own interval's relative half-width and the
-    /// between-run spread, in quadrature on the log scale. None without an interval.
-    pub fn across_runs(&self, r: &ResultRow) -> Option<f64> {
-        let within = crate::rounds::precision_of(r)?;
-        let between = self.between_alone(r);
-        Some(((1.0 + within).ln().hypot((1.0 + between).ln())).exp() - 1.0)
-    }
-
-    /// Where row `r` stands against a precision `target` (relative half-width).
-    pub fn standing(&self, r: &ResultRow, target: f64) -> Standing {
-        if self.across_runs(r).is_some_and(|p| p <= target) {
-            Standing::Reached
-        } else if self.between_alone(r) >= target {
-            Standing::OutOfReach
-        } else {
-            Standing::Short
-        }
-    }
-}
-
-/// Where a row stands against a precision target that must hold across runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Standing {
-    /// Its interval, with the figure's between-run spread, is within the target.
-    Reached,
-    /// Not yet: more rounds would narrow it.
-    Short,
-    /// The between-run spread alone is past the target: only more runs would do.
-    OutOfReach,
 }
 
 /// This machine's between-run spreads from `store`: its noise runs of comparability
@@ -358,9 +328,9 @@ mod tests {
     }
 
     #[test]
-    fn a_precision_across_runs_adds_the_spread_and_says_when_rounds_cannot_reach_it() {
+    fn the_bound_a_spread_sets_on_one_run_is_t_times_sigma() {
         // Five noise runs whose log medians alternate ±0.02: pairs of ±0.04, so
-        // σ_b = 0.04/√2 and its bound t₀.₉₇₅,₄·σ_b.
+        // σ_b = 0.04/√2 and its bound exp(t₀.₉₇₅,₄·σ_b) − 1.
         let runs: Vec<RunDocument> = (0..5)
             .map(|i| {
                 let m = 100.0 * if i % 2 == 0 { 0.02f64 } else { -0.02 }.exp();
@@ -371,27 +341,10 @@ mod tests {
             })
             .collect();
         let model = RunNoise::from_noise(&runs);
-        let sigma = 0.04 / 2f64.sqrt();
-        let between = (2.776 * sigma).exp() - 1.0;
-        let mut row = runs[0].results[0].clone();
-        (row.median, row.ci_low, row.ci_high) = (100.0, 97.0, 103.0);
-        assert!((model.between_alone(&row) - between).abs() < 1e-9, "{}", model.between_alone(&row));
-        let across = model.across_runs(&row).unwrap();
-        assert!((across - (1.03f64.ln().hypot((1.0 + between).ln()).exp() - 1.0)).abs() < 1e-9, "{across}");
-        // ±3% within, ±8.2% between: ±8.7% across runs, so within 10%, short of 8.5%,
-        // and out of reach at 5% (the spread alone is past it).
-        assert_eq!(model.standing(&row, 0.10), Standing::Reached);
-        assert_eq!(model.standing(&row, 0.085), Standing::Short);
-        assert_eq!(model.standing(&row, 0.05), Standing::OutOfReach);
-        // Without a model, a precision is its own interval's.
-        let none = RunNoise::none();
-        assert_eq!(none.between_alone(&row), 0.0);
-        assert!((none.across_runs(&row).unwrap() - 0.03).abs() < 1e-12);
-        assert_eq!(none.standing(&row, 0.031), Standing::Reached);
-        assert_eq!(none.standing(&row, 0.02), Standing::Short);
-        // A row without an interval has shown no precision.
-        (row.ci_low, row.ci_high) = (f64::NAN, f64::NAN);
-        assert_eq!(none.standing(&row, 0.5), Standing::Short);
+        let row = &runs[0].results[0];
+        let between = (2.776 * 0.04 / 2f64.sqrt()).exp() - 1.0;
+        assert!((model.between_alone(row) - between).abs() < 1e-9, "{}", model.between_alone(row));
+        assert_eq!(RunNoise::none().between_alone(row), 0.0);
     }
 
     #[test]

@@ -80,8 +80,9 @@ pub struct PrecisionGoal {
 /// Fewest rounds before an adaptive run judges a benchmark's precision: an interval
 /// from fewer rounds says too little about the next.
 pub const ADAPTIVE_MIN_ROUNDS: usize = 3;
-/// Most rounds an adaptive run gives one benchmark.
-pub const ADAPTIVE_MAX_ROUNDS: usize = 100;
+/// Most rounds an adaptive run gives one benchmark: thirty blocks of ten
+/// (`stats::blocks`), about as many minutes of drift as a run should wait out.
+pub const ADAPTIVE_MAX_ROUNDS: usize = 300;
 
 /// How a run ended.
 pub struct RunOutcome {
@@ -258,8 +259,8 @@ struct Setup {
     max_rounds: usize,
     /// When an adaptive run stops adding rounds.
     deadline: Option<std::time::Instant>,
-    /// Under `--precision`, this machine's between-run spreads (`oscost noise`): the
-    /// target must hold across runs.
+    /// Under `--precision`, this machine's between-run spreads (`oscost noise`), which
+    /// a row judges its target with until it has blocks of rounds of its own.
     noise: crate::noise::RunNoise,
     /// The run's arms: the baseline, then each condition as prepared (or why it cannot
     /// be measured here). Dropped after the last round: what they hold is undone.
@@ -341,7 +342,7 @@ fn precision_noise(req: &RunRequest, machine: &machine::Machine) -> crate::noise
         Ok(noise) => {
             if let (false, Some(src)) = (req.quiet, &noise.source) {
                 eprintln!(
-                    "precision is judged across runs for the {} figures this machine's {} noise runs measured ({} to {}): each interval with its spread between runs",
+                    "precision: until a figure has blocks of rounds of its own, its spread between runs stands beside its interval, for the {} figures this machine's {} noise runs measured ({} to {})",
                     noise.len(),
                     src.runs,
                     src.first,
@@ -739,16 +740,17 @@ fn say_evidence(tally: &mut Tally, arm: usize, condition: &str, evidence: &[Stri
 }
 
 /// Whether the round just run is a benchmark's last: the planned count, or under
-/// `--precision` every row within the target across runs or out of the reach of rounds
-/// (after `ADAPTIVE_MIN_ROUNDS`), the rounds' cap, or the time limit.
+/// `--precision` every row within the target or out of the reach of the rounds' cap
+/// (`precision::Judge`, after `ADAPTIVE_MIN_ROUNDS`), the cap, or the time limit.
 fn last_round(req: &RunRequest, setup: &Setup, round: usize, p: &Progress) -> bool {
     let Some(goal) = &req.precision else { return round + 1 == setup.rounds };
     round + 1 >= setup.max_rounds
         || setup.deadline.is_some_and(|d| std::time::Instant::now() >= d)
-        || (round + 1 >= ADAPTIVE_MIN_ROUNDS
-            && rounds::merge(&p.rounds)
-                .iter()
-                .all(|r| setup.noise.standing(r, goal.target) != crate::noise::Standing::Short))
+        || (round + 1 >= ADAPTIVE_MIN_ROUNDS && {
+            let judge =
+                crate::precision::Judge { target: goal.target, max_rounds: setup.max_rounds, noise: &setup.noise };
+            rounds::merge(&p.rounds).iter().all(|r| judge.standing(r) != crate::precision::Standing::Short)
+        })
 }
 
 /// How the run ended: a store that failed or a failed benchmark fails it; a stop

@@ -69,21 +69,25 @@ fn noise_refuses_what_it_cannot_use() {
     }
 }
 
-/// `run --precision` judges figures the noise runs measured across runs, and says so;
-/// in a database without noise runs it says its precision is within the run.
+/// `run --precision` judges the figures the noise runs measured with their spread
+/// between runs, and says so; in a database without noise runs, none.
 #[test]
 fn an_adaptive_run_says_whether_its_precision_holds_across_runs() {
     let db = temp_db();
     let adaptive = ["run", "syscall.getppid", "--quick", "--precision", "50", "--max-time", "30s"];
     let out = run_ok(&adaptive, &db.path);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("precision ±50.0%: ") && text.contains("(within this run: no noise runs"), "{text}");
+    assert!(
+        text.contains("precision ±50.0%: ")
+            && text.contains("with this machine's spread between runs (oscost noise) for 0,"),
+        "{text}"
+    );
     run_ok(&["noise", "syscall.getppid", "--runs", "3", "--quick", "--rounds", "2", "--quiet"], &db.path);
     let out = run_ok(&adaptive, &db.path);
     let (text, said) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("(2 of them judged across runs: their interval with their spread between runs, from this machine's 3 noise runs)"), "{text}");
+    assert!(text.contains("with this machine's spread between runs (oscost noise) for 2,"), "{text}");
     assert!(
-        said.contains("precision is judged across runs for the 2 figures this machine's 3 noise runs measured"),
+        said.contains("stands beside its interval, for the 2 figures this machine's 3 noise runs measured"),
         "{said}"
     );
 }

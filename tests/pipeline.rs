@@ -331,21 +331,25 @@ fn adaptive_run(db: &Path, def: &'static BenchDef, target: f64) -> RunDocument {
     outcome.store.load_run(outcome.run_id).unwrap().0
 }
 
-/// `run --precision` stops at the first round whose merged interval is within the
+/// `run --precision` stops at the first round whose merged rows are within the
 /// target, and a figure it reports as reached is within it; a figure that cannot get
-/// there runs to the rounds' cap and is reported short.
+/// there is reported short or out of reach, never reached.
 #[test]
 fn an_adaptive_run_stops_at_the_target_and_never_claims_what_it_did_not_reach() {
-    use oscost::rounds::{merge, precision_of, short_of};
+    use oscost::noise::RunNoise;
+    use oscost::precision::{Judge, Standing};
+    use oscost::rounds::merge;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("adaptive.db");
     let target = 0.01;
+    let none = RunNoise::none();
+    let judge = Judge { target, max_rounds: session::ADAPTIVE_MAX_ROUNDS, noise: &none };
     let doc = adaptive_run(&db, &NOISY, target);
     let row = &doc.results[0];
     let rounds = row.round_count();
     assert!((session::ADAPTIVE_MIN_ROUNDS..session::ADAPTIVE_MAX_ROUNDS).contains(&rounds), "{rounds} rounds");
-    assert!(short_of(&doc.results, target).is_empty());
-    assert!(precision_of(row).unwrap() <= target, "{:?}", precision_of(row));
+    assert_eq!(judge.standing(row), Standing::Reached);
+    assert!(judge.precision(row).unwrap() <= target, "{:?}", judge.precision(row));
     // The same rounds, merged one fewer at a time: the round before the last was
     // still short of the target (or below the minimum to judge).
     let per_round: Vec<Vec<ResultRow>> = row
@@ -357,56 +361,60 @@ fn an_adaptive_run_stops_at_the_target_and_never_claims_what_it_did_not_reach() 
         .collect();
     assert_eq!(merge(&per_round)[0].median, row.median, "the rounds rebuild the stored row");
     if rounds > session::ADAPTIVE_MIN_ROUNDS {
-        assert!(!short_of(&merge(&per_round[..rounds - 1]), target).is_empty(), "it ran a round past the target");
+        assert_ne!(
+            judge.standing(&merge(&per_round[..rounds - 1])[0]),
+            Standing::Reached,
+            "it ran a round past the target"
+        );
     }
+    // Rounds at 100 and 200 in turn: never reached, whether short at the cap or out
+    // of reach once a block of rounds shows it.
     let doc = adaptive_run(&db, &SPLIT, target);
     let row = &doc.results[0];
-    assert_eq!(row.round_count(), session::ADAPTIVE_MAX_ROUNDS);
-    assert_eq!(short_of(&doc.results, target).len(), 1, "reported short, not reached");
+    assert!(row.round_count() <= session::ADAPTIVE_MAX_ROUNDS);
+    assert_ne!(judge.standing(row), Standing::Reached, "reported short, not reached");
 }
 
-/// Under `--precision`, this machine's noise runs make the target one that must hold
-/// across runs: a figure whose spread between runs alone is past it stops at the
-/// fewest rounds and is reported out of reach; one whose spread leaves room is judged
-/// with it, and is never called reached on its own interval alone.
+/// Under `--precision`, this machine's noise runs stand for the drift a short run
+/// cannot show: a figure whose spread between runs puts the target past the rounds'
+/// cap stops after one block of rounds and is reported out of reach; one whose spread
+/// leaves room is judged with it, and is never called reached on its own interval.
 #[test]
-fn an_adaptive_run_judges_its_target_across_runs_with_this_machines_noise() {
-    use oscost::noise::{RunNoise, Standing, of_machine};
+fn an_adaptive_run_judges_its_target_with_this_machines_noise() {
+    use oscost::noise::of_machine;
+    use oscost::precision::{Judge, Standing};
+    use oscost::stats::blocks::BLOCK_ROUNDS;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("adaptive-noise.db");
     // A first run gives the machine; noise runs of it whose test.noisy medians
-    // alternate by ±`step` in log terms are stored beside it.
+    // alternate by ±5% in log terms are stored beside it.
     let first = adaptive_run(&db, &NOISY, 0.01);
-    let key = first.machine.comparability_key();
-    let store_noise = |step: f64, first_id: i64| {
-        let runs: Vec<(RunDocument, Vec<Skipped>)> = (0..6)
-            .map(|i| {
-                let m = 100.0 * if i % 2 == 0 { step } else { -step }.exp();
-                let row = ResultRow::from_samples("test.noisy", Method::Batch, "ns/call", vec![m; 3], 3).unwrap();
-                let mut d = RunDocument::for_tests(first_id + i, first.machine.clone(), vec![row]);
-                d.run.kind = oscost::model::RunKind::Noise;
-                d.run.started_at = format!("2026-11-24T00:00:{:02}Z", first_id + i);
-                (d, Vec::new())
-            })
-            .collect();
-        Store::open(&db).unwrap().import(&runs).unwrap();
-    };
-    // Pairs of ±10% from five pairs: the spread alone sets ±20% on one run.
-    store_noise(0.05, 100);
-    let store = Store::open(&db).unwrap();
-    let noise = of_machine(&store, &key).unwrap();
+    let runs: Vec<(RunDocument, Vec<Skipped>)> = (0..6)
+        .map(|i| {
+            let m = 100.0 * if i % 2 == 0 { 0.05f64 } else { -0.05 }.exp();
+            let row = ResultRow::from_samples("test.noisy", Method::Batch, "ns/call", vec![m; 3], 3).unwrap();
+            let mut d = RunDocument::for_tests(100 + i, first.machine.clone(), vec![row]);
+            d.run.kind = oscost::model::RunKind::Noise;
+            d.run.started_at = format!("2026-11-24T00:00:{i:02}Z");
+            (d, Vec::new())
+        })
+        .collect();
+    Store::open(&db).unwrap().import(&runs).unwrap();
+    let noise = of_machine(&Store::open(&db).unwrap(), &first.machine.comparability_key()).unwrap();
     assert_eq!(noise.len(), 1);
-    drop(store);
+    // Pairs of ±10% over five pairs: blocks of ten rounds would spread by about 7%,
+    // and ±1% would need thousands of rounds.
     let doc = adaptive_run(&db, &NOISY, 0.01);
     let row = &doc.results[0];
-    assert_eq!(row.round_count(), session::ADAPTIVE_MIN_ROUNDS, "no round can help: it stops at the fewest");
-    assert_eq!(noise.standing(row, 0.01), Standing::OutOfReach);
-    // At a 30% target the same spread leaves room, and what is called reached holds
-    // across runs, not only within.
+    assert_eq!(row.round_count(), BLOCK_ROUNDS, "one block of rounds, then out of reach");
+    let judge = Judge { target: 0.01, max_rounds: session::ADAPTIVE_MAX_ROUNDS, noise: &noise };
+    assert!(matches!(judge.standing(row), Standing::OutOfReach { rounds_needed: Some(n) } if n > 1000));
+    // At 30% the same spread leaves room: reached with the spread counted in.
     let doc = adaptive_run(&db, &NOISY, 0.3);
     let row = &doc.results[0];
-    assert_eq!(noise.standing(row, 0.3), Standing::Reached);
-    assert!(noise.across_runs(row).unwrap() <= 0.3 && noise.across_runs(row) > RunNoise::none().across_runs(row));
+    let judge = Judge { target: 0.3, max_rounds: session::ADAPTIVE_MAX_ROUNDS, noise: &noise };
+    assert_eq!(judge.standing(row), Standing::Reached);
+    assert!(judge.precision(row).unwrap() > 2.0 * oscost::rounds::precision_of(row).unwrap());
 }
 
 /// The order rounds ran in, across every benchmark and arm.

@@ -912,47 +912,38 @@ fn run_request(
 }
 
 /// What `--precision` reached: how many figures got within the target and, for each
-/// that did not, why (see `rounds::why_short`). Where this machine's noise runs measured
-/// a figure, its precision is across runs (`noise::RunNoise::across_runs`).
+/// that did not, why (see `precision::Judge` and `rounds::why_short`).
 fn precision_summary(doc: &RunDocument, target: f64, noise: &crate::noise::RunNoise) -> Vec<String> {
-    use crate::noise::Standing;
+    use crate::precision::{Judge, Standing};
+    let judge = Judge { target, max_rounds: session::ADAPTIVE_MAX_ROUNDS, noise };
     let standing: Vec<(&crate::model::ResultRow, Standing)> =
-        doc.results.iter().map(|r| (r, noise.standing(r, target))).collect();
+        doc.results.iter().map(|r| (r, judge.standing(r))).collect();
     let reached = standing.iter().filter(|(_, s)| *s == Standing::Reached).count();
-    let held = doc.results.iter().filter(|r| noise.of(r).is_some()).count();
+    let blocks = doc.results.iter().filter(|r| judge.from_blocks(r)).count();
+    let held = doc.results.iter().filter(|r| !judge.from_blocks(r) && noise.of(r).is_some()).count();
     let mut lines = vec![format!(
-        "precision ±{:.1}%: {reached} of {} figures reached it{}",
+        "precision ±{:.1}%: {reached} of {} figures reached it; judged from blocks of {} rounds (the drift the run saw) for {blocks}, with this machine's spread between runs (oscost noise) for {held}, on their own interval for the rest",
         target * 100.0,
         doc.results.len(),
-        match &noise.source {
-            Some(src) if held > 0 => format!(
-                " ({held} of them judged across runs: their interval with their spread between runs, from this machine's {} noise runs)",
-                src.runs
-            ),
-            _ =>
-                " (within this run: no noise runs of this machine say how its figures move between runs; oscost noise)"
-                    .into(),
-        }
+        crate::stats::blocks::BLOCK_ROUNDS,
     )];
     for (r, s) in standing {
         let name =
             format!("{} {} [{}]", report::plain(&r.benchmark), report::plain(&r.variant_label()), r.method.as_str());
+        let now = judge.precision(r).map_or_else(|| "no interval".into(), |p| format!("±{:.1}%", p * 100.0));
         match s {
             Standing::Reached => {}
-            Standing::OutOfReach => lines.push(format!(
-                "  out of reach in one run: {name}: its spread between runs alone is ±{:.1}%, which rounds cannot narrow (runs can: oscost plan)",
-                noise.between_alone(r) * 100.0
+            Standing::OutOfReach { rounds_needed } => lines.push(format!(
+                "  out of reach: {name} at {now} after {} rounds would need {} rounds, past the cap of {} (runs spread over time can: oscost plan)",
+                r.round_count(),
+                rounds_needed.map_or_else(|| "tens of thousands of".into(), |n| format!("about {n}")),
+                session::ADAPTIVE_MAX_ROUNDS
             )),
-            Standing::Short => {
-                let now = noise
-                    .across_runs(r)
-                    .map_or_else(|| "no interval".into(), |p| format!("±{:.1}%", p * 100.0));
-                lines.push(format!(
-                    "  not reached: {name} at {now} after {} rounds ({})",
-                    r.round_count(),
-                    crate::rounds::why_short(r, target)
-                ));
-            }
+            Standing::Short => lines.push(format!(
+                "  not reached: {name} at {now} after {} rounds ({})",
+                r.round_count(),
+                crate::rounds::why_short(r, target)
+            )),
         }
     }
     lines

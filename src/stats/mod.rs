@@ -1,6 +1,7 @@
 //! Statistics on samples: summaries, percentiles, a distribution-free confidence
 //! interval for the median of one window, outlier classification, least-squares fits,
-//! and (`nested`) intervals and ratios from the levels of the experiment that vary.
+//! (`nested`) intervals and ratios from the levels of the experiment that vary, and
+//! (`blocks`) intervals from blocks of consecutive rounds.
 //!
 //! Everything here is pure and deterministic (the bootstrap uses a seeded generator),
 //! so it is tested on known values.
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 /// The normal distribution's 97.5% point: the z of a two-sided 95% interval.
 pub const Z975: f64 = 1.959_964;
 
+pub mod blocks;
 pub mod changepoint;
 pub mod nested;
 pub mod paired;
