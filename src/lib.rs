@@ -23,13 +23,13 @@
 //!   profile needs, through `sys`) and `trace` (the scheduler's tracepoints);
 //! - `producers` (every id a run can store rows under, gathered from the families,
 //!   `observe`, `trace` and `sim`);
+//! - `noise` (a machine's spread between runs, computed from its A/A runs) and
+//!   `precision` (what a row of `run --precision` has reached, and whether rounds can
+//!   still reach a target);
 //! - `history` (each figure's run medians over stored runs, split at its change
 //!   points and annotated with the comparability key that changed);
 //! - `store` (SQLite and PostgreSQL behind one trait, one row codec) and `report`
 //!   (renderings: tables, charts, exports), which know the model, never a family;
-//! - `noise` (this machine's spread between runs, from its A/A runs in the store) and
-//!   `precision` (what a row of `run --precision` has reached, and whether rounds can
-//!   still reach a target);
 //! - `views` (layouts that name benchmarks: the founding texts' reprints);
 //! - `session` (a run's side effects), `select`, and `cli` (arguments and commands).
 //!

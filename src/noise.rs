@@ -14,22 +14,25 @@
 //! run, σ_b² = (mean d² − mean w) / 2, floored at 0 (Kalibera & Jones's estimator of a
 //! level's variance: what the level above shows, less what the level below explains).
 //!
-//! `compare` then widens the log-ratio interval of a figure whose sides are single runs
-//! by t₀.₉₇₅,ₖ·σ_b for each such side (in quadrature with the interval's own half
-//! width), so its verdict stands on the level that varies. A side of several runs needs
-//! nothing: its runs show that level themselves. The threshold stays what it says, the
-//! smallest change worth naming, and is no longer asked to carry the noise too.
+//! `compare` then widens the log-ratio interval of a figure by t₀.₉₇₅,ₖ·σ_b for each
+//! side that is a single run, σ_b from that side's own machine, in quadrature with the
+//! interval's own half-width, so its verdict stands on the level that varies. A side of
+//! several runs needs nothing: its runs show that level themselves. The threshold stays
+//! what it says, the smallest change worth naming, and is no longer asked to carry the
+//! noise too. `run --precision` judges a row with it until the row has blocks of rounds
+//! of its own (`precision`).
 //!
-//! The noise runs are the stored model: `compare` reads the noise runs whose machine
-//! has side A's comparability key, so a kernel, microcode or quota change makes them
-//! stale, and then they no longer apply.
+//! The noise runs are the stored model: a side reads the noise runs whose machine has
+//! its comparability key, so a kernel, microcode or quota change makes them stale, and
+//! then they no longer apply. Reading them from a store is the session's
+//! (`session::machine_noise`); this module only computes.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::model::{ResultRow, RunDocument, RunKind, RunStatus};
-use crate::stats::nested::{small_sample_factor, t975};
+use crate::stats::nested::t975;
 
 /// Runs `oscost noise` makes unless told: five consecutive pairs.
 pub const DEFAULT_RUNS: usize = 6;
@@ -57,19 +60,25 @@ pub struct FigureNoise {
     pub within: f64,
     /// The between-run standard deviation of one run's log median, σ_b.
     pub between: f64,
-    /// What this adds to each end of a one-run-a-side comparison's interval, relative
-    /// (0.04 = 4%): exp(t₀.₉₇₅,ₖ·σ_b·√2) − 1.
+    /// The least half-width this gives a comparison of one run a side, relative
+    /// (0.04 = 4%): exp(t₀.₉₇₅,ₖ·σ_b·√2) − 1 (it is added in quadrature).
     pub widening: f64,
 }
 
-/// The standard error of a row's log median that its own interval implies, with the
-/// small-sample widening of its rounds taken back out; 0 where it has no interval (the
-/// between-run estimate then takes the whole pair's spread, which overstates it).
+/// The standard error of a row's run figure from its rounds: the spread of its
+/// rounds' log medians over √k (the within-run variance Kalibera & Jones subtract);
+/// 0 with fewer than two rounds (the between-run estimate then takes the whole pair's
+/// spread, which overstates it).
 fn within_se(r: &ResultRow) -> f64 {
-    let rounds = r.round_slices().iter().filter(|s| !s.is_empty()).count();
-    crate::stats::power::log_se(r.ci_low, r.ci_high)
-        .filter(|se| se.is_finite() && rounds >= 2)
-        .map_or(0.0, |se| se / small_sample_factor(rounds))
+    let logs: Vec<f64> = r
+        .round_slices()
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| crate::stats::median(s))
+        .filter(|m| *m > 0.0)
+        .map(f64::ln)
+        .collect();
+    crate::stats::summarize(&logs).filter(|s| s.n >= 2).map_or(0.0, |s| s.stddev / (s.n as f64).sqrt())
 }
 
 /// The between-run spread σ_b from pairs' log ratios `d` and within-run variances `w`.
@@ -209,24 +218,13 @@ impl RunNoise {
         self.figures.is_empty()
     }
 
-    /// The relative half-width row `r`'s figure's between-run spread alone sets on one
-    /// run's interval, exp(t₀.₉₇₅,ₖ·σ_b) − 1: no number of rounds in one run gets below
-    /// it. 0 where the noise runs did not measure the figure.
+    /// The relative half-width row `r`'s figure's between-run spread alone sets on the
+    /// interval of a run of default length, exp(t₀.₉₇₅,ₖ·σ_b) − 1 (a longer run shows
+    /// that drift in its own blocks of rounds: `precision`). 0 where the noise runs did
+    /// not measure the figure.
     pub fn between_alone(&self, r: &ResultRow) -> f64 {
         self.of(r).map_or(0.0, |b| side_widening(b.sigma, b.pairs).exp() - 1.0)
     }
-}
-
-/// This machine's between-run spreads from `store`: its noise runs of comparability
-/// key `key` (a machine's `comparability_key`).
-pub fn of_machine(store: &crate::store::Store, key: &[(String, String)]) -> Result<RunNoise, crate::store::StoreError> {
-    let listed = store.list_runs(&crate::store::RunFilter::default())?;
-    let docs = listed
-        .iter()
-        .filter(|l| l.kind == RunKind::Noise)
-        .map(|l| store.load_run(l.id).map(|(d, _)| d))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(RunNoise::from_noise(&applicable(docs, key)))
 }
 
 #[cfg(test)]

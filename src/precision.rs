@@ -12,11 +12,12 @@
 //!   (`oscost noise`) in quadrature on the log scale, the spread a run of default
 //!   length shows beyond its rounds.
 //!
-//! Whether more rounds can help is projected from the same evidence: the spread of a
-//! block of rounds (measured from the blocks, or from the round spread and σ_b before
-//! there are blocks) gives the blocks, hence rounds, the target needs. A row that
-//! would need more than the run's cap is out of reach and stops adding rounds; it is
-//! judged only after a block's worth of rounds, so a few early rounds never condemn it.
+//! Whether more rounds can help is projected from the row's own blocks only: the spread
+//! of their means gives the blocks, hence rounds, the target needs. A row that would
+//! need more than the run's cap is out of reach and stops adding rounds. Before it has
+//! blocks it is never condemned: the machine's σ_b keeps it from being called reached
+//! on too few rounds, but only the run's own blocks say whether it drifts within reach.
+//! A row without per-round samples (a fitted figure) cannot be judged by rounds at all.
 
 use crate::model::ResultRow;
 use crate::noise::RunNoise;
@@ -31,12 +32,15 @@ pub enum Standing {
     /// Not yet: more rounds should narrow it within the cap.
     Short,
     /// More rounds than the cap would be needed: about this many, where the projection
-    /// can say (None: more than it looks at).
+    /// can say (None: more than [`PROJECTION_ROUNDS`]).
     OutOfReach { rounds_needed: Option<usize> },
+    /// Short, and no round of it holds samples (a fitted figure): rounds cannot be
+    /// judged for it, so it does not hold the benchmark's rounds.
+    NoRounds,
 }
 
 /// The longest projection an out-of-reach row is given a number for.
-const PROJECTION_ROUNDS: usize = 100_000;
+pub const PROJECTION_ROUNDS: usize = 100_000;
 
 /// Judges rows against a target (relative half-width) with a run's cap on rounds and
 /// this machine's between-run spreads.
@@ -57,14 +61,6 @@ fn round_logs(r: &ResultRow) -> Vec<f64> {
         .collect()
 }
 
-/// The sample standard deviation of `xs` (None under two values).
-fn sd(xs: &[f64]) -> Option<f64> {
-    (xs.len() >= 2).then(|| {
-        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-        (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
-    })
-}
-
 impl Judge<'_> {
     /// Row `r`'s precision (relative half-width) as the module doc says; None without
     /// an interval.
@@ -82,18 +78,10 @@ impl Judge<'_> {
         round_logs(r).len() >= BLOCK_ROUNDS * MIN_BLOCKS
     }
 
-    /// Rounds the target would need: from the blocks' spread once there are two, else
-    /// from the rounds' spread over a block with the between-run spread beside it.
-    /// None before a block's worth of rounds, or past `cap`.
-    fn rounds_needed(&self, r: &ResultRow, cap: usize) -> Option<usize> {
-        let logs = round_logs(r);
-        if logs.len() < BLOCK_ROUNDS {
-            return None;
-        }
-        let block = block_sd(&logs, BLOCK_ROUNDS).or_else(|| {
-            let between = self.noise.of(r).map_or(0.0, |b| b.sigma);
-            sd(&logs).map(|s| (s * s / BLOCK_ROUNDS as f64 + between * between).sqrt())
-        })?;
+    /// Rounds the target would need, from the spread of the row's own blocks' means;
+    /// None past `cap`.
+    fn rounds_needed(&self, logs: &[f64], cap: usize) -> Option<usize> {
+        let block = block_sd(logs, BLOCK_ROUNDS)?;
         blocks_needed(block, (1.0 + self.target).ln(), cap / BLOCK_ROUNDS).map(|b| b * BLOCK_ROUNDS)
     }
 
@@ -102,10 +90,14 @@ impl Judge<'_> {
         if self.precision(r).is_some_and(|p| p <= self.target) {
             return Standing::Reached;
         }
-        if round_logs(r).len() < BLOCK_ROUNDS || self.rounds_needed(r, self.max_rounds).is_some() {
+        let logs = round_logs(r);
+        if logs.is_empty() && r.rounds.iter().all(|x| x.samples == 0) && !r.rounds.is_empty() {
+            return Standing::NoRounds;
+        }
+        if logs.len() < BLOCK_ROUNDS * MIN_BLOCKS || self.rounds_needed(&logs, self.max_rounds).is_some() {
             return Standing::Short;
         }
-        Standing::OutOfReach { rounds_needed: self.rounds_needed(r, PROJECTION_ROUNDS) }
+        Standing::OutOfReach { rounds_needed: self.rounds_needed(&logs, PROJECTION_ROUNDS) }
     }
 }
 
@@ -175,27 +167,35 @@ mod tests {
     fn rounds_are_added_while_they_can_help_and_stop_when_the_cap_cannot_be_enough() {
         let mut rng = SplitMix64::new(2);
         let none = RunNoise::none();
-        // 5% round noise: ±2% needs about (2·5%/2%)² = 25 rounds, within the cap.
-        let quiet = row(&mut rng, 10, 0.05, |_| 0.0);
-        let j = Judge { target: 0.02, max_rounds: 300, noise: &none };
-        assert_eq!(j.standing(&quiet), Standing::Short);
-        // Fewer than a block's worth of rounds are never condemned.
-        assert_eq!(j.standing(&row(&mut rng, 5, 0.5, |_| 0.0)), Standing::Short);
-        // The same rows against a machine whose runs differ by 8%: ±2% would need
-        // blocks of ten rounds whose means spread by 8%, about (2.1·8%/2%)² ≈ 70 of
-        // them: out of reach of 300 rounds, with the projection said.
         let drifting = model(0.08);
-        let j = Judge { target: 0.02, max_rounds: 300, noise: &drifting };
-        match j.standing(&quiet) {
-            Standing::OutOfReach { rounds_needed: Some(n) } => assert!((500..1000).contains(&n), "{n}"),
-            other => panic!("{other:?}"),
-        }
-        // With blocks, their own spread decides: steady blocks reach the target.
+        let judge = |noise, target| Judge { target, max_rounds: 300, noise };
+        // Before blocks, a row is short however it looks: an 8% between-run spread
+        // keeps ten quiet rounds from being called reached, yet does not condemn them.
+        let quiet = row(&mut rng, 10, 0.05, |_| 0.0);
+        assert_eq!(judge(&none, 0.02).standing(&quiet), Standing::Short);
+        assert!(judge(&drifting, 0.02).precision(&quiet).unwrap() > 0.1);
+        assert_eq!(judge(&drifting, 0.02).standing(&quiet), Standing::Short);
+        assert_eq!(judge(&none, 0.02).standing(&row(&mut rng, 25, 0.5, |_| 0.0)), Standing::Short);
+        // Forty rounds whose blocks alternate by ±8%: ±2% would need far more than 300
+        // rounds, and the projection says how many.
+        let stepping = row(&mut rng, 40, 0.01, |k| if (k / 10) % 2 == 0 { 0.08 } else { -0.08 });
+        let expected = blocks_needed(block_sd(&round_logs(&stepping), BLOCK_ROUNDS).unwrap(), 1.02f64.ln(), 10_000)
+            .map(|b| b * BLOCK_ROUNDS);
+        assert!(expected.unwrap() > 300);
+        assert_eq!(judge(&none, 0.02).standing(&stepping), Standing::OutOfReach { rounds_needed: expected });
+        // Steady blocks reach the target, whatever the machine's spread was.
         let long = row(&mut rng, 100, 0.05, |_| 0.0);
-        assert_eq!(Judge { target: 0.02, max_rounds: 300, noise: &drifting }.standing(&long), Standing::Reached);
+        assert_eq!(judge(&drifting, 0.02).standing(&long), Standing::Reached);
         // A row without an interval has shown no precision.
         let mut blank = quiet.clone();
         (blank.ci_low, blank.ci_high) = (f64::NAN, f64::NAN);
-        assert_eq!(Judge { target: 0.5, max_rounds: 300, noise: &none }.standing(&blank), Standing::Short);
+        assert_eq!(judge(&none, 0.5).standing(&blank), Standing::Short);
+        // A fitted row, its rounds without samples, is not judged by rounds.
+        let mut fitted = quiet.clone();
+        fitted.samples.clear();
+        for x in &mut fitted.rounds {
+            x.samples = 0;
+        }
+        assert_eq!(judge(&drifting, 0.02).standing(&fitted), Standing::NoRounds);
     }
 }

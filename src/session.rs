@@ -329,6 +329,21 @@ fn prepare(req: &RunRequest) -> Result<Setup> {
     })
 }
 
+/// A machine's between-run spreads from `store`: its noise runs of comparability key
+/// `key` (a machine's `comparability_key`), oldest first.
+pub fn machine_noise(
+    store: &Store,
+    key: &[(String, String)],
+) -> Result<crate::noise::RunNoise, crate::store::StoreError> {
+    let listed = store.list_runs(&crate::store::RunFilter::default())?;
+    let docs = listed
+        .iter()
+        .filter(|l| l.kind == crate::model::RunKind::Noise)
+        .map(|l| store.load_run(l.id).map(|(d, _)| d))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(crate::noise::RunNoise::from_noise(&crate::noise::applicable(docs, key)))
+}
+
 /// Under `--precision`, this machine's between-run spreads from its noise runs in the
 /// run's database: what runs add, no round of one run can show, so a target is judged
 /// with it. None without `--precision` or noise runs.
@@ -336,8 +351,7 @@ fn precision_noise(req: &RunRequest, machine: &machine::Machine) -> crate::noise
     if req.precision.is_none() {
         return crate::noise::RunNoise::none();
     }
-    let read =
-        Store::open_existing(&req.db).and_then(|store| crate::noise::of_machine(&store, &machine.comparability_key()));
+    let read = Store::open_existing(&req.db).and_then(|store| machine_noise(&store, &machine.comparability_key()));
     match read {
         Ok(noise) => {
             if let (false, Some(src)) = (req.quiet, &noise.source) {

@@ -94,9 +94,9 @@ pub enum Command {
         #[arg(long, value_enum, value_name = "KEY")]
         by: Option<GroupBy>,
         /// Threshold in percent, the smallest change worth naming: verdicts need the
-        /// interval to clear it [default: 3]. Where A's machine has noise runs (`oscost
-        /// noise`), the interval of a one-run side also holds its figure's spread
-        /// between runs.
+        /// interval to clear it [default: 3]. Where a one-run side's machine has noise
+        /// runs (`oscost noise`) in that side's database, its interval also holds its
+        /// figure's spread between runs.
         #[arg(long, value_name = "PCT")]
         threshold: Option<f64>,
         /// Exit 3 when any figure's verdict is `slower` (or, with `change`, any clear

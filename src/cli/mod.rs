@@ -495,7 +495,7 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
 /// machine of `side`'s first run (its comparability key).
 fn machine_noise(db: &Path, side: &[RunDocument]) -> Result<crate::noise::RunNoise> {
     let Some(first) = side.first() else { return Ok(crate::noise::RunNoise::none()) };
-    Ok(crate::noise::of_machine(&Store::open_existing(db)?, &first.machine.comparability_key())?)
+    Ok(session::machine_noise(&Store::open_existing(db)?, &first.machine.comparability_key())?)
 }
 
 /// Where the between-run spreads came from, when some interval took one: each side's
@@ -839,7 +839,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         Some(pct) => precision_summary(
             &doc,
             pct / 100.0,
-            &crate::noise::of_machine(&outcome.store, &doc.machine.comparability_key()).unwrap_or_else(|e| {
+            &session::machine_noise(&outcome.store, &doc.machine.comparability_key()).unwrap_or_else(|e| {
                 eprintln!(
                     "warning: this machine's noise runs could not be read ({e}); precision is judged within the run"
                 );
@@ -936,8 +936,14 @@ fn precision_summary(doc: &RunDocument, target: f64, noise: &crate::noise::RunNo
             Standing::OutOfReach { rounds_needed } => lines.push(format!(
                 "  out of reach: {name} at {now} after {} rounds would need {} rounds, past the cap of {} (runs spread over time can: oscost plan)",
                 r.round_count(),
-                rounds_needed.map_or_else(|| "tens of thousands of".into(), |n| format!("about {n}")),
+                rounds_needed.map_or_else(
+                    || format!("more than {}", crate::precision::PROJECTION_ROUNDS),
+                    |n| format!("about {n}")
+                ),
                 session::ADAPTIVE_MAX_ROUNDS
+            )),
+            Standing::NoRounds => lines.push(format!(
+                "  not reached: {name} at {now}: a fitted figure, without rounds of samples to add"
             )),
             Standing::Short => lines.push(format!(
                 "  not reached: {name} at {now} after {} rounds ({})",

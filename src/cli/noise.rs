@@ -85,7 +85,7 @@ fn render(noise: &[FigureNoise], docs: &[RunDocument]) -> String {
     }
     let ids: Vec<String> = docs.iter().map(|d| format!("#{}", d.run.id)).collect();
     format!(
-        "this machine's noise from {} A/A runs ({}): the A/A spread is the root mean square of consecutive runs' log ratios; within runs, what the runs' own intervals explain of it; between runs, the rest, as one run's standard deviation (σ_b² = (spread² − within²)/2)\n{t}\ncompare now widens the interval of a one-run side by its figure's between-run spread when side A ran on a machine with this comparability key (every noise run of that key counts); the last column is what that adds to each end of a one-run-a-side comparison (Student's t over the pairs)\n",
+        "this machine's noise from {} A/A runs ({}): the A/A spread is the root mean square of consecutive runs' log ratios; within runs, what the runs' own intervals explain of it; between runs, the rest, as one run's standard deviation (σ_b² = (spread² − within²)/2)\n{t}\ncompare now widens the interval of a one-run side by its figure's between-run spread when that side ran on a machine with this comparability key (every noise run of that key counts), and run --precision judges a figure with it until it has blocks of rounds of its own; the last column is the least half-width a comparison of one run a side then gets (Student's t over the pairs, in quadrature with its own interval)\n",
         docs.len(),
         ids.join(", "),
     )

@@ -162,6 +162,10 @@ pub fn compare_with(
             .collect();
         let between = (!spreads.is_empty()).then(|| spreads.iter().map(|b| b.sigma).fold(0.0, f64::hypot));
         let extra = spreads.iter().map(|b| crate::noise::side_widening(b.sigma, b.pairs)).fold(0.0, f64::hypot);
+        // Said only where the interval really took it (a ratio whose interval reaches
+        // zero cannot be widened on the log scale, and is left as it is).
+        let between =
+            between.filter(|_| est.as_ref().is_some_and(|e| e.ratio > 0.0 && e.ci_low > 0.0 && e.ci_high.is_finite()));
         let (ratio, lo, hi) = match est {
             Some(e) if between.is_some() => widened(e, extra),
             Some(e) => (e.ratio, e.ci_low, e.ci_high),
@@ -194,7 +198,7 @@ pub fn compare_with(
             verdict: v.to_string(),
             mde,
             threshold,
-            between_runs: between.filter(|_| lo.is_finite()),
+            between_runs: between,
             a_runs: sa.len(),
             a_rounds: sa.iter().map(|r| r.round_count()).sum(),
             b_runs: sb.len(),
