@@ -70,15 +70,9 @@ pub struct FigureNoise {
 /// 0 with fewer than two rounds (the between-run estimate then takes the whole pair's
 /// spread, which overstates it).
 fn within_se(r: &ResultRow) -> f64 {
-    let logs: Vec<f64> = r
-        .round_slices()
-        .iter()
-        .filter(|s| !s.is_empty())
-        .map(|s| crate::stats::median(s))
-        .filter(|m| *m > 0.0)
-        .map(f64::ln)
-        .collect();
-    crate::stats::summarize(&logs).filter(|s| s.n >= 2).map_or(0.0, |s| s.stddev / (s.n as f64).sqrt())
+    crate::stats::summarize(&crate::rounds::round_log_medians(r))
+        .filter(|s| s.n >= 2)
+        .map_or(0.0, |s| s.stddev / (s.n as f64).sqrt())
 }
 
 /// The between-run spread σ_b from pairs' log ratios `d` and within-run variances `w`.

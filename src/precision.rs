@@ -21,7 +21,7 @@
 
 use crate::model::ResultRow;
 use crate::noise::RunNoise;
-use crate::rounds::precision_of;
+use crate::rounds::{precision_of, round_log_medians as round_logs};
 use crate::stats::blocks::{BLOCK_ROUNDS, MIN_BLOCKS, block_sd, blocks_needed, half_width};
 
 /// Where a row stands against a precision target.
@@ -48,17 +48,6 @@ pub struct Judge<'a> {
     pub target: f64,
     pub max_rounds: usize,
     pub noise: &'a RunNoise,
-}
-
-/// The log of each round's median, in the order the rounds ran.
-fn round_logs(r: &ResultRow) -> Vec<f64> {
-    r.round_slices()
-        .iter()
-        .filter(|s| !s.is_empty())
-        .map(|s| crate::stats::median(s))
-        .filter(|m| *m > 0.0)
-        .map(f64::ln)
-        .collect()
 }
 
 impl Judge<'_> {
@@ -197,5 +186,23 @@ mod tests {
             x.samples = 0;
         }
         assert_eq!(judge(&drifting, 0.02).standing(&fitted), Standing::NoRounds);
+    }
+
+    /// "Out of reach" is a flag that ends a figure's rounds: on rows whose rounds are
+    /// only noise (7%, within reach of ±2% in about 60 rounds) it stays quiet, and on
+    /// rows whose level steps by ±8% every ten rounds it fires.
+    #[test]
+    fn out_of_reach_stays_quiet_on_noise_and_fires_on_drift() {
+        let mut rng = SplitMix64::new(3);
+        let none = RunNoise::none();
+        let judge = Judge { target: 0.02, max_rounds: 300, noise: &none };
+        let out = |r: &ResultRow| matches!(judge.standing(r), Standing::OutOfReach { .. });
+        let trials = 300;
+        let quiet = (0..trials).filter(|_| out(&row(&mut rng, 30, 0.07, |_| 0.0))).count();
+        let drift = (0..trials)
+            .filter(|_| out(&row(&mut rng, 30, 0.07, |k| if (k / 10) % 2 == 0 { 0.08 } else { -0.08 })))
+            .count();
+        assert!(quiet <= trials / 20, "noise alone: {quiet} of {trials}");
+        assert!(drift >= trials * 8 / 10, "a drifting level: {drift} of {trials}");
     }
 }

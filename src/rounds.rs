@@ -233,6 +233,18 @@ fn round_medians(r: &ResultRow) -> Vec<f64> {
     r.round_slices().iter().map(|s| crate::stats::median(s)).collect()
 }
 
+/// The log of each round's median, in the order the rounds ran (rounds without
+/// samples, or with a median that is not positive, left out).
+pub fn round_log_medians(r: &ResultRow) -> Vec<f64> {
+    r.round_slices()
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| crate::stats::median(s))
+        .filter(|m| *m > 0.0)
+        .map(f64::ln)
+        .collect()
+}
+
 /// Each round's mean.
 fn round_means(r: &ResultRow) -> Vec<f64> {
     r.round_slices().iter().map(|s| s.iter().sum::<f64>() / s.len().max(1) as f64).collect()

@@ -35,11 +35,7 @@ pub fn block_means(xs: &[f64], block: usize) -> Vec<f64> {
 
 /// The standard deviation of the block means of `xs` (None with fewer than two blocks).
 pub fn block_sd(xs: &[f64], block: usize) -> Option<f64> {
-    let m = block_means(xs, block);
-    (m.len() >= 2).then(|| {
-        let mean = m.iter().sum::<f64>() / m.len() as f64;
-        (m.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (m.len() - 1) as f64).sqrt()
-    })
+    super::summarize(&block_means(xs, block)).filter(|s| s.n >= 2).map(|s| s.stddev)
 }
 
 /// The half-width of the 95% interval of the mean of `xs` from its blocks of `block`
