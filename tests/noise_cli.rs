@@ -56,8 +56,34 @@ fn noise_runs_give_spreads_that_compare_holds_for_one_run_sides() {
     // Sets of runs show the spread themselves and are not widened.
     let sets = json_of(&run_ok(&["compare", "1,2", "4,5", "--json"], &db.path));
     assert!(sets["results"].as_array().unwrap().iter().all(|c| c["between_runs"].is_null()), "{sets}");
+    // Three sides (the matrix) and the HTML report hold it the same way.
+    run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "2", "--quiet"], &db.path);
+    let text = String::from_utf8_lossy(&run_ok(&["compare", "4", "5", "6"], &db.path).stdout).into_owned();
+    assert!(
+        text.contains(
+            "* between runs: 4 of 4 intervals hold their figure's spread between runs, from this machine's 3 noise runs"
+        ),
+        "{text}"
+    );
+    let matrix = json_of(&run_ok(&["compare", "4", "5", "6", "--json"], &db.path));
+    for row in matrix["rows"].as_array().unwrap() {
+        for c in row["cells"].as_array().unwrap() {
+            let b = c["between_runs"].as_f64().unwrap();
+            assert!(spreads.iter().any(|s| (s * 2f64.sqrt() - b).abs() < 1e-12), "{c}");
+        }
+    }
+    assert!(matrix["columns"].as_array().unwrap().iter().all(|c| c["noise_runs"]["runs"] == 3), "{matrix}");
+    let dir = tempfile::tempdir().unwrap();
+    for (runs, header) in [(&["4", "5"][..], "<th>between runs</th>"), (&["4", "5", "6"], "]* ")] {
+        let html = dir.path().join("report.html");
+        let args = [&["report"][..], runs, &["-o", html.to_str().unwrap()]].concat();
+        run_ok(&args, &db.path);
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(page.contains(header), "{runs:?}: {page}");
+        assert!(page.contains("spread between runs, from this machine&#39;s 3 noise runs"), "{runs:?}");
+    }
     let history = String::from_utf8_lossy(&run_ok(&["history", "syscall.getppid"], &db.path).stdout).into_owned();
-    assert!(history.contains("2 runs"), "history reads the measured runs only: {history}");
+    assert!(history.contains("3 runs"), "history reads the measured runs only: {history}");
 }
 
 #[test]

@@ -226,7 +226,7 @@ fn known_rows_read_back_identically_through_every_output() {
         let cmp = report::compare::compare(std::slice::from_ref(x), std::slice::from_ref(y), 0.02, 2000);
         report::html::render(
             &[(x.clone(), sx.to_vec()), (y.clone(), vec![])],
-            Some(&cmp),
+            Some(&report::html::ComparisonSection { rows: &cmp, between_runs: None }),
             &oscost::views::report_views(),
         )
     };

@@ -476,13 +476,23 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
             outln(&report::compare::to_json(a, b, &rows, threshold))?;
         } else {
             out(&report::compare::render(a, b, &rows, threshold))?;
-            if let Some(line) = noise_line([&noise_a, &noise_b], &rows) {
+            if let Some(line) = report::compare::between_runs_line(&rows, [&noise_a, &noise_b]) {
                 outln(&line)?;
             }
         }
         return Ok(gate(&rows, req.fail_on));
     }
-    let m = report::matrix::matrix(&sides, names, threshold, 2000);
+    // Each side's machine's noise runs: from the side's own database, or for a side of
+    // one host, from whichever database holds that machine's noise runs.
+    let noise = sides
+        .iter()
+        .enumerate()
+        .map(|(i, side)| match &names {
+            None => machine_noise(side_location(side_db(i), &refs[i]).1, side),
+            Some(_) => first_noise(std::iter::once(db).chain(db_b), side),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let m = report::matrix::matrix(&sides, names, threshold, &noise, 2000);
     if json {
         outln(&serde_json::to_string_pretty(&m)?)?;
     } else {
@@ -498,26 +508,15 @@ fn machine_noise(db: &Path, side: &[RunDocument]) -> Result<crate::noise::RunNoi
     Ok(session::machine_noise(&Store::open_existing(db)?, &first.machine.comparability_key())?)
 }
 
-/// Where the between-run spreads came from, when some interval took one: each side's
-/// machine's noise runs (once when both sides read the same ones).
-fn noise_line(noise: [&crate::noise::RunNoise; 2], rows: &[report::compare::Comparison]) -> Option<String> {
-    let widened = rows.iter().filter(|c| c.between_runs.is_some()).count();
-    let mut sources: Vec<String> = noise
-        .iter()
-        .zip(["A", "B"])
-        .filter_map(|(n, side)| n.source.as_ref().map(|s| (side, s)))
-        .map(|(side, s)| format!("{side}'s machine's {} noise runs ({} to {})", s.runs, s.first, s.last))
-        .collect();
-    if noise[0].source.is_some() && noise[0].source == noise[1].source {
-        sources = vec![sources[0].replacen("A's machine's", "this machine's", 1)];
+/// The first of `dbs` that holds noise runs of `side`'s machine, read; none otherwise.
+fn first_noise<'a>(dbs: impl IntoIterator<Item = &'a Path>, side: &[RunDocument]) -> Result<crate::noise::RunNoise> {
+    for db in dbs {
+        let noise = machine_noise(db, side)?;
+        if !noise.is_empty() {
+            return Ok(noise);
+        }
     }
-    (widened > 0 && !sources.is_empty()).then(|| {
-        format!(
-            "between runs: {widened} of {} intervals hold their figure's spread between runs, from {}; oscost noise",
-            rows.len(),
-            sources.join(" and ")
-        )
-    })
+    Ok(crate::noise::RunNoise::none())
 }
 
 /// A side given as `REFS` or `REFS@PATH` (another database), read.
@@ -681,20 +680,34 @@ fn html_report(db: &Path, refs: Vec<String>, output: &Path) -> Result<i32> {
     let store = Store::open_existing(db)?;
     let docs = load_all(&store, refs)?;
     let threshold = report::compare::DEFAULT_THRESHOLD;
-    let html = if docs.len() >= 3 {
+    // Every run is a side of one run: each takes its machine's noise runs from this
+    // database, as `compare` does (one run alone is compared with nothing).
+    let compared = if docs.len() >= 2 { docs.len() } else { 0 };
+    let noise = docs
+        .iter()
+        .take(compared)
+        .map(|(d, _)| session::machine_noise(&store, &d.machine.comparability_key()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let html = match (&docs[..], &noise[..]) {
         // Three runs or more: every run a column, the first the baseline.
-        let sides: Vec<Vec<RunDocument>> = docs.iter().map(|d| vec![d.0.clone()]).collect();
-        report::html::render_matrix(
-            &docs,
-            &report::matrix::matrix(&sides, None, threshold, 2000),
-            &crate::views::report_views(),
-        )
-    } else {
-        let cmp = (docs.len() == 2).then(|| {
-            let (a, b) = (std::slice::from_ref(&docs[0].0), std::slice::from_ref(&docs[1].0));
-            report::compare::compare(a, b, threshold, 2000)
-        });
-        report::html::render(&docs, cmp.as_deref(), &crate::views::report_views())
+        (_, [_, _, _, ..]) => {
+            let sides: Vec<Vec<RunDocument>> = docs.iter().map(|d| vec![d.0.clone()]).collect();
+            let m = report::matrix::matrix(&sides, None, threshold, &noise, 2000);
+            report::html::render_matrix(&docs, &m, &crate::views::report_views())
+        }
+        ([a, b], [na, nb]) => {
+            let rows = report::compare::compare_with(
+                std::slice::from_ref(&a.0),
+                std::slice::from_ref(&b.0),
+                threshold,
+                [na, nb],
+                2000,
+            );
+            let between_runs = report::compare::between_runs_line(&rows, [na, nb]);
+            let section = report::html::ComparisonSection { rows: &rows, between_runs };
+            report::html::render(&docs, Some(&section), &crate::views::report_views())
+        }
+        _ => report::html::render(&docs, None, &crate::views::report_views()),
     };
     write_atomic(output, &html)?;
     outln(&format!("wrote {}", output.display()))?;

@@ -376,6 +376,33 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
 }
 
 /// Whether any run of a side measured conditions beside a baseline (`run --condition`).
+/// The line under a two-sided comparison naming where its between-run spreads came
+/// from (side A's and B's machine's noise runs), when some interval took one.
+pub fn between_runs_line(rows: &[Comparison], noise: [&crate::noise::RunNoise; 2]) -> Option<String> {
+    let widened = rows.iter().filter(|c| c.between_runs.is_some()).count();
+    noise_sources(&[("A", noise[0].source.as_ref()), ("B", noise[1].source.as_ref())], widened, rows.len())
+}
+
+/// Where the between-run spreads came from, when `widened` of the `total` intervals
+/// took one: each named side's machine's noise runs (`oscost noise`), said once when
+/// every side that has them read the same ones.
+pub fn noise_sources(sides: &[(&str, Option<&crate::noise::Source>)], widened: usize, total: usize) -> Option<String> {
+    let with: Vec<(&str, &crate::noise::Source)> = sides.iter().filter_map(|(n, s)| s.map(|s| (*n, s))).collect();
+    let (&(_, first), rest) = with.split_first()?;
+    if widened == 0 {
+        return None;
+    }
+    let runs = |s: &crate::noise::Source| format!("{} noise runs ({} to {})", s.runs, s.first, s.last);
+    let from = if sides.len() > 1 && with.len() == sides.len() && rest.iter().all(|(_, s)| *s == first) {
+        format!("this machine's {}", runs(first))
+    } else {
+        with.iter().map(|(n, s)| format!("{n}'s machine's {}", runs(s))).collect::<Vec<_>>().join(" and ")
+    };
+    Some(format!(
+        "between runs: {widened} of {total} intervals hold their figure's spread between runs, from {from}; oscost noise"
+    ))
+}
+
 fn holds_conditions(side: &[RunDocument]) -> bool {
     side.iter().any(|d| d.results.iter().any(|r| r.params.contains_key(crate::paired::CONDITION)))
 }

@@ -247,18 +247,32 @@ fn page(runs: &[(RunDocument, Vec<Skipped>)], comparison: &str, views: &Views) -
     h
 }
 
+/// A comparison of the first two runs, as the page shows it.
+pub struct ComparisonSection<'a> {
+    pub rows: &'a [Comparison],
+    /// Where the between-run spreads some intervals took came from
+    /// (`compare::noise_sources`); None when none did.
+    pub between_runs: Option<String>,
+}
+
 /// Renders runs (and, with two or more, a comparison of the first with the second),
 /// with the charts the layers above declare (`Views`).
-pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Comparison]>, views: &Views) -> String {
+pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&ComparisonSection>, views: &Views) -> String {
     let mut h = String::new();
-    if let (Some(c), [a, b, ..]) = (comparison, runs) {
+    if let (Some(section), [a, b, ..]) = (comparison, runs) {
+        let c = section.rows;
+        let widened = c.iter().any(|x| x.between_runs.is_some());
         let _ = write!(h, "<section><h2>Comparison: run #{} (A) → run #{} (B)</h2>", a.0.run.id, b.0.run.id);
         h.push_str(&charts::ratio_bars(c));
-        h.push_str("<table><tr><th>benchmark</th><th>variant</th><th>method</th><th>A</th><th>B</th><th>B/A [95% CI]</th><th>MDE</th><th>verdict</th></tr>");
+        h.push_str("<table><tr><th>benchmark</th><th>variant</th><th>method</th><th>A</th><th>B</th><th>B/A [95% CI]</th><th>MDE</th><th>verdict</th>");
+        if widened {
+            h.push_str("<th>between runs</th>");
+        }
+        h.push_str("</tr>");
         for x in c {
             let _ = write!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3} [{:.3}, {:.3}]</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3} [{:.3}, {:.3}]</td><td>{}</td><td>{}</td>",
                 esc(&x.benchmark),
                 esc(&x.variant),
                 esc(&x.method),
@@ -270,8 +284,17 @@ pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&[Compari
                 if x.mde.is_finite() { format!("±{:.1}%", x.mde * 100.0) } else { "-".into() },
                 esc(&x.verdict)
             );
+            if widened {
+                let spread = x.between_runs.map_or_else(|| "-".into(), |s| format!("σ {:.1}%", s * 100.0));
+                let _ = write!(h, "<td>{}</td>", esc(&spread));
+            }
+            h.push_str("</tr>");
         }
-        h.push_str("</table></section>");
+        h.push_str("</table>");
+        if let Some(line) = &section.between_runs {
+            let _ = write!(h, "<p>{}</p>", esc(line));
+        }
+        h.push_str("</section>");
     }
     page(runs, &h, views)
 }
@@ -310,18 +333,15 @@ pub fn render_matrix(runs: &[(RunDocument, Vec<Skipped>)], m: &Matrix, views: &V
             esc(&fmt_value(r.baseline_median, &r.unit))
         );
         for c in &r.cells {
-            let cell = match c {
-                Some(c) if c.ci_low.is_finite() => {
-                    format!("{:.3} [{:.3}, {:.3}] {}", c.ratio, c.ci_low, c.ci_high, c.verdict)
-                }
-                Some(c) => format!("{:.3} {}", c.ratio, c.verdict),
-                None => "-".into(),
-            };
-            let _ = write!(h, "<td>{}</td>", esc(&cell));
+            let _ = write!(h, "<td>{}</td>", esc(&super::matrix::cell(c.as_ref())));
         }
         h.push_str("</tr>");
     }
-    h.push_str("</table></section>");
+    h.push_str("</table>");
+    if let Some(line) = super::matrix::between_runs_line(m) {
+        let _ = write!(h, "<p>{}</p>", esc(&line));
+    }
+    h.push_str("</section>");
     page(runs, &h, views)
 }
 

@@ -7,9 +7,10 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::compare::{Comparison, compare, side_name};
+use super::compare::{Comparison, compare_with, side_name};
 use super::{fmt_value, plain};
 use crate::model::RunDocument;
+use crate::noise::RunNoise;
 
 /// One side's column.
 #[derive(Debug, Clone, Serialize)]
@@ -17,6 +18,9 @@ pub struct Column {
     /// `run #3`, `runs #1, #2`, or the host's name.
     pub name: String,
     pub runs: Vec<i64>,
+    /// The noise runs of this side's machine (`oscost noise`) its one-run intervals
+    /// took their figures' spread between runs from; None without them.
+    pub noise_runs: Option<crate::noise::Source>,
 }
 
 /// One figure across the sides: the baseline's median and, per other side, its
@@ -42,13 +46,25 @@ pub struct Matrix {
 }
 
 /// Compares every side with the first. `names` labels the sides (None: their runs).
-pub fn matrix(sides: &[Vec<RunDocument>], names: Option<Vec<String>>, threshold: f64, resamples: usize) -> Matrix {
+/// `noise` holds each side's machine's between-run spreads, in the order of the sides
+/// (empty, or shorter: none for the rest), which a one-run side's intervals take as in
+/// [`compare_with`].
+pub fn matrix(
+    sides: &[Vec<RunDocument>],
+    names: Option<Vec<String>>,
+    threshold: f64,
+    noise: &[RunNoise],
+    resamples: usize,
+) -> Matrix {
+    let none = RunNoise::none();
+    let noise_of = |i: usize| noise.get(i).unwrap_or(&none);
     let columns: Vec<Column> = sides
         .iter()
         .enumerate()
         .map(|(i, s)| Column {
             name: names.as_ref().and_then(|n| n.get(i).cloned()).unwrap_or_else(|| side_name(s)),
             runs: s.iter().map(|d| d.run.id).collect(),
+            noise_runs: noise_of(i).source.clone(),
         })
         .collect();
     // Each side's machine is its first run's.
@@ -60,7 +76,11 @@ pub fn matrix(sides: &[Vec<RunDocument>], names: Option<Vec<String>>, threshold:
     let Some(base) = sides.first() else {
         return Matrix { columns, threshold, differences, rows: Vec::new() };
     };
-    let per_side: Vec<Vec<Comparison>> = sides[1..].iter().map(|s| compare(base, s, threshold, resamples)).collect();
+    let per_side: Vec<Vec<Comparison>> = sides[1..]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| compare_with(base, s, threshold, [noise_of(0), noise_of(i + 1)], resamples))
+        .collect();
     let mut rows = Vec::new();
     for r in base.first().map(|d| d.results.as_slice()).unwrap_or_default() {
         let variant = r.variant_label();
@@ -110,15 +130,7 @@ pub fn render(m: &Matrix) -> String {
             r.method.clone(),
             fmt_value(r.baseline_median, &r.unit),
         ];
-        for c in &r.cells {
-            row.push(match c {
-                Some(c) if c.ci_low.is_finite() => {
-                    format!("{:.3} [{:.3}, {:.3}] {}", c.ratio, c.ci_low, c.ci_high, c.verdict)
-                }
-                Some(c) => format!("{:.3} {}", c.ratio, c.verdict),
-                None => "-".into(),
-            });
-        }
+        row.extend(r.cells.iter().map(|c| cell(c.as_ref())));
         t.add_row(row);
     }
     let mut o = format!("{head}\n{t}\n");
@@ -127,7 +139,34 @@ pub fn render(m: &Matrix) -> String {
         "ratios are each side's median over the baseline's; verdicts need the 95% interval to clear ±{:.1}% and two rounds or runs a side",
         m.threshold * 100.0
     );
+    if let Some(line) = between_runs_line(m) {
+        let _ = writeln!(o, "{line}");
+    }
     o
+}
+
+/// One cell: the ratio, its interval and verdict, marked `*` where the interval also
+/// holds the figure's spread between runs.
+pub fn cell(c: Option<&Comparison>) -> String {
+    let mark = if c.is_some_and(|c| c.between_runs.is_some()) { "*" } else { "" };
+    match c {
+        Some(c) if c.ci_low.is_finite() => {
+            format!("{:.3} [{:.3}, {:.3}]{mark} {}", c.ratio, c.ci_low, c.ci_high, c.verdict)
+        }
+        Some(c) => format!("{:.3} {}", c.ratio, c.verdict),
+        None => "-".into(),
+    }
+}
+
+/// What the `*` cells took and from where, when some did: each one-run side's
+/// between-run spread, from its machine's noise runs.
+pub fn between_runs_line(m: &Matrix) -> Option<String> {
+    let cells: Vec<&Comparison> = m.rows.iter().flat_map(|r| r.cells.iter().flatten()).collect();
+    let widened = cells.iter().filter(|c| c.between_runs.is_some()).count();
+    let sources: Vec<(&str, Option<&crate::noise::Source>)> =
+        m.columns.iter().map(|c| (c.name.as_str(), c.noise_runs.as_ref())).collect();
+    super::compare::noise_sources(&sources, widened, cells.len())
+        .map(|line| format!("* {line} (each one-run side's, in quadrature)"))
 }
 
 #[cfg(test)]
@@ -149,7 +188,7 @@ mod tests {
     #[test]
     fn three_machines_in_three_columns_with_ratios_to_the_first() {
         let sides = vec![vec![doc(1, "a", 100.0)], vec![doc(2, "b", 200.0)], vec![doc(3, "c", 100.0)]];
-        let m = matrix(&sides, None, 0.03, 300);
+        let m = matrix(&sides, None, 0.03, &[], 300);
         assert_eq!(m.columns.len(), 3);
         assert_eq!(m.differences[0].0, "host");
         assert_eq!(m.differences[0].1, vec!["a", "b", "c"]);
@@ -161,5 +200,50 @@ mod tests {
         assert!(!matches!(cells[1].as_ref().unwrap().verdict.as_str(), "faster" | "slower"));
         let text = render(&m);
         assert!(text.contains("run #1 (baseline)") && text.contains("run #3: ratio"), "{text}");
+    }
+
+    /// One-run sides take their machine's spread between runs exactly as a two-sided
+    /// `compare` does (a side of several runs takes none), and the text marks those
+    /// cells and names the noise runs; without a model nothing is marked.
+    #[test]
+    fn one_run_sides_take_their_machines_spread_as_compare_does() {
+        let noise_runs: Vec<RunDocument> = [100.0, 108.0, 95.0, 104.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let mut d = doc(10 + i as i64, "a", c);
+                d.run.kind = crate::model::RunKind::Noise;
+                d
+            })
+            .collect();
+        let model = RunNoise::from_noise(&noise_runs);
+        let sigma = model.of(&noise_runs[0].results[0]).expect("the figure has a spread").sigma;
+        assert!(sigma > 0.0);
+        let sides =
+            vec![vec![doc(1, "a", 100.0)], vec![doc(2, "a", 104.0)], vec![doc(3, "a", 100.0), doc(4, "a", 103.0)]];
+        let noise = vec![model.clone(), model.clone(), model.clone()];
+        let m = matrix(&sides, None, 0.03, &noise, 300);
+        let (one, set) = (m.rows[0].cells[0].as_ref().unwrap(), m.rows[0].cells[1].as_ref().unwrap());
+        assert_eq!(one, &compare_with(&sides[0], &sides[1], 0.03, [&model, &model], 300)[0]);
+        assert!((one.between_runs.unwrap() - sigma * 2f64.sqrt()).abs() < 1e-12, "{one:?}");
+        assert!((set.between_runs.unwrap() - sigma).abs() < 1e-12, "only the one-run baseline's: {set:?}");
+        let bare = matrix(&sides, None, 0.03, &[], 300);
+        for (b, w) in bare.rows[0].cells.iter().flatten().zip(m.rows[0].cells.iter().flatten()) {
+            assert!(b.between_runs.is_none() && w.ci_low < b.ci_low && w.ci_high > b.ci_high, "{b:?} {w:?}");
+        }
+        let text = render(&m);
+        assert!(text.contains("]* "), "widened cells are marked: {text}");
+        assert!(
+            text.contains(
+                "* between runs: 2 of 2 intervals hold their figure's spread between runs, from this machine's 4 noise runs"
+            ),
+            "{text}"
+        );
+        let plain_text = render(&bare);
+        assert!(!plain_text.contains("]*") && !plain_text.contains("between runs"), "{plain_text}");
+        // A side whose machine has no noise runs is named apart from the one that has.
+        let partial = matrix(&sides, None, 0.03, &noise[..1], 300);
+        let line = between_runs_line(&partial).unwrap();
+        assert!(line.contains("run #1's machine's 4 noise runs"), "{line}");
     }
 }
