@@ -19,13 +19,16 @@
 //! on too few rounds, but only the run's own blocks say whether it drifts within reach.
 //! A row without per-round samples (a fitted figure) cannot be judged by rounds at all.
 
+use serde::Serialize;
+
 use crate::model::ResultRow;
 use crate::noise::RunNoise;
 use crate::rounds::{precision_of, round_log_medians as round_logs};
 use crate::stats::blocks::{BLOCK_ROUNDS, MIN_BLOCKS, block_sd, blocks_needed, half_width};
 
 /// Where a row stands against a precision target.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "standing", rename_all = "snake_case")]
 pub enum Standing {
     /// Within the target.
     Reached,
@@ -37,6 +40,50 @@ pub enum Standing {
     /// Short, and no round of it holds samples (a fitted figure): rounds cannot be
     /// judged for it, so it does not hold the benchmark's rounds.
     NoRounds,
+}
+
+/// What a row's precision was judged from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// The blocks of its rounds (the drift the run saw).
+    Blocks,
+    /// Its interval with this machine's spread between runs, in quadrature.
+    BetweenRuns,
+    /// Its own interval alone (no noise runs measured the figure).
+    OwnInterval,
+}
+
+/// One row's judgement, as `run --precision` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FigureJudgement {
+    pub benchmark: String,
+    pub variant: String,
+    pub method: String,
+    /// Relative half-width; None without an interval.
+    pub precision: Option<f64>,
+    pub basis: Basis,
+    pub rounds: usize,
+    #[serde(flatten)]
+    pub standing: Standing,
+    /// Why a short row did not get there (`rounds::why_short`); None otherwise.
+    pub why: Option<&'static str>,
+}
+
+/// A run's rows judged against a target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunJudgement {
+    pub target: f64,
+    pub max_rounds: usize,
+    pub reached: usize,
+    pub figures: Vec<FigureJudgement>,
+}
+
+impl RunJudgement {
+    /// Rows judged on `basis`.
+    pub fn judged_on(&self, basis: Basis) -> usize {
+        self.figures.iter().filter(|f| f.basis == basis).count()
+    }
 }
 
 /// The longest projection an out-of-reach row is given a number for.
@@ -72,6 +119,39 @@ impl Judge<'_> {
     fn rounds_needed(&self, logs: &[f64], cap: usize) -> Option<usize> {
         let block = block_sd(logs, BLOCK_ROUNDS)?;
         blocks_needed(block, (1.0 + self.target).ln(), cap / BLOCK_ROUNDS).map(|b| b * BLOCK_ROUNDS)
+    }
+
+    /// What row `r`'s precision is judged from.
+    pub fn basis(&self, r: &ResultRow) -> Basis {
+        if self.from_blocks(r) {
+            Basis::Blocks
+        } else if self.noise.of(r).is_some() {
+            Basis::BetweenRuns
+        } else {
+            Basis::OwnInterval
+        }
+    }
+
+    /// Every row judged, in order.
+    pub fn judge(&self, rows: &[ResultRow]) -> RunJudgement {
+        let figures: Vec<FigureJudgement> = rows
+            .iter()
+            .map(|r| {
+                let standing = self.standing(r);
+                FigureJudgement {
+                    benchmark: r.benchmark.clone(),
+                    variant: r.variant_label(),
+                    method: r.method.as_str().to_string(),
+                    precision: self.precision(r),
+                    basis: self.basis(r),
+                    rounds: r.round_count(),
+                    standing,
+                    why: (standing == Standing::Short).then(|| crate::rounds::why_short(r, self.target)),
+                }
+            })
+            .collect();
+        let reached = figures.iter().filter(|f| f.standing == Standing::Reached).count();
+        RunJudgement { target: self.target, max_rounds: self.max_rounds, reached, figures }
     }
 
     /// Where row `r` stands.
@@ -204,5 +284,36 @@ mod tests {
             .count();
         assert!(quiet <= trials / 20, "noise alone: {quiet} of {trials}");
         assert!(drift >= trials * 8 / 10, "a drifting level: {drift} of {trials}");
+    }
+
+    /// A run's judgement names each row's standing, basis and reason, and counts only
+    /// the rows within the target as reached; its JSON says the standing by name.
+    #[test]
+    fn a_run_is_judged_row_by_row_and_says_so_in_json() {
+        let mut rng = SplitMix64::new(3);
+        let steady = row(&mut rng, 100, 0.05, |_| 0.0);
+        let stepping = row(&mut rng, 40, 0.01, |k| if (k / 10) % 2 == 0 { 0.08 } else { -0.08 });
+        let mut other = row(&mut rng, 10, 0.05, |_| 0.0);
+        other.benchmark = "syscall.getuid".into();
+        let quiet = row(&mut rng, 10, 0.05, |_| 0.0);
+        let noise = model(0.04);
+        let j = Judge { target: 0.02, max_rounds: 300, noise: &noise }.judge(&[steady, stepping, quiet, other]);
+        assert_eq!(j.reached, 1);
+        let standing: Vec<Standing> = j.figures.iter().map(|f| f.standing).collect();
+        assert!(matches!(
+            standing[..],
+            [Standing::Reached, Standing::OutOfReach { .. }, Standing::Short, Standing::Short]
+        ));
+        let basis: Vec<Basis> = j.figures.iter().map(|f| f.basis).collect();
+        assert_eq!(basis, [Basis::Blocks, Basis::Blocks, Basis::BetweenRuns, Basis::OwnInterval]);
+        assert_eq!((j.judged_on(Basis::Blocks), j.judged_on(Basis::BetweenRuns)), (2, 1));
+        assert_eq!(j.figures.iter().map(|f| f.rounds).collect::<Vec<_>>(), [100, 40, 10, 10]);
+        assert!(j.figures[2].why.is_some() && j.figures[0].why.is_none() && j.figures[1].why.is_none());
+        let v = serde_json::to_value(&j).unwrap();
+        assert_eq!(v["figures"][0]["standing"], "reached");
+        assert_eq!(v["figures"][1]["standing"], "out_of_reach");
+        assert!(v["figures"][1]["rounds_needed"].as_u64().unwrap() > 300, "{v}");
+        assert_eq!(v["figures"][2]["basis"], "between_runs");
+        assert_eq!(v["figures"][3]["benchmark"], "syscall.getuid");
     }
 }

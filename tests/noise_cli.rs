@@ -128,6 +128,22 @@ fn an_adaptive_run_says_how_it_judged_each_figure() {
         said.contains("stands beside its interval, for the 2 figures this machine's 3 noise runs measured"),
         "{said}"
     );
+    // The JSON of an adaptive run carries the same judgement, row by row.
+    let v = json_of(&run_ok(&[&adaptive[..], &["--json"]].concat(), &db.path));
+    let p = &v["precision"];
+    assert_eq!(p["target"].as_f64(), Some(0.5), "{p}");
+    let figures = p["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), v["results"].as_array().unwrap().len());
+    let reached = figures.iter().filter(|f| f["standing"] == "reached").count();
+    assert_eq!(p["reached"].as_u64(), Some(reached as u64));
+    for (f, r) in figures.iter().zip(v["results"].as_array().unwrap()) {
+        assert_eq!(f["rounds"].as_u64(), Some(r["rounds"].as_array().unwrap().len() as u64), "{f}");
+        assert!(matches!(f["basis"].as_str(), Some("blocks" | "between_runs")), "{f}");
+        if f["standing"] == "reached" {
+            assert!(f["precision"].as_f64().unwrap() <= 0.5, "never reports a precision it did not reach: {f}");
+        }
+    }
+    assert!(json_of(&run_ok(&["run", "syscall.getppid", "--quick", "--json"], &db.path)).get("precision").is_none());
 }
 
 /// Each side takes the spread of its own machine's noise runs, read from its own

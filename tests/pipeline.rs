@@ -195,7 +195,7 @@ fn known_rows_read_back_identically_through_every_output() {
     snapshot("table-wide.txt", &normalise(&report::table::render_results(&da.results, &sa, wide), &docs));
     snapshot("run.csv", &normalise(&report::export::to_csv(std::slice::from_ref(&da)), &docs));
     snapshot("run.md", &normalise(&report::export::to_markdown(&da), &docs));
-    let json: serde_json::Value = serde_json::from_str(&report::json::render_run(&da, &sa, false, &[])).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&report::json::render_run(&da, &sa, false, &[], None)).unwrap();
     snapshot("results.json", &serde_json::to_string_pretty(&json["results"]).unwrap());
     snapshot("skipped.json", &serde_json::to_string_pretty(&json["skipped"]).unwrap());
 

@@ -371,7 +371,7 @@ fn show(db: &Path, reference: &str, format: Format, samples: bool, suite: Option
         return Ok(0);
     }
     match format {
-        Format::Json => outln(&report::json::render_run(&doc, &skipped, samples, &run_pairs(&doc)))?,
+        Format::Json => outln(&report::json::render_run(&doc, &skipped, samples, &run_pairs(&doc), None))?,
         Format::Table => out(&run_table(&doc, &skipped))?,
         Format::Csv => out(&report::export::to_csv(std::slice::from_ref(&doc)))?,
         Format::Markdown => out(&report::export::to_markdown(&doc))?,
@@ -848,21 +848,16 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let run = [(doc, skipped)];
     write_exports(&args, &run)?;
     let [(doc, skipped)] = run;
-    let precision_lines = match args.precision {
-        Some(pct) => precision_summary(
-            &doc,
-            pct / 100.0,
-            &session::machine_noise(&outcome.store, &doc.machine.comparability_key()).unwrap_or_else(|e| {
-                eprintln!(
-                    "warning: this machine's noise runs could not be read ({e}); precision is judged within the run"
-                );
-                crate::noise::RunNoise::none()
-            }),
-        ),
-        None => Vec::new(),
-    };
+    let judgement = args.precision.map(|pct| {
+        let noise = session::machine_noise(&outcome.store, &doc.machine.comparability_key()).unwrap_or_else(|e| {
+            eprintln!("warning: this machine's noise runs could not be read ({e}); precision is judged within the run");
+            crate::noise::RunNoise::none()
+        });
+        judge_precision(&doc, pct / 100.0, &noise)
+    });
+    let precision_lines = judgement.as_ref().map(precision_summary).unwrap_or_default();
     if args.json {
-        outln(&report::json::render_run(&doc, &skipped, args.samples, &run_pairs(&doc)))?;
+        outln(&report::json::render_run(&doc, &skipped, args.samples, &run_pairs(&doc), judgement.as_ref()))?;
     } else if !args.quiet {
         match suite {
             Some(s) => {
@@ -924,44 +919,45 @@ fn run_request(
     }
 }
 
+/// Judges a `--precision` run's rows (see `precision::Judge`).
+fn judge_precision(doc: &RunDocument, target: f64, noise: &crate::noise::RunNoise) -> crate::precision::RunJudgement {
+    crate::precision::Judge { target, max_rounds: session::ADAPTIVE_MAX_ROUNDS, noise }.judge(&doc.results)
+}
+
 /// What `--precision` reached: how many figures got within the target and, for each
-/// that did not, why (see `precision::Judge` and `rounds::why_short`).
-fn precision_summary(doc: &RunDocument, target: f64, noise: &crate::noise::RunNoise) -> Vec<String> {
-    use crate::precision::{Judge, Standing};
-    let judge = Judge { target, max_rounds: session::ADAPTIVE_MAX_ROUNDS, noise };
-    let standing: Vec<(&crate::model::ResultRow, Standing)> =
-        doc.results.iter().map(|r| (r, judge.standing(r))).collect();
-    let reached = standing.iter().filter(|(_, s)| *s == Standing::Reached).count();
-    let blocks = doc.results.iter().filter(|r| judge.from_blocks(r)).count();
-    let held = doc.results.iter().filter(|r| !judge.from_blocks(r) && noise.of(r).is_some()).count();
+/// that did not, why.
+fn precision_summary(j: &crate::precision::RunJudgement) -> Vec<String> {
+    use crate::precision::{Basis, Standing};
     let mut lines = vec![format!(
-        "precision ±{:.1}%: {reached} of {} figures reached it; judged from blocks of {} rounds (the drift the run saw) for {blocks}, with this machine's spread between runs (oscost noise) for {held}, on their own interval for the rest",
-        target * 100.0,
-        doc.results.len(),
+        "precision ±{:.1}%: {} of {} figures reached it; judged from blocks of {} rounds (the drift the run saw) for {}, with this machine's spread between runs (oscost noise) for {}, on their own interval for the rest",
+        j.target * 100.0,
+        j.reached,
+        j.figures.len(),
         crate::stats::blocks::BLOCK_ROUNDS,
+        j.judged_on(Basis::Blocks),
+        j.judged_on(Basis::BetweenRuns),
     )];
-    for (r, s) in standing {
-        let name =
-            format!("{} {} [{}]", report::plain(&r.benchmark), report::plain(&r.variant_label()), r.method.as_str());
-        let now = judge.precision(r).map_or_else(|| "no interval".into(), |p| format!("±{:.1}%", p * 100.0));
-        match s {
+    for f in &j.figures {
+        let name = format!("{} {} [{}]", report::plain(&f.benchmark), report::plain(&f.variant), f.method);
+        let now = f.precision.map_or_else(|| "no interval".into(), |p| format!("±{:.1}%", p * 100.0));
+        match f.standing {
             Standing::Reached => {}
             Standing::OutOfReach { rounds_needed } => lines.push(format!(
                 "  out of reach: {name} at {now} after {} rounds would need {} rounds, past the cap of {} (runs spread over time can: oscost plan)",
-                r.round_count(),
+                f.rounds,
                 rounds_needed.map_or_else(
                     || format!("more than {}", crate::precision::PROJECTION_ROUNDS),
                     |n| format!("about {n}")
                 ),
-                session::ADAPTIVE_MAX_ROUNDS
+                j.max_rounds
             )),
             Standing::NoRounds => lines.push(format!(
                 "  not reached: {name} at {now}: a fitted figure, without rounds of samples to add"
             )),
             Standing::Short => lines.push(format!(
                 "  not reached: {name} at {now} after {} rounds ({})",
-                r.round_count(),
-                crate::rounds::why_short(r, target)
+                f.rounds,
+                f.why.unwrap_or("rounds or time spent")
             )),
         }
     }
@@ -1065,7 +1061,7 @@ fn recorded_run(
     let (run, lines) = crate::session::record(&db, kind, &command_line(), record)?;
     let (doc, skipped) = run.store.load_run(run.run_id)?;
     if json {
-        outln(&report::json::render_run(&doc, &skipped, false, &run_pairs(&doc)))?;
+        outln(&report::json::render_run(&doc, &skipped, false, &run_pairs(&doc), None))?;
     } else {
         out(&run_table(&doc, &skipped))?;
         for line in lines {

@@ -1,6 +1,7 @@
 //! The JSON layout of `--json` (documented in README): `schema_version`, `run`,
 //! `machine`, `results`, plus `skipped`, and for a run with conditions `paired` (each
-//! condition's figure against its baseline, `paired::PairedFigure`).
+//! condition's figure against its baseline, `paired::PairedFigure`), and for a
+//! `--precision` run `precision` (each row's judgement, `precision::RunJudgement`).
 
 use serde::Serialize;
 
@@ -15,10 +16,19 @@ struct WithSkipped<'a> {
     skipped: &'a [Skipped],
     #[serde(skip_serializing_if = "Vec::is_empty")]
     paired: Vec<crate::paired::PairedFigure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    precision: Option<&'a crate::precision::RunJudgement>,
 }
 
-/// Renders a run as pretty JSON; raw samples only when `samples` is true.
-pub fn render_run(doc: &RunDocument, skipped: &[Skipped], samples: bool, paired: &[PairedFigure]) -> String {
+/// Renders a run as pretty JSON; raw samples only when `samples` is true; with a
+/// `--precision` run's judgement of its rows where given.
+pub fn render_run(
+    doc: &RunDocument,
+    skipped: &[Skipped],
+    samples: bool,
+    paired: &[PairedFigure],
+    precision: Option<&crate::precision::RunJudgement>,
+) -> String {
     let paired = paired.to_vec();
     let stripped;
     let doc = if samples {
@@ -31,7 +41,7 @@ pub fn render_run(doc: &RunDocument, skipped: &[Skipped], samples: bool, paired:
         stripped = d;
         &stripped
     };
-    serde_json::to_string_pretty(&WithSkipped { doc, skipped, paired }).expect("plain data serialises")
+    serde_json::to_string_pretty(&WithSkipped { doc, skipped, paired, precision }).expect("plain data serialises")
 }
 
 #[cfg(test)]
@@ -56,7 +66,7 @@ mod tests {
             machine: crate::machine::Machine::example(),
             results: vec![r],
         };
-        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], false, &[])).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], false, &[], None)).unwrap();
         for k in ["schema_version", "run", "machine", "results", "skipped"] {
             assert!(v.get(k).is_some(), "missing {k}");
         }
@@ -80,7 +90,7 @@ mod tests {
             assert!(r0.get(k).is_some(), "missing result field {k}");
         }
         assert!(r0.get("samples").is_none());
-        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], true, &[])).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], true, &[], None)).unwrap();
         assert_eq!(v["results"][0]["samples"].as_array().unwrap().len(), 2);
     }
 }
