@@ -40,6 +40,10 @@ pub enum Standing {
     /// Short, and no round of it holds samples (a fitted figure): rounds cannot be
     /// judged for it, so it does not hold the benchmark's rounds.
     NoRounds,
+    /// Measured in one round (a benchmark measured once by design, or a run cut
+    /// short), and no noise runs measured its figure: its interval holds that one
+    /// window, which says nothing of the next, so it is not called reached.
+    OneWindow,
 }
 
 /// What a row's precision was judged from.
@@ -154,12 +158,31 @@ impl Judge<'_> {
         RunJudgement { target: self.target, max_rounds: self.max_rounds, reached, figures }
     }
 
+    /// Whether a figure is short whatever its merged row's own interval, from its
+    /// rounds' log medians `logs` and any of its rows `r` (for its name): with blocks,
+    /// their half-width past the target while the cap is still within reach; before
+    /// blocks, the machine's between-run spread alone past the target. Then
+    /// [`Judge::standing`] says `Short` of the merged row (its precision is never
+    /// narrower than either), so an adaptive run asks this first and merges (and pays
+    /// for the merged row's bootstrap) only when it cannot decide.
+    pub fn short_regardless(&self, r: &ResultRow, logs: &[f64]) -> bool {
+        if logs.len() >= BLOCK_ROUNDS * MIN_BLOCKS {
+            half_width(logs, BLOCK_ROUNDS).is_some_and(|h| h.exp() - 1.0 > self.target)
+                && self.rounds_needed(logs, self.max_rounds).is_some()
+        } else {
+            !logs.is_empty() && self.noise.between_alone(r) > self.target
+        }
+    }
+
     /// Where row `r` stands.
     pub fn standing(&self, r: &ResultRow) -> Standing {
+        let logs = round_logs(r);
+        if logs.len() == 1 && self.noise.of(r).is_none() {
+            return Standing::OneWindow;
+        }
         if self.precision(r).is_some_and(|p| p <= self.target) {
             return Standing::Reached;
         }
-        let logs = round_logs(r);
         if logs.is_empty() && r.rounds.iter().all(|x| x.samples == 0) && !r.rounds.is_empty() {
             return Standing::NoRounds;
         }
@@ -315,5 +338,55 @@ mod tests {
         assert!(v["figures"][1]["rounds_needed"].as_u64().unwrap() > 300, "{v}");
         assert_eq!(v["figures"][2]["basis"], "between_runs");
         assert_eq!(v["figures"][3]["benchmark"], "syscall.getuid");
+    }
+
+    /// The cheap check never disagrees with the full judgement: a row it calls short
+    /// (on its blocks, or before them on the machine's spread) is `Short` whatever its
+    /// own interval, and it does call some and leave some.
+    #[test]
+    fn short_regardless_implies_short() {
+        let mut rng = SplitMix64::new(4);
+        let none = RunNoise::none();
+        let spreads = [model(0.004), model(0.01), model(0.03)];
+        let (mut called, mut not_called) = (0, 0);
+        for k in 0..300 {
+            let n = 3 + k % 70;
+            let step = 0.002 * (k % 25) as f64;
+            let r = row(&mut rng, n, 0.01 + 0.001 * (k % 30) as f64, |i| if (i / 10) % 2 == 0 { step } else { -step });
+            for target in [0.01, 0.02, 0.05] {
+                for noise in [&none, &spreads[k % 3]] {
+                    let judge = Judge { target, max_rounds: 300, noise };
+                    if judge.short_regardless(&r, &round_logs(&r)) {
+                        called += 1;
+                        assert_eq!(judge.standing(&r), Standing::Short, "{n} rounds, step {step}, ±{target}");
+                    } else {
+                        not_called += 1;
+                    }
+                }
+            }
+        }
+        assert!(called > 100 && not_called > 100, "{called} {not_called}");
+        // Before blocks and without noise runs: never decided cheaply.
+        let short = row(&mut rng, 29, 0.2, |_| 0.0);
+        assert!(!Judge { target: 0.01, max_rounds: 300, noise: &none }.short_regardless(&short, &round_logs(&short)));
+    }
+
+    /// A row of one round (a benchmark measured once) has an interval of one window:
+    /// never reached on it alone, however narrow; with the machine's spread between
+    /// runs beside it, judged as any short row.
+    #[test]
+    fn one_window_is_not_reached_without_the_spread_between_runs() {
+        let mut rng = SplitMix64::new(5);
+        let once = row(&mut rng, 1, 0.0, |_| 0.0);
+        assert!(precision_of(&once).is_some_and(|p| p < 0.01), "{:?}", precision_of(&once));
+        let none = RunNoise::none();
+        let alone = Judge { target: 0.05, max_rounds: 300, noise: &none };
+        assert_eq!(alone.standing(&once), Standing::OneWindow);
+        assert!(!alone.short_regardless(&once, &round_logs(&once)));
+        let spread = model(0.01);
+        assert_eq!(Judge { target: 0.2, max_rounds: 300, noise: &spread }.standing(&once), Standing::Reached);
+        assert_eq!(Judge { target: 0.01, max_rounds: 300, noise: &spread }.standing(&once), Standing::Short);
+        let v = serde_json::to_value(alone.judge(std::slice::from_ref(&once))).unwrap();
+        assert_eq!(v["figures"][0]["standing"], "one_window");
     }
 }

@@ -44,13 +44,12 @@ pub fn seed_of(r: &ResultRow) -> u64 {
 /// merged: one row per benchmark, method and variant, in first-seen order, then
 /// judged over the rounds.
 pub fn merge(rounds: &[Vec<ResultRow>]) -> Vec<ResultRow> {
-    type Key = (String, Method, crate::unit::Unit, String);
     let mut order: Vec<Key> = Vec::new();
     let mut groups: BTreeMap<Key, Vec<&ResultRow>> = BTreeMap::new();
     let mut numbers: BTreeMap<Key, Vec<usize>> = BTreeMap::new();
     for (at, round) in rounds.iter().enumerate() {
         for r in round {
-            let key = (r.benchmark.clone(), r.method, r.unit.clone(), r.variant_label());
+            let key = figure_key(r);
             if !groups.contains_key(&key) {
                 order.push(key.clone());
             }
@@ -72,6 +71,36 @@ pub fn merge(rounds: &[Vec<ResultRow>]) -> Vec<ResultRow> {
         .collect();
     judge(&mut merged);
     merged
+}
+
+/// What makes rows of different rounds one figure.
+type Key = (String, Method, crate::unit::Unit, String);
+
+fn figure_key(r: &ResultRow) -> Key {
+    (r.benchmark.clone(), r.method, r.unit.clone(), r.variant_label())
+}
+
+/// Each figure of the rounds with its rounds' log medians, straight from the rounds,
+/// in the order [`merge`] gives its rows: the figure's first row, and what
+/// [`round_log_medians`] of the merged row gives, at the cost of one median a round,
+/// without merging (whose bootstrap grows with every round).
+pub fn log_medians_by_figure(rounds: &[Vec<ResultRow>]) -> Vec<(&ResultRow, Vec<f64>)> {
+    let mut order: Vec<Key> = Vec::new();
+    let mut figures: BTreeMap<Key, (&ResultRow, Vec<f64>)> = BTreeMap::new();
+    for r in rounds.iter().flatten() {
+        let key = figure_key(r);
+        if !figures.contains_key(&key) {
+            order.push(key.clone());
+        }
+        let (_, logs) = figures.entry(key).or_insert((r, Vec::new()));
+        if !r.samples.is_empty() {
+            let m = crate::stats::median(&r.samples);
+            if m > 0.0 {
+                logs.push(m.ln());
+            }
+        }
+    }
+    order.iter().filter_map(|k| figures.remove(k)).collect()
 }
 
 /// One row from its rounds.
@@ -419,6 +448,42 @@ mod tests {
     }
     use crate::stats::SplitMix64;
     use crate::stats::nested::{normal, synthetic};
+
+    /// The log medians read straight from the rounds are the merged rows' own, figure
+    /// by figure in the merged order, including a figure without samples (a fit) and a
+    /// figure missing from some rounds.
+    #[test]
+    fn log_medians_from_the_rounds_are_the_merged_rows() {
+        let mut rng = SplitMix64::new(9);
+        let rounds: Vec<Vec<ResultRow>> = (0..12)
+            .map(|i| {
+                let mut rows = vec![
+                    ResultRow::from_samples("a", Method::Batch, "ns/call", rounds_of(&mut rng, 100.0, 7, 0.05), 7)
+                        .unwrap(),
+                    ResultRow::from_samples("a", Method::PerCall, "ns", rounds_of(&mut rng, 90.0, 40, 0.2), 40)
+                        .unwrap(),
+                ];
+                let mut fit = rows[0].clone();
+                (fit.benchmark, fit.method, fit.samples) = ("b".into(), Method::Fit, Vec::new());
+                rows.push(fit);
+                if i % 3 != 0 {
+                    let mut other = rows[0].clone();
+                    other.params.insert("mode".into(), serde_json::json!("x"));
+                    rows.push(other);
+                }
+                rows
+            })
+            .collect();
+        let merged = merge(&rounds);
+        let direct = log_medians_by_figure(&rounds);
+        assert_eq!(merged.len(), 4);
+        let logs: Vec<&Vec<f64>> = direct.iter().map(|(_, l)| l).collect();
+        assert_eq!(logs, merged.iter().map(round_log_medians).collect::<Vec<_>>().iter().collect::<Vec<_>>());
+        assert_eq!(logs.iter().map(|l| l.len()).collect::<Vec<_>>(), [12, 12, 0, 8]);
+        for ((first, _), m) in direct.iter().zip(&merged) {
+            assert_eq!(figure_key(first), figure_key(m));
+        }
+    }
 
     fn rounds_of(rng: &mut SplitMix64, centre: f64, k: usize, sd: f64) -> Vec<f64> {
         (0..k).map(|_| centre * (1.0 + sd * normal(rng))).collect()

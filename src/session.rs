@@ -763,7 +763,11 @@ fn last_round(req: &RunRequest, setup: &Setup, round: usize, p: &Progress) -> bo
         || (round + 1 >= ADAPTIVE_MIN_ROUNDS && {
             let judge =
                 crate::precision::Judge { target: goal.target, max_rounds: setup.max_rounds, noise: &setup.noise };
-            rounds::merge(&p.rounds).iter().all(|r| judge.standing(r) != crate::precision::Standing::Short)
+            // A figure short whatever its interval needs no merge: that check first, and
+            // the merged rows (whose bootstrap grows with every round) only when it
+            // cannot decide. Both say the same (`precision::Judge::short_regardless`).
+            !rounds::log_medians_by_figure(&p.rounds).iter().any(|(r, logs)| judge.short_regardless(r, logs))
+                && rounds::merge(&p.rounds).iter().all(|r| judge.standing(r) != crate::precision::Standing::Short)
         })
 }
 

@@ -182,28 +182,13 @@ fn completions_and_the_man_page_come_from_the_definitions() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// A run exported, its host renamed, imported into `into`.
-fn as_host(from: &std::path::Path, host: &str, into: &std::path::Path) {
-    let out = run_ok(&["export", "--format", "json"], from);
-    let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for run in doc["runs"].as_array_mut().unwrap() {
-        // Another machine's run is another run: a UUID of its own.
-        run["run"].as_object_mut().unwrap().remove("uuid");
-        run["machine"]["hostname"] = host.into();
-        run["machine"]["kernel_release"] = format!("6.1-{host}").into();
-    }
-    let file = into.with_extension("json");
-    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
-    run_ok(&["import", file.to_str().unwrap()], into);
-}
-
 #[test]
 fn three_machines_from_three_databases_print_as_a_matrix() {
     let a = temp_db();
     run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "2"], &a.path);
     let (b, c) = (temp_db(), temp_db());
-    as_host(&a.path, "host-b", &b.path);
-    as_host(&a.path, "host-c", &c.path);
+    as_host(&a.path, "host-b", true, &b.path);
+    as_host(&a.path, "host-c", true, &c.path);
     let side = |db: &TempDb| format!("latest@{}", db.path.display());
     let out = run_ok(&["compare", "latest", &side(&b), &side(&c)], &a.path);
     let text = String::from_utf8(out.stdout).unwrap();
@@ -212,8 +197,8 @@ fn three_machines_from_three_databases_print_as_a_matrix() {
     assert!(text.contains("(baseline)") && text.matches("ratio [95% CI] verdict").count() == 2, "{text}");
     assert!(text.contains("syscall.getppid"));
     // The same runs in one database, grouped by host; and the HTML report's bars.
-    as_host(&a.path, "host-b", &a.path);
-    as_host(&a.path, "host-c", &a.path);
+    as_host(&a.path, "host-b", true, &a.path);
+    as_host(&a.path, "host-c", true, &a.path);
     let m = json_of(&run_ok(&["compare", "--by", "host", "--json"], &a.path));
     let names: Vec<&str> = m["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(names.len(), 3, "{names:?}");

@@ -119,8 +119,9 @@ pub enum Command {
     },
     /// Import a JSON export from another machine into the database (all or nothing).
     Import { file: PathBuf },
-    /// Write a self-contained HTML report of runs (default: the latest); with two or
-    /// more, the first two are compared.
+    /// Write a self-contained HTML report of runs (default: the latest); with two, the
+    /// second is compared with the first, and with three or more, every run with the
+    /// first.
     Report {
         #[arg(add = ArgValueCompleter::new(complete::runs))]
         runs: Vec<String>,

@@ -451,7 +451,7 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
     }
     // Side A reads from the database, the others from --db-b where given.
     let side_db = |i: usize| if i == 0 { db } else { db_b.unwrap_or(db) };
-    let (sides, names) = match req.by {
+    let Sides { runs: sides, names, dbs } = match req.by {
         Some(args::GroupBy::Host) => by_host(db, db_b, &refs)?,
         None => {
             if refs.len() < 2 {
@@ -461,37 +461,28 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
                 )
                 .into());
             }
-            let sides =
-                refs.iter().enumerate().map(|(i, r)| load_side_at(side_db(i), r)).collect::<Result<Vec<_>>>()?;
-            (sides, None)
+            let dbs: Vec<PathBuf> =
+                refs.iter().enumerate().map(|(i, r)| side_location(side_db(i), r).1.to_path_buf()).collect();
+            let runs = refs.iter().enumerate().map(|(i, r)| load_side_at(side_db(i), r)).collect::<Result<Vec<_>>>()?;
+            Sides { runs, names: None, dbs }
         }
     };
     let threshold = threshold / 100.0;
-    if let ([a, b], None) = (&sides[..], &names) {
-        // Each side's machine's noise runs, from the side's own database.
-        let noise_a = machine_noise(side_location(side_db(0), &refs[0]).1, a)?;
-        let noise_b = machine_noise(side_location(side_db(1), &refs[1]).1, b)?;
-        let rows = report::compare::compare_with(a, b, threshold, [&noise_a, &noise_b], 2000);
+    // Each side's machine's noise runs, from the database the side was read from.
+    let noise: Vec<crate::noise::RunNoise> =
+        sides.iter().zip(&dbs).map(|(side, path)| machine_noise(path, side)).collect();
+    if let ([a, b], [noise_a, noise_b], None) = (&sides[..], &noise[..], &names) {
+        let rows = report::compare::compare_with(a, b, threshold, [noise_a, noise_b], 2000);
         if json {
             outln(&report::compare::to_json(a, b, &rows, threshold))?;
         } else {
             out(&report::compare::render(a, b, &rows, threshold))?;
-            if let Some(line) = report::compare::between_runs_line(&rows, [&noise_a, &noise_b]) {
+            if let Some(line) = report::compare::between_runs_line(&rows, [noise_a, noise_b]) {
                 outln(&line)?;
             }
         }
         return Ok(gate(&rows, req.fail_on));
     }
-    // Each side's machine's noise runs: from the side's own database, or for a side of
-    // one host, from whichever database holds that machine's noise runs.
-    let noise = sides
-        .iter()
-        .enumerate()
-        .map(|(i, side)| match &names {
-            None => machine_noise(side_location(side_db(i), &refs[i]).1, side),
-            Some(_) => first_noise(std::iter::once(db).chain(db_b), side),
-        })
-        .collect::<Result<Vec<_>>>()?;
     let m = report::matrix::matrix(&sides, names, threshold, &noise, 2000);
     if json {
         outln(&serde_json::to_string_pretty(&m)?)?;
@@ -502,21 +493,22 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
 }
 
 /// Each figure's between-run spread from the noise runs (`oscost noise`) in `db` of the
-/// machine of `side`'s first run (its comparability key).
-fn machine_noise(db: &Path, side: &[RunDocument]) -> Result<crate::noise::RunNoise> {
-    let Some(first) = side.first() else { return Ok(crate::noise::RunNoise::none()) };
-    Ok(session::machine_noise(&Store::open_existing(db)?, &first.machine.comparability_key())?)
-}
-
-/// The first of `dbs` that holds noise runs of `side`'s machine, read; none otherwise.
-fn first_noise<'a>(dbs: impl IntoIterator<Item = &'a Path>, side: &[RunDocument]) -> Result<crate::noise::RunNoise> {
-    for db in dbs {
-        let noise = machine_noise(db, side)?;
-        if !noise.is_empty() {
-            return Ok(noise);
-        }
-    }
-    Ok(crate::noise::RunNoise::none())
+/// machine of `side`'s first run (its comparability key). Noise runs that cannot be
+/// read leave the side without them, with a warning: the comparison still stands on
+/// what the runs themselves show.
+fn machine_noise(db: &Path, side: &[RunDocument]) -> crate::noise::RunNoise {
+    let Some(first) = side.first() else { return crate::noise::RunNoise::none() };
+    let read = Store::open_existing(db)
+        .map_err(anyhow::Error::from)
+        .and_then(|store| Ok(session::machine_noise(&store, &first.machine.comparability_key())?));
+    read.unwrap_or_else(|e| {
+        eprintln!(
+            "warning: the noise runs in {} could not be read ({e:#}); run #{}'s side is compared without its machine's spread between runs",
+            db.display(),
+            first.run.id
+        );
+        crate::noise::RunNoise::none()
+    })
 }
 
 /// A side given as `REFS` or `REFS@PATH` (another database), read.
@@ -536,11 +528,19 @@ fn side_location<'a>(default_db: &'a Path, side: &'a str) -> (&'a str, &'a Path)
 
 /// Every run given (or every complete run of the databases), one side per host, in
 /// the order the hosts first appear; each side's name is its host.
-/// Sides of runs, with their names when they are not the runs' own.
-type Sides = (Vec<Vec<RunDocument>>, Option<Vec<String>>);
+/// The sides of a comparison: their runs, their names where they are not the runs'
+/// own, and the database each was read from (whose noise runs it takes).
+struct Sides {
+    runs: Vec<Vec<RunDocument>>,
+    names: Option<Vec<String>>,
+    dbs: Vec<PathBuf>,
+}
 
+/// Every run given (or every complete run of the databases), one side per host, in
+/// the order the hosts first appear; each side's name is its host, and its database
+/// the one its first run came from.
 fn by_host(db: &Path, db_b: Option<&Path>, refs: &[String]) -> Result<Sides> {
-    let mut runs: Vec<RunDocument> = Vec::new();
+    let mut runs: Vec<(RunDocument, &Path)> = Vec::new();
     if refs.is_empty() {
         for path in std::iter::once(db).chain(db_b) {
             let store = Store::open_existing(path)?;
@@ -550,22 +550,25 @@ fn by_host(db: &Path, db_b: Option<&Path>, refs: &[String]) -> Result<Sides> {
                 .rev()
                 .filter(|l| l.status == crate::model::RunStatus::Complete)
             {
-                runs.push(store.load_run(l.id)?.0);
+                runs.push((store.load_run(l.id)?.0, path));
             }
         }
     } else {
         for (i, r) in refs.iter().enumerate() {
-            runs.extend(load_side_at(if i == 0 { db } else { db_b.unwrap_or(db) }, r)?);
+            let (refs, path) = side_location(if i == 0 { db } else { db_b.unwrap_or(db) }, r);
+            runs.extend(load_side(&Store::open_existing(path)?, refs)?.into_iter().map(|d| (d, path)));
         }
     }
     let mut hosts: Vec<String> = Vec::new();
     let mut sides: Vec<Vec<RunDocument>> = Vec::new();
-    for d in runs {
+    let mut dbs: Vec<PathBuf> = Vec::new();
+    for (d, path) in runs {
         match hosts.iter().position(|h| *h == d.machine.hostname) {
             Some(i) => sides[i].push(d),
             None => {
                 hosts.push(d.machine.hostname.clone());
                 sides.push(vec![d]);
+                dbs.push(path.to_path_buf());
             }
         }
     }
@@ -573,7 +576,7 @@ fn by_host(db: &Path, db_b: Option<&Path>, refs: &[String]) -> Result<Sides> {
         return Err(UsageError(format!("--by host needs runs of two hosts or more; found {}", hosts.len())).into());
     }
     let names = hosts.iter().map(|h| report::plain(h).into_owned()).collect();
-    Ok((sides, Some(names)))
+    Ok(Sides { runs: sides, names: Some(names), dbs })
 }
 
 /// One side of a comparison: a run, or runs separated by commas (`1,2,3`), pooled.
@@ -683,11 +686,8 @@ fn html_report(db: &Path, refs: Vec<String>, output: &Path) -> Result<i32> {
     // Every run is a side of one run: each takes its machine's noise runs from this
     // database, as `compare` does (one run alone is compared with nothing).
     let compared = if docs.len() >= 2 { docs.len() } else { 0 };
-    let noise = docs
-        .iter()
-        .take(compared)
-        .map(|(d, _)| session::machine_noise(&store, &d.machine.comparability_key()))
-        .collect::<Result<Vec<_>, _>>()?;
+    let noise: Vec<crate::noise::RunNoise> =
+        docs.iter().take(compared).map(|(d, _)| machine_noise(db, std::slice::from_ref(d))).collect();
     let html = match (&docs[..], &noise[..]) {
         // Three runs or more: every run a column, the first the baseline.
         (_, [_, _, _, ..]) => {
@@ -950,6 +950,9 @@ fn precision_summary(j: &crate::precision::RunJudgement) -> Vec<String> {
                     |n| format!("about {n}")
                 ),
                 j.max_rounds
+            )),
+            Standing::OneWindow => lines.push(format!(
+                "  not reached: {name} at {now} in one round: that interval holds one window; the spread between runs (oscost noise) or runs spread over time (compare 1,2,3 …) can say more"
             )),
             Standing::NoRounds => lines.push(format!(
                 "  not reached: {name} at {now}: a fitted figure, without rounds of samples to add"

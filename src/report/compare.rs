@@ -375,7 +375,6 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
     ) + unpaired
 }
 
-/// Whether any run of a side measured conditions beside a baseline (`run --condition`).
 /// The line under a two-sided comparison naming where its between-run spreads came
 /// from (side A's and B's machine's noise runs), when some interval took one.
 pub fn between_runs_line(rows: &[Comparison], noise: [&crate::noise::RunNoise; 2]) -> Option<String> {
@@ -384,25 +383,38 @@ pub fn between_runs_line(rows: &[Comparison], noise: [&crate::noise::RunNoise; 2
 }
 
 /// Where the between-run spreads came from, when `widened` of the `total` intervals
-/// took one: each named side's machine's noise runs (`oscost noise`), said once when
-/// every side that has them read the same ones.
+/// took one: each set of noise runs (`oscost noise`) once, with the sides whose machine
+/// it measured, or "this machine's" when every side read the same ones.
 pub fn noise_sources(sides: &[(&str, Option<&crate::noise::Source>)], widened: usize, total: usize) -> Option<String> {
-    let with: Vec<(&str, &crate::noise::Source)> = sides.iter().filter_map(|(n, s)| s.map(|s| (*n, s))).collect();
-    let (&(_, first), rest) = with.split_first()?;
-    if widened == 0 {
+    let mut groups: Vec<(Vec<&str>, &crate::noise::Source)> = Vec::new();
+    for (name, source) in sides {
+        let Some(source) = source else { continue };
+        match groups.iter_mut().find(|(_, s)| *s == *source) {
+            Some((names, _)) => names.push(name),
+            None => groups.push((vec![name], source)),
+        }
+    }
+    if widened == 0 || groups.is_empty() {
         return None;
     }
     let runs = |s: &crate::noise::Source| format!("{} noise runs ({} to {})", s.runs, s.first, s.last);
-    let from = if sides.len() > 1 && with.len() == sides.len() && rest.iter().all(|(_, s)| *s == first) {
-        format!("this machine's {}", runs(first))
-    } else {
-        with.iter().map(|(n, s)| format!("{n}'s machine's {}", runs(s))).collect::<Vec<_>>().join(" and ")
+    let from = match &groups[..] {
+        [(names, s)] if sides.len() > 1 && names.len() == sides.len() => format!("this machine's {}", runs(s)),
+        _ => groups
+            .iter()
+            .map(|(names, s)| {
+                let whose: Vec<String> = names.iter().map(|n| format!("{n}'s")).collect();
+                format!("{} machine's {}", whose.join(" and "), runs(s))
+            })
+            .collect::<Vec<_>>()
+            .join(" and "),
     };
     Some(format!(
         "between runs: {widened} of {total} intervals hold their figure's spread between runs, from {from}; oscost noise"
     ))
 }
 
+/// Whether any run of a side measured conditions beside a baseline (`run --condition`).
 fn holds_conditions(side: &[RunDocument]) -> bool {
     side.iter().any(|d| d.results.iter().any(|r| r.params.contains_key(crate::paired::CONDITION)))
 }

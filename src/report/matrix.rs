@@ -64,7 +64,8 @@ pub fn matrix(
         .map(|(i, s)| Column {
             name: names.as_ref().and_then(|n| n.get(i).cloned()).unwrap_or_else(|| side_name(s)),
             runs: s.iter().map(|d| d.run.id).collect(),
-            noise_runs: noise_of(i).source.clone(),
+            // Only a side of one run takes its machine's spread (`compare_with`).
+            noise_runs: if s.len() == 1 { noise_of(i).source.clone() } else { None },
         })
         .collect();
     // Each side's machine is its first run's.
@@ -235,15 +236,23 @@ mod tests {
         assert!(text.contains("]* "), "widened cells are marked: {text}");
         assert!(
             text.contains(
-                "* between runs: 2 of 2 intervals hold their figure's spread between runs, from this machine's 4 noise runs"
+                "* between runs: 2 of 2 intervals hold their figure's spread between runs, from run #1's and run #2's machine's 4 noise runs"
             ),
             "{text}"
         );
         let plain_text = render(&bare);
         assert!(!plain_text.contains("]*") && !plain_text.contains("between runs"), "{plain_text}");
-        // A side whose machine has no noise runs is named apart from the one that has.
-        let partial = matrix(&sides, None, 0.03, &noise[..1], 300);
-        let line = between_runs_line(&partial).unwrap();
-        assert!(line.contains("run #1's machine's 4 noise runs"), "{line}");
+        assert!(m.columns[2].noise_runs.is_none(), "a side of two runs takes no spread and is not named");
+        // Each cell takes the spreads of its own sides: only the baseline's machine has
+        // noise runs, then only the second side's.
+        let spread = |m: &Matrix, i: usize| m.rows[0].cells[i].as_ref().unwrap().between_runs;
+        let baseline_only = matrix(&sides, None, 0.03, &noise[..1], 300);
+        assert_eq!((spread(&baseline_only, 0), spread(&baseline_only, 1)), (Some(sigma), Some(sigma)));
+        let line = between_runs_line(&baseline_only).unwrap();
+        assert!(line.contains("from run #1's machine's 4 noise runs"), "{line}");
+        let second_only = matrix(&sides, None, 0.03, &[RunNoise::none(), model.clone()], 300);
+        assert_eq!((spread(&second_only, 0), spread(&second_only, 1)), (Some(sigma), None));
+        let line = between_runs_line(&second_only).unwrap();
+        assert!(line.contains("2 intervals") && line.contains("from run #2's machine's"), "{line}");
     }
 }

@@ -200,3 +200,21 @@ pub fn twenty_medians(step: bool) -> Vec<f64> {
         [0.4, -1.1, 0.9, -0.3, 1.6, -0.8, 0.1, -1.9, 1.2, -0.5, 0.7, -1.4, 0.2, 1.0, -0.6, 1.8, -0.2, -1.0, 0.5, -0.9];
     NOISE.iter().enumerate().map(|(i, z)| 100.0 * if step && i >= 10 { 1.1 } else { 1.0 } * (0.02 * z).exp()).collect()
 }
+
+/// Every run of `from` exported, its host renamed (and with `new_kernel` its kernel,
+/// so the comparability key differs too), imported into `into`.
+pub fn as_host(from: &Path, host: &str, new_kernel: bool, into: &Path) {
+    let out = run_ok(&["export", "--format", "json"], from);
+    let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for run in doc["runs"].as_array_mut().unwrap() {
+        // Another machine's run is another run: a UUID of its own.
+        run["run"].as_object_mut().unwrap().remove("uuid");
+        run["machine"]["hostname"] = host.into();
+        if new_kernel {
+            run["machine"]["kernel_release"] = format!("6.1-{host}").into();
+        }
+    }
+    let file = into.with_extension("json");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    run_ok(&["import", file.to_str().unwrap()], into);
+}
