@@ -67,28 +67,30 @@ fn one(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
     Cost::probes(1)
 }
 
-static FIXED: BenchDef = BenchDef {
-    id: "test.fixed",
-    family: Family::Syscall,
-    summary: "known rows (test only)",
-    timing_model: "none: the rows are given",
-    in_default_suite: false,
-    rounds: RoundPlan::Spread,
-    cost: one,
-    check: no_check,
-    run: fixed_rows,
-};
+/// A test benchmark whose rows are given by `run`, measured in every round.
+const fn given(
+    id: &'static str,
+    summary: &'static str,
+    run: fn(&Ctx, &mut Output) -> Result<(), BenchError>,
+) -> BenchDef {
+    BenchDef {
+        id,
+        family: Family::Syscall,
+        summary,
+        timing_model: "none: the rows are given",
+        in_default_suite: false,
+        rounds: RoundPlan::Spread,
+        cost: one,
+        check: no_check,
+        run,
+    }
+}
+
+static FIXED: BenchDef = given("test.fixed", "known rows (test only)", fixed_rows);
 
 static COUNTING: BenchDef = BenchDef {
-    id: "test.counting",
-    family: Family::Syscall,
-    summary: "a probe that counts its calls (test only)",
     timing_model: "one call of a counter",
-    in_default_suite: false,
-    rounds: RoundPlan::Spread,
-    cost: one,
-    check: no_check,
-    run: counting,
+    ..given("test.counting", "a probe that counts its calls (test only)", counting)
 };
 
 fn options() -> BenchOptions {
@@ -286,17 +288,7 @@ fn split_rows(_: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-static NOISY: BenchDef = BenchDef {
-    id: "test.noisy",
-    family: Family::Syscall,
-    summary: "rounds that move by up to 2% (test only)",
-    timing_model: "none: the rows are given",
-    in_default_suite: false,
-    rounds: RoundPlan::Spread,
-    cost: one,
-    check: no_check,
-    run: noisy_rows,
-};
+static NOISY: BenchDef = given("test.noisy", "rounds that move by up to 2% (test only)", noisy_rows);
 
 static DRIFTING_ROUND: AtomicU64 = AtomicU64::new(0);
 
@@ -312,29 +304,10 @@ fn drifting_rows(_: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-static DRIFTING: BenchDef = BenchDef {
-    id: "test.drifting",
-    family: Family::Syscall,
-    summary: "rounds whose level steps by ±8% every ten, and moves by 3% (test only)",
-    timing_model: "none: the rows are given",
-    in_default_suite: false,
-    rounds: RoundPlan::Spread,
-    cost: one,
-    check: no_check,
-    run: drifting_rows,
-};
+static DRIFTING: BenchDef =
+    given("test.drifting", "rounds whose level steps by ±8% every ten, and moves by 3% (test only)", drifting_rows);
 
-static SPLIT: BenchDef = BenchDef {
-    id: "test.split",
-    family: Family::Syscall,
-    summary: "rounds at 100 and 200 in turn (test only)",
-    timing_model: "none: the rows are given",
-    in_default_suite: false,
-    rounds: RoundPlan::Spread,
-    cost: one,
-    check: no_check,
-    run: split_rows,
-};
+static SPLIT: BenchDef = given("test.split", "rounds at 100 and 200 in turn (test only)", split_rows);
 
 fn adaptive_run(db: &Path, def: &'static BenchDef, target: f64) -> RunDocument {
     let req = RunRequest {
@@ -467,17 +440,7 @@ fn sequenced_rows(_: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     Ok(())
 }
 
-static SEQUENCED: BenchDef = BenchDef {
-    id: "test.sequence",
-    family: Family::Syscall,
-    summary: "rows that say when their round ran (test only)",
-    timing_model: "none: the rows are given",
-    in_default_suite: false,
-    rounds: RoundPlan::Spread,
-    cost: one,
-    check: no_check,
-    run: sequenced_rows,
-};
+static SEQUENCED: BenchDef = given("test.sequence", "rows that say when their round ran (test only)", sequenced_rows);
 
 /// A paired run measures every arm in every round, in alternating order (A B C, C B A,
 /// …), labels each condition's rows, stores the baseline first, and pairs each
