@@ -6,7 +6,8 @@
 //! that promises ±2% promises it for the next run too. So a row's precision is judged
 //! the way its evidence allows:
 //! - with [`BLOCK_ROUNDS`]·[`MIN_BLOCKS`] rounds or more, from the blocks of its
-//!   consecutive rounds (batch means), which hold the drift the run lived through, and
+//!   consecutive rounds (batch means, longer blocks while neighbouring ones are still
+//!   correlated: `stats::blocks`), which hold the drift the run lived through, and
 //!   never narrower than its own interval;
 //! - with fewer, from its own interval with this machine's between-run spread σ_b
 //!   (`oscost noise`) in quadrature on the log scale, the spread a run of default
@@ -14,7 +15,11 @@
 //!
 //! Whether more rounds can help is projected from the row's own blocks only: the spread
 //! of their means gives the blocks, hence rounds, the target needs. A row that would
-//! need more than the run's cap is out of reach and stops adding rounds. Before it has
+//! need more than its benchmark's cap is out of reach and stops adding rounds. The cap
+//! is time, not a count: the rounds its benchmark's pace so far (every benchmark
+//! interleaved with it counted in) fits before `--max-time`, within a ceiling
+//! ([`rounds_in_time`]); a cheap benchmark may take thousands of rounds where a costly
+//! one fits dozens. Before it has
 //! blocks it is never condemned: the machine's σ_b keeps it from being called reached
 //! on too few rounds, but only the run's own blocks say whether it drifts within reach.
 //! A row without per-round samples (a fitted figure) cannot be judged by rounds at all.
@@ -24,7 +29,7 @@ use serde::Serialize;
 use crate::model::ResultRow;
 use crate::noise::RunNoise;
 use crate::rounds::{precision_of, round_log_medians as round_logs};
-use crate::stats::blocks::{BLOCK_ROUNDS, MIN_BLOCKS, block_sd, blocks_needed, half_width};
+use crate::stats::blocks::{BLOCK_ROUNDS, BlockSpread, MIN_BLOCKS};
 
 /// Where a row stands against a precision target.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -68,6 +73,9 @@ pub struct FigureJudgement {
     pub precision: Option<f64>,
     pub basis: Basis,
     pub rounds: usize,
+    /// The most rounds its benchmark could have run (the cap `OutOfReach` is judged
+    /// against).
+    pub cap: usize,
     #[serde(flatten)]
     pub standing: Standing,
     /// Why a short row did not get there (`rounds::why_short`); None otherwise.
@@ -78,12 +86,17 @@ pub struct FigureJudgement {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunJudgement {
     pub target: f64,
-    pub max_rounds: usize,
     pub reached: usize,
     pub figures: Vec<FigureJudgement>,
 }
 
 impl RunJudgement {
+    /// The judgement of a run's `figures` against `target`.
+    pub fn of(target: f64, figures: Vec<FigureJudgement>) -> RunJudgement {
+        let reached = figures.iter().filter(|f| f.standing == Standing::Reached).count();
+        RunJudgement { target, reached, figures }
+    }
+
     /// Rows judged on `basis`.
     pub fn judged_on(&self, basis: Basis) -> usize {
         self.figures.iter().filter(|f| f.basis == basis).count()
@@ -93,8 +106,21 @@ impl RunJudgement {
 /// The longest projection an out-of-reach row is given a number for.
 pub const PROJECTION_ROUNDS: usize = 100_000;
 
-/// Judges rows against a target (relative half-width) with a run's cap on rounds and
-/// this machine's between-run spreads.
+/// The most rounds a benchmark may run when `done` of its rounds took `spent` since the
+/// run began measuring and `left` remains before its deadline: its pace so far carried
+/// to the deadline, within `ceiling`. Its pace counts every benchmark interleaved with
+/// it, so the cap grows as others finish.
+pub fn rounds_in_time(done: usize, spent: std::time::Duration, left: std::time::Duration, ceiling: usize) -> usize {
+    if spent.is_zero() {
+        return ceiling;
+    }
+    // A float cast to an integer saturates; the ceiling bounds it anyway.
+    let more = (done as f64 * left.as_secs_f64() / spent.as_secs_f64()).floor() as usize;
+    ceiling.min(done.saturating_add(more))
+}
+
+/// Judges rows against a target (relative half-width) with their benchmark's cap on
+/// rounds and this machine's between-run spreads.
 pub struct Judge<'a> {
     pub target: f64,
     pub max_rounds: usize,
@@ -106,8 +132,8 @@ impl Judge<'_> {
     /// an interval.
     pub fn precision(&self, r: &ResultRow) -> Option<f64> {
         let within = precision_of(r)?;
-        match half_width(&round_logs(r), BLOCK_ROUNDS) {
-            Some(h) => Some(within.max(h.exp() - 1.0)),
+        match BlockSpread::of(&round_logs(r)) {
+            Some(s) => Some(within.max(s.half_width().exp() - 1.0)),
             None => Some((1.0 + within).ln().hypot((1.0 + self.noise.between_alone(r)).ln()).exp() - 1.0),
         }
     }
@@ -121,8 +147,7 @@ impl Judge<'_> {
     /// Rounds the target would need, from the spread of the row's own blocks' means;
     /// None past `cap`.
     fn rounds_needed(&self, logs: &[f64], cap: usize) -> Option<usize> {
-        let block = block_sd(logs, BLOCK_ROUNDS)?;
-        blocks_needed(block, (1.0 + self.target).ln(), cap / BLOCK_ROUNDS).map(|b| b * BLOCK_ROUNDS)
+        BlockSpread::of(logs)?.rounds_needed((1.0 + self.target).ln(), cap)
     }
 
     /// What row `r`'s precision is judged from.
@@ -136,26 +161,25 @@ impl Judge<'_> {
         }
     }
 
-    /// Every row judged, in order.
+    /// Row `r` judged.
+    pub fn figure(&self, r: &ResultRow) -> FigureJudgement {
+        let standing = self.standing(r);
+        FigureJudgement {
+            benchmark: r.benchmark.clone(),
+            variant: r.variant_label(),
+            method: r.method.as_str().to_string(),
+            precision: self.precision(r),
+            basis: self.basis(r),
+            rounds: r.round_count(),
+            cap: self.max_rounds,
+            standing,
+            why: (standing == Standing::Short).then(|| crate::rounds::why_short(r, self.target)),
+        }
+    }
+
+    /// Every row judged, in order, against this one cap.
     pub fn judge(&self, rows: &[ResultRow]) -> RunJudgement {
-        let figures: Vec<FigureJudgement> = rows
-            .iter()
-            .map(|r| {
-                let standing = self.standing(r);
-                FigureJudgement {
-                    benchmark: r.benchmark.clone(),
-                    variant: r.variant_label(),
-                    method: r.method.as_str().to_string(),
-                    precision: self.precision(r),
-                    basis: self.basis(r),
-                    rounds: r.round_count(),
-                    standing,
-                    why: (standing == Standing::Short).then(|| crate::rounds::why_short(r, self.target)),
-                }
-            })
-            .collect();
-        let reached = figures.iter().filter(|f| f.standing == Standing::Reached).count();
-        RunJudgement { target: self.target, max_rounds: self.max_rounds, reached, figures }
+        RunJudgement::of(self.target, rows.iter().map(|r| self.figure(r)).collect())
     }
 
     /// Whether a figure is short whatever its merged row's own interval, from its
@@ -167,7 +191,7 @@ impl Judge<'_> {
     /// for the merged row's bootstrap) only when it cannot decide.
     pub fn short_regardless(&self, r: &ResultRow, logs: &[f64]) -> bool {
         if logs.len() >= BLOCK_ROUNDS * MIN_BLOCKS {
-            half_width(logs, BLOCK_ROUNDS).is_some_and(|h| h.exp() - 1.0 > self.target)
+            BlockSpread::of(logs).is_some_and(|s| s.half_width().exp() - 1.0 > self.target)
                 && self.rounds_needed(logs, self.max_rounds).is_some()
         } else {
             !logs.is_empty() && self.noise.between_alone(r) > self.target
@@ -250,7 +274,7 @@ mod tests {
         let swinging = row(&mut rng, 60, 0.01, |k| 0.05 * (std::f64::consts::TAU * k as f64 / 20.0).sin());
         let j = judge(&none, 0.02);
         assert!(j.from_blocks(&swinging));
-        let blocks = half_width(&round_logs(&swinging), BLOCK_ROUNDS).unwrap().exp() - 1.0;
+        let blocks = BlockSpread::of(&round_logs(&swinging)).unwrap().half_width().exp() - 1.0;
         assert!(blocks > 1.5 * precision_of(&swinging).unwrap(), "{blocks} {:?}", precision_of(&swinging));
         assert_eq!(j.precision(&swinging), Some(blocks));
     }
@@ -271,8 +295,7 @@ mod tests {
         // Forty rounds whose blocks alternate by ±8%: ±2% would need far more than 300
         // rounds, and the projection says how many.
         let stepping = row(&mut rng, 40, 0.01, |k| if (k / 10) % 2 == 0 { 0.08 } else { -0.08 });
-        let expected = blocks_needed(block_sd(&round_logs(&stepping), BLOCK_ROUNDS).unwrap(), 1.02f64.ln(), 10_000)
-            .map(|b| b * BLOCK_ROUNDS);
+        let expected = BlockSpread::of(&round_logs(&stepping)).unwrap().rounds_needed(1.02f64.ln(), 10_000);
         assert!(expected.unwrap() > 300);
         assert_eq!(judge(&none, 0.02).standing(&stepping), Standing::OutOfReach { rounds_needed: expected });
         // Steady blocks reach the target, whatever the machine's spread was.
@@ -388,5 +411,33 @@ mod tests {
         assert_eq!(Judge { target: 0.01, max_rounds: 300, noise: &spread }.standing(&once), Standing::Short);
         let v = serde_json::to_value(alone.judge(std::slice::from_ref(&once))).unwrap();
         assert_eq!(v["figures"][0]["standing"], "one_window");
+    }
+
+    #[test]
+    fn the_cap_is_the_pace_so_far_carried_to_the_deadline() {
+        use std::time::Duration;
+        let s = Duration::from_secs;
+        // 40 rounds in 5 s, 55 s left: 440 more at that pace.
+        assert_eq!(rounds_in_time(40, s(5), s(55), 10_000), 480);
+        assert_eq!(rounds_in_time(40, s(5), s(55), 300), 300, "within the ceiling");
+        // The deadline reached: the rounds done are the cap.
+        assert_eq!(rounds_in_time(40, s(60), Duration::ZERO, 10_000), 40);
+        assert_eq!(rounds_in_time(3, Duration::ZERO, s(60), 1000), 1000, "no pace yet");
+        assert_eq!(rounds_in_time(usize::MAX, Duration::from_nanos(1), s(60), 1000), 1000);
+        // A cheap benchmark whose blocks of ten alternate by ±5%: ±2% needs 36 blocks
+        // (t₀.₉₇₅,₃₅·sd/6 ≤ ln 1.02), 360 rounds: out of reach of a cap of 300 rounds,
+        // within reach of its time.
+        let mut rng = SplitMix64::new(9);
+        let none = RunNoise::none();
+        let noisy = row(&mut rng, 40, 0.0, |k| if (k / 10) % 2 == 0 { 0.05 } else { -0.05 });
+        let needed = match (Judge { target: 0.02, max_rounds: 300, noise: &none }).standing(&noisy) {
+            Standing::OutOfReach { rounds_needed: Some(n) } => n,
+            other => panic!("{other:?}"),
+        };
+        let cap = rounds_in_time(40, s(5), s(55), 10_000);
+        assert_eq!(needed, 360);
+        assert!(needed <= cap);
+        let j = Judge { target: 0.02, max_rounds: cap, noise: &none }.judge(std::slice::from_ref(&noisy));
+        assert_eq!((j.figures[0].standing, j.figures[0].cap), (Standing::Short, 480));
     }
 }

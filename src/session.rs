@@ -12,6 +12,7 @@
 //! way, panics included), and when storing fails the benchmark's figures are printed
 //! and written, importable, to a JSON file beside the database before the run stops.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -70,19 +71,27 @@ pub struct RunRequest {
 
 /// `run --precision`: rounds are added to each benchmark, in fresh workers and
 /// interleaved as usual, until every row's 95% interval is within `target` (relative
-/// half-width), `ADAPTIVE_MAX_ROUNDS` rounds have run, or `max_time` is spent.
+/// half-width) or out of reach of the rounds that fit before `max_time`, `max_rounds`
+/// rounds have run, or `max_time` is spent.
 #[derive(Debug, Clone, Copy)]
 pub struct PrecisionGoal {
     pub target: f64,
     pub max_time: std::time::Duration,
+    /// The ceiling on one benchmark's rounds (`ADAPTIVE_MAX_ROUNDS` from the command
+    /// line).
+    pub max_rounds: usize,
 }
 
 /// Fewest rounds before an adaptive run judges a benchmark's precision: an interval
 /// from fewer rounds says too little about the next.
 pub const ADAPTIVE_MIN_ROUNDS: usize = 3;
-/// Most rounds an adaptive run gives one benchmark: thirty blocks of ten
-/// (`stats::blocks`), about as many minutes of drift as a run should wait out.
-pub const ADAPTIVE_MAX_ROUNDS: usize = 300;
+/// Most rounds an adaptive run gives one benchmark, whatever time is left: a bound on
+/// the coordinator's memory and on each judgement's cost (every round's samples are
+/// kept and merged), not the cap that matters. That is time: a figure is out of reach
+/// when its blocks need more rounds than fit before `--max-time` at its benchmark's
+/// pace (`precision::rounds_in_time`). A thousand rounds are a minute or two of the
+/// cheapest benchmarks.
+pub const ADAPTIVE_MAX_ROUNDS: usize = 1000;
 
 /// How a run ended.
 pub struct RunOutcome {
@@ -95,6 +104,10 @@ pub struct RunOutcome {
     pub storage_error: Option<String>,
     pub store: Store,
     pub elapsed: Duration,
+    /// Under `--precision`, each benchmark's cap on rounds at its last judgement (the
+    /// rounds its pace fitted before the deadline): what its figures' `OutOfReach` was
+    /// judged against.
+    pub round_caps: BTreeMap<String, usize>,
 }
 
 impl RunOutcome {
@@ -188,6 +201,8 @@ struct Progress {
     /// No more rounds: it failed, was skipped, or (once-only) ran.
     finished: bool,
     stored: bool,
+    /// Under `--precision`, its cap on rounds at its last judgement.
+    cap: Option<usize>,
 }
 
 impl Progress {
@@ -241,8 +256,9 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let status = final_status(storage_error.is_some(), stopped_by.is_some(), !tally.failures.is_empty());
     let id = run.id;
     let store = finish(run, status, storage_error.as_deref())?;
+    let round_caps = round_caps(&req, &tally.progress);
     let failures = tally.failures;
-    Ok(RunOutcome { run_id: id, stopped_by, failures, storage_error, store, elapsed: started.elapsed() })
+    Ok(RunOutcome { run_id: id, stopped_by, failures, storage_error, store, elapsed: started.elapsed(), round_caps })
 }
 
 /// What a run measures with, settled before it begins.
@@ -257,7 +273,8 @@ struct Setup {
     rounds: usize,
     /// Rounds a benchmark may run: `rounds`, or more under `--precision`.
     max_rounds: usize,
-    /// When an adaptive run stops adding rounds.
+    /// When an adaptive run began measuring, and when it stops adding rounds.
+    started: std::time::Instant,
     deadline: Option<std::time::Instant>,
     /// Under `--precision`, this machine's between-run spreads (`oscost noise`), which
     /// a row judges its target with until it has blocks of rounds of its own.
@@ -311,8 +328,9 @@ fn prepare(req: &RunRequest) -> Result<Setup> {
     }
     let rounds = rounds_of(req);
     let per_round = cfg.per_round(rounds);
-    let max_rounds = if req.precision.is_some() { ADAPTIVE_MAX_ROUNDS.max(rounds) } else { rounds };
-    let deadline = req.precision.map(|g| std::time::Instant::now() + g.max_time);
+    let max_rounds = req.precision.map_or(rounds, |g| g.max_rounds.max(rounds));
+    let started = std::time::Instant::now();
+    let deadline = req.precision.map(|g| started + g.max_time);
     let noise = precision_noise(req, &machine);
     let arms = prepare_arms(req);
     Ok(Setup {
@@ -323,6 +341,7 @@ fn prepare(req: &RunRequest) -> Result<Setup> {
         machine,
         rounds,
         max_rounds,
+        started,
         deadline,
         noise,
         arms,
@@ -696,6 +715,7 @@ fn end_round(
     tally: &mut Tally,
 ) -> std::ops::ControlFlow<()> {
     let p = &mut tally.progress[slot];
+    p.cap = round_cap(req, setup, at.round);
     if def.rounds == RoundPlan::Once || last_round(req, setup, at.round, p) {
         p.finished = true;
     }
@@ -753,16 +773,39 @@ fn say_evidence(tally: &mut Tally, arm: usize, condition: &str, evidence: &[Stri
     tally.say(&format!("condition {condition} in effect: {}", evidence.join("; ")));
 }
 
+/// Under `--precision`, the most rounds a benchmark whose round `round` just ran may
+/// run: its pace so far carried to the deadline, within the ceiling
+/// (`precision::rounds_in_time`).
+fn round_cap(req: &RunRequest, setup: &Setup, round: usize) -> Option<usize> {
+    let (_, deadline) = (req.precision.as_ref()?, setup.deadline?);
+    let now = std::time::Instant::now();
+    let left = deadline.saturating_duration_since(now);
+    Some(crate::precision::rounds_in_time(round + 1, now - setup.started, left, setup.max_rounds))
+}
+
+/// Each benchmark's last cap on rounds, by its name (the largest over its arms).
+fn round_caps(req: &RunRequest, progress: &[Progress]) -> BTreeMap<String, usize> {
+    let arms = progress.len() / req.selected.len().max(1);
+    let mut caps = BTreeMap::new();
+    for (i, p) in progress.iter().enumerate() {
+        if let Some(cap) = p.cap {
+            let slot = caps.entry(req.selected[i / arms.max(1)].0.id.to_string()).or_insert(cap);
+            *slot = cap.max(*slot);
+        }
+    }
+    caps
+}
+
 /// Whether the round just run is a benchmark's last: the planned count, or under
-/// `--precision` every row within the target or out of the reach of the rounds' cap
-/// (`precision::Judge`, after `ADAPTIVE_MIN_ROUNDS`), the cap, or the time limit.
+/// `--precision` every row within the target or out of the reach of its cap
+/// (`precision::Judge`, after `ADAPTIVE_MIN_ROUNDS`), the ceiling, or the time limit.
 fn last_round(req: &RunRequest, setup: &Setup, round: usize, p: &Progress) -> bool {
     let Some(goal) = &req.precision else { return round + 1 == setup.rounds };
+    let cap = p.cap.unwrap_or(setup.max_rounds);
     round + 1 >= setup.max_rounds
         || setup.deadline.is_some_and(|d| std::time::Instant::now() >= d)
         || (round + 1 >= ADAPTIVE_MIN_ROUNDS && {
-            let judge =
-                crate::precision::Judge { target: goal.target, max_rounds: setup.max_rounds, noise: &setup.noise };
+            let judge = crate::precision::Judge { target: goal.target, max_rounds: cap, noise: &setup.noise };
             // A figure short whatever its interval needs no merge: that check first, and
             // the merged rows (whose bootstrap grows with every round) only when it
             // cannot decide. Both say the same (`precision::Judge::short_regardless`).
@@ -940,10 +983,11 @@ fn announce(req: &RunRequest, cfg: &MeasureConfig, calib: &Calibration) -> machi
     let r = rounds_of(req);
     if let (false, Some(g)) = (req.quiet, &req.precision) {
         eprintln!(
-            "running {n} benchmark{} until each figure is within ±{:.1}% ({ADAPTIVE_MIN_ROUNDS} to {ADAPTIVE_MAX_ROUNDS} rounds, at most {})",
+            "running {n} benchmark{} until each figure is within ±{:.1}% ({ADAPTIVE_MIN_ROUNDS} rounds or more, as many as fit in {} and at most {})",
             if n == 1 { "" } else { "s" },
             g.target * 100.0,
-            seconds(g.max_time)
+            seconds(g.max_time),
+            g.max_rounds
         );
     } else if !req.quiet {
         let arms = match req.conditions.len() {

@@ -143,6 +143,10 @@ fn an_adaptive_run_says_how_it_judged_each_figure() {
         // machine's spread, which the noise runs measured for both figures.
         let basis = if rounds >= 30 { "blocks" } else { "between_runs" };
         assert_eq!(f["basis"], basis, "{f}");
+        // Its cap: the rounds its benchmark's pace fitted in the time, within the
+        // ceiling, never fewer than it ran.
+        let cap = f["cap"].as_u64().unwrap() as usize;
+        assert!((rounds..=oscost::session::ADAPTIVE_MAX_ROUNDS).contains(&cap), "{f}");
         assert_eq!((f["benchmark"].clone(), f["method"].clone()), (r["benchmark"].clone(), r["method"].clone()));
     }
     assert!(json_of(&run_ok(&["run", "syscall.getppid", "--quick", "--json"], &db.path)).get("precision").is_none());

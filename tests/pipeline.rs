@@ -309,7 +309,31 @@ static DRIFTING: BenchDef =
 
 static SPLIT: BenchDef = given("test.split", "rounds at 100 and 200 in turn (test only)", split_rows);
 
+/// One round of a figure of 100 whose samples spread by 0.4% (no state between rounds,
+/// so tests running at once may share it).
+fn steady_rows(_: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let samples: Vec<f64> = (0..20).map(|i| 100.0 + 0.1 * f64::from(i % 5)).collect();
+    out.extend(ResultRow::from_samples("test.steady", Method::Batch, "ns/call", samples, 20));
+    Ok(())
+}
+
+static STEADY: BenchDef = given("test.steady", "rounds at 100 (test only)", steady_rows);
+
+/// The adaptive runs' ceiling on rounds, below the command line's so that the run that
+/// goes to it stays short.
+const ADAPTIVE_CEILING: usize = 300;
+
 fn adaptive_run(db: &Path, def: &'static BenchDef, target: f64) -> RunDocument {
+    let outcome = adaptive_outcome(db, def, target, std::time::Duration::from_secs(60));
+    outcome.store.load_run(outcome.run_id).unwrap().0
+}
+
+fn adaptive_outcome(
+    db: &Path,
+    def: &'static BenchDef,
+    target: f64,
+    max_time: std::time::Duration,
+) -> session::RunOutcome {
     let req = RunRequest {
         selected: vec![(def, Scope::Full)],
         quick: true,
@@ -323,13 +347,28 @@ fn adaptive_run(db: &Path, def: &'static BenchDef, target: f64) -> RunDocument {
         command_line: "oscost run --precision (pipeline test)".into(),
         progress: false,
         strict: false,
-        precision: Some(session::PrecisionGoal { target, max_time: std::time::Duration::from_secs(60) }),
+        precision: Some(session::PrecisionGoal { target, max_time, max_rounds: ADAPTIVE_CEILING }),
         quiet: true,
         conditions: Vec::new(),
         kind: oscost::model::RunKind::Measure,
     };
-    let outcome = session::execute(req).expect("the session runs");
-    outcome.store.load_run(outcome.run_id).unwrap().0
+    session::execute(req).expect("the session runs")
+}
+
+/// A benchmark's cap on rounds is the rounds that fit in the time: never below those
+/// it ran nor above the ceiling, and, once the time is spent, the rounds it ran.
+#[test]
+fn an_adaptive_runs_cap_is_the_rounds_that_fit_in_its_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("adaptive-cap.db");
+    let outcome = adaptive_outcome(&db, &STEADY, 0.01, std::time::Duration::from_secs(60));
+    let rounds = outcome.store.load_run(outcome.run_id).unwrap().0.results[0].round_count();
+    let cap = outcome.round_caps["test.steady"];
+    assert!((rounds..=ADAPTIVE_CEILING).contains(&cap), "cap {cap} after {rounds} rounds");
+    // No time at all: one round, and a cap of one.
+    let outcome = adaptive_outcome(&db, &STEADY, 0.01, std::time::Duration::ZERO);
+    assert_eq!(outcome.store.load_run(outcome.run_id).unwrap().0.results[0].round_count(), 1);
+    assert_eq!(outcome.round_caps["test.steady"], 1);
 }
 
 /// `run --precision` stops at the first round whose merged rows are within the
@@ -345,11 +384,11 @@ fn an_adaptive_run_stops_at_the_target_and_never_claims_what_it_did_not_reach() 
     let db = dir.path().join("adaptive.db");
     let target = 0.01;
     let none = RunNoise::none();
-    let judge = Judge { target, max_rounds: session::ADAPTIVE_MAX_ROUNDS, noise: &none };
+    let judge = Judge { target, max_rounds: ADAPTIVE_CEILING, noise: &none };
     let doc = adaptive_run(&db, &NOISY, target);
     let row = &doc.results[0];
     let rounds = row.round_count();
-    assert!((session::ADAPTIVE_MIN_ROUNDS..session::ADAPTIVE_MAX_ROUNDS).contains(&rounds), "{rounds} rounds");
+    assert!((session::ADAPTIVE_MIN_ROUNDS..ADAPTIVE_CEILING).contains(&rounds), "{rounds} rounds");
     assert_eq!(judge.standing(row), Standing::Reached);
     assert!(judge.precision(row).unwrap() <= target, "{:?}", judge.precision(row));
     // The same rounds, merged one fewer at a time: the round before the last was
@@ -373,7 +412,7 @@ fn an_adaptive_run_stops_at_the_target_and_never_claims_what_it_did_not_reach() 
     // and the row is reported short, not reached.
     let doc = adaptive_run(&db, &SPLIT, target);
     let row = &doc.results[0];
-    assert_eq!(row.round_count(), session::ADAPTIVE_MAX_ROUNDS);
+    assert_eq!(row.round_count(), ADAPTIVE_CEILING);
     assert_eq!(judge.standing(row), Standing::Short, "reported short, not reached");
     // A level that steps by ±8% every ten rounds: once three blocks show it, ±1% is
     // out of reach of the cap, and the benchmark stops there.
@@ -418,13 +457,13 @@ fn an_adaptive_run_judges_its_target_with_this_machines_noise() {
     let doc = adaptive_run(&db, &NOISY, 0.01);
     let row = &doc.results[0];
     assert_eq!(row.round_count(), BLOCK_ROUNDS * MIN_BLOCKS, "the spread held it until its blocks");
-    let judge = Judge { target: 0.01, max_rounds: session::ADAPTIVE_MAX_ROUNDS, noise: &noise };
+    let judge = Judge { target: 0.01, max_rounds: ADAPTIVE_CEILING, noise: &noise };
     assert_eq!(judge.standing(row), Standing::Reached);
     assert!(judge.from_blocks(row));
     // At 30% the same spread leaves room: reached with the spread counted in.
     let doc = adaptive_run(&db, &NOISY, 0.3);
     let row = &doc.results[0];
-    let judge = Judge { target: 0.3, max_rounds: session::ADAPTIVE_MAX_ROUNDS, noise: &noise };
+    let judge = Judge { target: 0.3, max_rounds: ADAPTIVE_CEILING, noise: &noise };
     assert_eq!(judge.standing(row), Standing::Reached);
     assert!(!judge.from_blocks(row));
     assert!(judge.precision(row).unwrap() > 2.0 * oscost::rounds::precision_of(row).unwrap());

@@ -353,10 +353,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub export_prometheus: Option<PathBuf>,
     /// Keep adding rounds (fresh workers, interleaved as usual) until every figure is
-    /// within ±PCT (judged from blocks of ten rounds once there are three, before that
-    /// with this machine's spread between runs from `oscost noise`) or out of reach,
-    /// 300 rounds have run, or --max-time is spent; the figures that did not get there
-    /// are named, with why.
+    /// within ±PCT (judged from blocks of ten rounds or more once there are three,
+    /// before that with this machine's spread between runs from `oscost noise`) or out
+    /// of reach of the rounds that fit in --max-time, 1000 rounds have run, or
+    /// --max-time is spent; the figures that did not get there are named, with why.
     #[arg(long, value_name = "PCT", conflicts_with = "rounds", value_parser = precision_percent)]
     pub precision: Option<f64>,
     /// With --precision: stop adding rounds after this long (default 10m).

@@ -853,7 +853,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
             eprintln!("warning: this machine's noise runs could not be read ({e}); precision is judged within the run");
             crate::noise::RunNoise::none()
         });
-        judge_precision(&doc, pct / 100.0, &noise)
+        judge_precision(&doc, pct / 100.0, &noise, &outcome.round_caps)
     });
     let precision_lines = judgement.as_ref().map(precision_summary).unwrap_or_default();
     if args.json {
@@ -913,15 +913,28 @@ fn run_request(
         progress: !args.json && !args.quiet && std::io::stderr().is_terminal(),
         quiet: args.quiet,
         strict: args.strict,
-        precision: args.precision.map(|pct| session::PrecisionGoal { target: pct / 100.0, max_time: args.max_time.0 }),
+        precision: args.precision.map(|pct| session::PrecisionGoal {
+            target: pct / 100.0,
+            max_time: args.max_time.0,
+            max_rounds: session::ADAPTIVE_MAX_ROUNDS,
+        }),
         conditions: args.conditions.clone(),
         kind,
     }
 }
 
-/// Judges a `--precision` run's rows (see `precision::Judge`).
-fn judge_precision(doc: &RunDocument, target: f64, noise: &crate::noise::RunNoise) -> crate::precision::RunJudgement {
-    crate::precision::Judge { target, max_rounds: session::ADAPTIVE_MAX_ROUNDS, noise }.judge(&doc.results)
+/// Judges a `--precision` run's rows (see `precision::Judge`), each against its
+/// benchmark's last cap on rounds (`caps`; the ceiling for a benchmark without one).
+fn judge_precision(
+    doc: &RunDocument,
+    target: f64,
+    noise: &crate::noise::RunNoise,
+    caps: &std::collections::BTreeMap<String, usize>,
+) -> crate::precision::RunJudgement {
+    let cap = |r: &crate::model::ResultRow| caps.get(&r.benchmark).copied().unwrap_or(session::ADAPTIVE_MAX_ROUNDS);
+    let figures =
+        doc.results.iter().map(|r| crate::precision::Judge { target, max_rounds: cap(r), noise }.figure(r)).collect();
+    crate::precision::RunJudgement::of(target, figures)
 }
 
 /// What `--precision` reached: how many figures got within the target and, for each
@@ -943,13 +956,17 @@ fn precision_summary(j: &crate::precision::RunJudgement) -> Vec<String> {
         match f.standing {
             Standing::Reached => {}
             Standing::OutOfReach { rounds_needed } => lines.push(format!(
-                "  out of reach: {name} at {now} after {} rounds would need {} rounds, past the cap of {} (runs spread over time can: oscost plan)",
+                "  out of reach: {name} at {now} after {} rounds would need {} rounds, past {} (runs spread over time can: oscost plan)",
                 f.rounds,
                 rounds_needed.map_or_else(
                     || format!("more than {}", crate::precision::PROJECTION_ROUNDS),
                     |n| format!("about {n}")
                 ),
-                j.max_rounds
+                if f.cap >= session::ADAPTIVE_MAX_ROUNDS {
+                    format!("the ceiling of {} rounds", f.cap)
+                } else {
+                    format!("the {} that fit in --max-time at its pace", f.cap)
+                }
             )),
             Standing::OneWindow => lines.push(format!(
                 "  not reached: {name} at {now} in one round: that interval holds one window; the spread between runs (oscost noise) or runs spread over time (compare 1,2,3 …) can say more"
