@@ -375,7 +375,7 @@ fn precision_noise(req: &RunRequest, machine: &machine::Machine) -> crate::noise
         Ok(noise) => {
             if let (false, Some(src)) = (req.quiet, &noise.source) {
                 eprintln!(
-                    "precision: until a figure has blocks of rounds of its own, its spread between runs stands beside its interval, for the {} figures this machine's {} noise runs measured ({} to {})",
+                    "precision: its spread between runs stands beside its interval (and its blocks of rounds), for the {} figures this machine's {} noise runs measured ({} to {}); a figure whose spread alone is past the target needs runs, not rounds",
                     noise.len(),
                     src.runs,
                     src.first,

@@ -124,8 +124,9 @@ fn an_adaptive_run_says_how_it_judged_each_figure() {
     let (text, said) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let (blocks, spread, own) = split(&text);
     assert_eq!((blocks + spread, own), (2, 0), "every figure has a spread, or blocks of its own: {text}");
+    assert!(text.contains(&format!("for {blocks}, {blocks} of them with this machine's spread")), "{text}");
     assert!(
-        said.contains("stands beside its interval, for the 2 figures this machine's 3 noise runs measured"),
+        said.contains("stands beside its interval (and its blocks of rounds), for the 2 figures this machine's 3 noise runs measured"),
         "{said}"
     );
     // The JSON of an adaptive run carries the same judgement, row by row.
@@ -139,9 +140,9 @@ fn an_adaptive_run_says_how_it_judged_each_figure() {
     for (f, r) in figures.iter().zip(v["results"].as_array().unwrap()) {
         let rounds = r["rounds"].as_array().unwrap().len();
         assert_eq!(f["rounds"].as_u64(), Some(rounds as u64), "{f}");
-        // Judged from blocks exactly when it has three of them; before, with the
-        // machine's spread, which the noise runs measured for both figures.
-        let basis = if rounds >= 30 { "blocks" } else { "between_runs" };
+        // The machine's spread, which the noise runs measured for both figures,
+        // always; beside blocks exactly when it has three of them.
+        let basis = if rounds >= 30 { "blocks_and_between_runs" } else { "between_runs" };
         assert_eq!(f["basis"], basis, "{f}");
         // Its cap: the rounds its benchmark's pace fitted in the time, within the
         // ceiling, never fewer than it ran.

@@ -426,14 +426,12 @@ fn an_adaptive_run_stops_at_the_target_and_never_claims_what_it_did_not_reach() 
     );
 }
 
-/// Under `--precision`, this machine's noise runs stand for the drift a short run
-/// cannot show: a figure is not called reached on its own interval while the spread
-/// between runs says otherwise, until its own blocks of rounds can speak; one whose
-/// spread leaves room is reached with it counted in.
+/// Under `--precision`, this machine's noise runs stand for what a run's rounds cannot
+/// show: a figure whose spread between runs alone is past the target needs runs and
+/// adds no rounds; one whose spread leaves room is reached with it counted in.
 #[test]
 fn an_adaptive_run_judges_its_target_with_this_machines_noise() {
     use oscost::precision::{Judge, Standing};
-    use oscost::stats::blocks::{BLOCK_ROUNDS, MIN_BLOCKS};
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("adaptive-noise.db");
     // A first run gives the machine; noise runs of it whose test.noisy medians
@@ -452,14 +450,19 @@ fn an_adaptive_run_judges_its_target_with_this_machines_noise() {
     Store::open(&db).unwrap().import(&runs).unwrap();
     let noise = session::machine_noise(&Store::open(&db).unwrap(), &first.machine.comparability_key()).unwrap();
     assert_eq!(noise.len(), 1);
-    // Pairs of ±10% over five pairs: until the row has three blocks of its own, the
-    // spread keeps ±1% from being called reached; its blocks then show no drift.
+    // Pairs of ±10% over five pairs: that spread alone is past ±1%, which rounds of
+    // one run cannot narrow, so the run stops at the first round it judges, and says
+    // the figure needs runs.
     let doc = adaptive_run(&db, &NOISY, 0.01);
     let row = &doc.results[0];
-    assert_eq!(row.round_count(), BLOCK_ROUNDS * MIN_BLOCKS, "the spread held it until its blocks");
+    assert_eq!(row.round_count(), session::ADAPTIVE_MIN_ROUNDS, "no rounds added where rounds cannot help");
     let judge = Judge { target: 0.01, max_rounds: ADAPTIVE_CEILING, noise: &noise };
-    assert_eq!(judge.standing(row), Standing::Reached);
-    assert!(judge.from_blocks(row));
+    assert!(
+        matches!(judge.standing(row), Standing::NeedsRuns { between } if between > 0.1),
+        "{:?}",
+        judge.standing(row)
+    );
+    assert!(!judge.from_blocks(row));
     // At 30% the same spread leaves room: reached with the spread counted in.
     let doc = adaptive_run(&db, &NOISY, 0.3);
     let row = &doc.results[0];

@@ -354,9 +354,10 @@ pub struct RunArgs {
     pub export_prometheus: Option<PathBuf>,
     /// Keep adding rounds (fresh workers, interleaved as usual) until every figure is
     /// within ±PCT (judged from blocks of ten rounds or more once there are three,
-    /// before that with this machine's spread between runs from `oscost noise`) or out
-    /// of reach of the rounds that fit in --max-time, 1000 rounds have run, or
-    /// --max-time is spent; the figures that did not get there are named, with why.
+    /// with this machine's spread between runs from `oscost noise` beside) or out of
+    /// reach of the rounds that fit in --max-time (or of any rounds, the spread between
+    /// runs alone being past ±PCT), 1000 rounds have run, or --max-time is spent; the
+    /// figures that did not get there are named, with why.
     #[arg(long, value_name = "PCT", conflicts_with = "rounds", value_parser = precision_percent)]
     pub precision: Option<f64>,
     /// With --precision: stop adding rounds after this long (default 10m).

@@ -942,12 +942,13 @@ fn judge_precision(
 fn precision_summary(j: &crate::precision::RunJudgement) -> Vec<String> {
     use crate::precision::{Basis, Standing};
     let mut lines = vec![format!(
-        "precision ±{:.1}%: {} of {} figures reached it; judged from blocks of {} rounds (the drift the run saw) for {}, with this machine's spread between runs (oscost noise) for {}, on their own interval for the rest",
+        "precision ±{:.1}%: {} of {} figures reached it; judged from blocks of {} rounds or more (the drift the run saw) for {}, {} of them with this machine's spread between runs beside; with that spread alone (oscost noise) for {}; on their own interval for the rest",
         j.target * 100.0,
         j.reached,
         j.figures.len(),
         crate::stats::blocks::BLOCK_ROUNDS,
-        j.judged_on(Basis::Blocks),
+        j.judged_on(Basis::Blocks) + j.judged_on(Basis::BlocksAndBetweenRuns),
+        j.judged_on(Basis::BlocksAndBetweenRuns),
         j.judged_on(Basis::BetweenRuns),
     )];
     for f in &j.figures {
@@ -970,6 +971,11 @@ fn precision_summary(j: &crate::precision::RunJudgement) -> Vec<String> {
             )),
             Standing::OneWindow => lines.push(format!(
                 "  not reached: {name} at {now} in one round: that interval holds one window; the spread between runs (oscost noise) or runs spread over time (compare 1,2,3 …) can say more"
+            )),
+            Standing::NeedsRuns { between } => lines.push(format!(
+                "  needs runs: {name} at {now}: this machine moves it by ±{:.1}% between runs (oscost noise), past ±{:.1}%; rounds of one run cannot narrow that, runs spread over time can (oscost plan)",
+                between * 100.0,
+                j.target * 100.0
             )),
             Standing::NoRounds => lines.push(format!(
                 "  not reached: {name} at {now}: a fitted figure, without rounds of samples to add"
