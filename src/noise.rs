@@ -213,9 +213,9 @@ impl RunNoise {
     }
 
     /// The relative half-width row `r`'s figure's between-run spread alone sets on the
-    /// interval of a run of default length, exp(t₀.₉₇₅,ₖ·σ_b) − 1 (a longer run shows
-    /// that drift in its own blocks of rounds: `precision`). 0 where the noise runs did
-    /// not measure the figure.
+    /// interval of one run, exp(t₀.₉₇₅,ₖ·σ_b) − 1 (however many rounds it has: what a
+    /// run settles once its rounds share, `precision`). 0 where the noise runs did not
+    /// measure the figure.
     pub fn between_alone(&self, r: &ResultRow) -> f64 {
         self.of(r).map_or(0.0, |b| side_widening(b.sigma, b.pairs).exp() - 1.0)
     }
