@@ -17,7 +17,7 @@
 //!   them narrows that part: here whole 3 s runs of `ctx.pipe` spread by about 10%
 //!   where blocks of its rounds lasting as long spread by about 3%, and a run's ±1.2–1.9%
 //!   from 170 rounds held the mean of the whole runs around it for only 4 of 10
-//!   figures. A figure whose σ_b alone is past the target needs runs, not rounds
+//!   figures. A figure whose bound from σ_b alone is past the target needs runs, not rounds
 //!   ([`Standing::NeedsRuns`]), and stops adding rounds at once.
 //!
 //! Whether more rounds can help is projected from the row's own blocks: the spread of
@@ -52,10 +52,12 @@ pub enum Standing {
     /// Short, and no round of it holds samples (a fitted figure): rounds cannot be
     /// judged for it, so it does not hold the benchmark's rounds.
     NoRounds,
-    /// This machine's spread between runs alone (relative, t₀.₉₇₅·σ_b) is past the
-    /// target: rounds of one run cannot narrow it, runs spread over time can (`oscost
-    /// plan`).
-    NeedsRuns { between: f64 },
+    /// The bound this machine's noise runs put on its spread between runs alone
+    /// (relative, exp(t₀.₉₇₅,ₖ·σ_b) − 1 over `pairs` consecutive pairs) is past the
+    /// target: rounds of one run cannot narrow it (the judgement never drops it), so
+    /// they stop; more noise runs can narrow the bound, and runs spread over time the
+    /// figure (`oscost plan`).
+    NeedsRuns { between: f64, pairs: usize },
     /// Measured in one round (a benchmark measured once by design, or a run cut
     /// short), and no noise runs measured its figure: its interval holds that one
     /// window, which says nothing of the next, so it is not called reached.
@@ -152,8 +154,9 @@ impl Judge<'_> {
         Some((1.0 + own).ln().hypot((1.0 + self.noise.between_alone(r)).ln()).exp() - 1.0)
     }
 
-    /// Whether the precision came from blocks of rounds (else from the row's interval
-    /// and the machine's between-run spread).
+    /// Whether the precision came from blocks of rounds (else from the row's own
+    /// interval); the machine's between-run spread stands beside either where the
+    /// noise runs measured the figure.
     pub fn from_blocks(&self, r: &ResultRow) -> bool {
         round_logs(r).len() >= BLOCK_ROUNDS * MIN_BLOCKS
     }
@@ -228,7 +231,7 @@ impl Judge<'_> {
         }
         let between = self.noise.between_alone(r);
         if between >= self.target {
-            return Standing::NeedsRuns { between };
+            return Standing::NeedsRuns { between, pairs: self.noise.of(r).map_or(0, |b| b.pairs) };
         }
         if logs.len() < BLOCK_ROUNDS * MIN_BLOCKS || self.rounds_needed(r, &logs, self.max_rounds).is_some() {
             return Standing::Short;
@@ -263,11 +266,16 @@ mod tests {
 
     /// Noise runs that give getppid a between-run spread of about `sigma`.
     fn model(sigma: f64) -> RunNoise {
-        let runs: Vec<RunDocument> = (0..6)
-            .map(|i| {
-                let m = 100.0 * if i % 2 == 0 { sigma / 2f64.sqrt() } else { -sigma / 2f64.sqrt() }.exp();
+        noise_runs((0..6).map(|i| 100.0 * if i % 2 == 0 { sigma / 2f64.sqrt() } else { -sigma / 2f64.sqrt() }.exp()))
+    }
+
+    /// Noise runs whose getppid medians are `medians`, one run each, in order.
+    fn noise_runs(medians: impl Iterator<Item = f64>) -> RunNoise {
+        let runs: Vec<RunDocument> = medians
+            .enumerate()
+            .map(|(i, m)| {
                 let r = ResultRow::from_samples("syscall.getppid", Method::Batch, "ns/call", vec![m; 3], 3).unwrap();
-                let mut d = RunDocument::for_tests(i + 1, crate::machine::Machine::example(), vec![r]);
+                let mut d = RunDocument::for_tests(i as i64 + 1, crate::machine::Machine::example(), vec![r]);
                 d.run.kind = RunKind::Noise;
                 d.run.started_at = format!("2026-11-24T00:0{i}:00Z");
                 d
@@ -310,7 +318,9 @@ mod tests {
         let quiet = row(&mut rng, 10, 0.05, |_| 0.0);
         assert_eq!(judge(&none, 0.02).standing(&quiet), Standing::Short);
         assert!(judge(&drifting, 0.02).precision(&quiet).unwrap() > 0.1);
-        assert!(matches!(judge(&drifting, 0.02).standing(&quiet), Standing::NeedsRuns { between } if between > 0.1));
+        assert!(
+            matches!(judge(&drifting, 0.02).standing(&quiet), Standing::NeedsRuns { between, pairs: 5 } if between > 0.1)
+        );
         assert_eq!(judge(&drifting, 0.5).standing(&quiet), Standing::Reached, "with room, the spread counted in");
         assert_eq!(judge(&none, 0.02).standing(&row(&mut rng, 25, 0.5, |_| 0.0)), Standing::Short);
         // Forty rounds whose blocks alternate by ±8%: ±2% would need far more than 300
@@ -405,8 +415,8 @@ mod tests {
     }
 
     /// The cheap check never disagrees with the full judgement: a row it calls short
-    /// (on its blocks, or before them on the machine's spread) is `Short` whatever its
-    /// own interval, and it does call some and leave some.
+    /// (on its blocks, with the machine's spread beside) is `Short` whatever its own
+    /// interval, and it does call some and leave some.
     #[test]
     fn short_regardless_implies_short() {
         let mut rng = SplitMix64::new(4);
@@ -430,7 +440,7 @@ mod tests {
             }
         }
         assert!(called > 100 && not_called > 100, "{called} {not_called}");
-        // Before blocks and without noise runs: never decided cheaply.
+        // Before blocks: never decided cheaply.
         let short = row(&mut rng, 29, 0.2, |_| 0.0);
         assert!(!Judge { target: 0.01, max_rounds: 300, noise: &none }.short_regardless(&short, &round_logs(&short)));
     }
@@ -483,5 +493,61 @@ mod tests {
         assert!(needed <= cap);
         let j = Judge { target: 0.02, max_rounds: cap, noise: &none }.judge(std::slice::from_ref(&noisy));
         assert_eq!((j.figures[0].standing, j.figures[0].cap), (Standing::Short, 480));
+    }
+
+    /// `runs` noise runs whose getppid medians drift between runs by `sigma` (log),
+    /// drawn.
+    fn drawn(rng: &mut SplitMix64, sigma: f64, runs: usize) -> RunNoise {
+        let medians: Vec<f64> = (0..runs).map(|_| 100.0 * (sigma * normal(rng)).exp()).collect();
+        noise_runs(medians.into_iter())
+    }
+
+    /// "Needs runs" stays quiet where six noise runs drew the machine's spread between
+    /// runs from a quarter of the target (its 95% bound then rarely reaches ±2%), and
+    /// fires where they drew it from the target itself.
+    #[test]
+    fn needs_runs_stays_quiet_on_a_small_spread_and_fires_on_a_large_one() {
+        let mut rng = SplitMix64::new(6);
+        let r = row(&mut rng, 40, 0.01, |_| 0.0);
+        let trials = 400;
+        let fires = |sigma: f64, rng: &mut SplitMix64| {
+            (0..trials)
+                .filter(|_| {
+                    let noise = drawn(rng, sigma, 6);
+                    matches!(
+                        Judge { target: 0.02, max_rounds: 300, noise: &noise }.standing(&r),
+                        Standing::NeedsRuns { .. }
+                    )
+                })
+                .count()
+        };
+        let quiet = fires(0.005, &mut rng);
+        let loud = fires(0.02, &mut rng);
+        assert!(quiet <= trials / 10, "σ_b at a quarter of the target: {quiet} of {trials}");
+        assert!(loud >= trials * 9 / 10, "σ_b at the target: {loud} of {trials}");
+    }
+
+    /// On independent rounds whose ±2% is within the cap, "out of reach" rarely fires:
+    /// at 7% noise a round (about 25 of 300 rounds needed) at 30 to 120 rounds, and at
+    /// 12% (about 140 needed, half the cap) once twelve blocks project it. (From three
+    /// blocks, the 12% figure is called out of reach about a fifth of the time: their
+    /// spread has two degrees of freedom.)
+    #[test]
+    fn out_of_reach_stays_quiet_on_independent_rounds_within_the_cap() {
+        let mut rng = SplitMix64::new(7);
+        let none = RunNoise::none();
+        let judge = Judge { target: 0.02, max_rounds: 300, noise: &none };
+        let trials = 300;
+        let mut out = |noise: f64, n: usize| {
+            (0..trials)
+                .filter(|_| matches!(judge.standing(&row(&mut rng, n, noise, |_| 0.0)), Standing::OutOfReach { .. }))
+                .count()
+        };
+        for n in [30, 60, 120] {
+            let fired = out(0.07, n);
+            assert!(fired <= trials / 20, "7% noise, {n} rounds: {fired} of {trials}");
+        }
+        let fired = out(0.12, 120);
+        assert!(fired <= trials / 10, "12% noise, 120 rounds: {fired} of {trials}");
     }
 }

@@ -243,7 +243,6 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let started_at = report::now_rfc3339();
     let what = Begin { command_line: &req.command_line, save: req.save.clone(), kind: req.kind };
     let mut run = begin(what, store, &setup.machine, &started_at)?;
-    let started = Instant::now();
     let mut tally = Tally::new(&req, &setup);
     measure_rounds(&req, &setup, &mut run, &mut tally);
     keep_unfinished(&mut run, &req, &mut tally.progress, &mut tally.unstored);
@@ -256,9 +255,17 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     let status = final_status(storage_error.is_some(), stopped_by.is_some(), !tally.failures.is_empty());
     let id = run.id;
     let store = finish(run, status, storage_error.as_deref())?;
-    let round_caps = round_caps(&req, &tally.progress);
+    let round_caps = round_caps(&req, setup.arms.len(), &tally.progress);
     let failures = tally.failures;
-    Ok(RunOutcome { run_id: id, stopped_by, failures, storage_error, store, elapsed: started.elapsed(), round_caps })
+    Ok(RunOutcome {
+        run_id: id,
+        stopped_by,
+        failures,
+        storage_error,
+        store,
+        elapsed: setup.started.elapsed(),
+        round_caps,
+    })
 }
 
 /// What a run measures with, settled before it begins.
@@ -273,11 +280,12 @@ struct Setup {
     rounds: usize,
     /// Rounds a benchmark may run: `rounds`, or more under `--precision`.
     max_rounds: usize,
-    /// When an adaptive run began measuring, and when it stops adding rounds.
-    started: std::time::Instant,
-    deadline: Option<std::time::Instant>,
+    /// When the run's setup was settled (the clocks calibrated), from which an adaptive
+    /// run's pace is counted, and when it stops adding rounds.
+    started: Instant,
+    deadline: Option<Instant>,
     /// Under `--precision`, this machine's between-run spreads (`oscost noise`), which
-    /// a row judges its target with until it has blocks of rounds of its own.
+    /// stand beside a row's interval or blocks when it is judged.
     noise: crate::noise::RunNoise,
     /// The run's arms: the baseline, then each condition as prepared (or why it cannot
     /// be measured here). Dropped after the last round: what they hold is undone.
@@ -329,7 +337,7 @@ fn prepare(req: &RunRequest) -> Result<Setup> {
     let rounds = rounds_of(req);
     let per_round = cfg.per_round(rounds);
     let max_rounds = req.precision.map_or(rounds, |g| g.max_rounds.max(rounds));
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let deadline = req.precision.map(|g| started + g.max_time);
     let noise = precision_noise(req, &machine);
     let arms = prepare_arms(req);
@@ -715,7 +723,7 @@ fn end_round(
     tally: &mut Tally,
 ) -> std::ops::ControlFlow<()> {
     let p = &mut tally.progress[slot];
-    p.cap = round_cap(req, setup, at.round);
+    p.cap = round_cap(setup, at.round);
     if def.rounds == RoundPlan::Once || last_round(req, setup, at.round, p) {
         p.finished = true;
     }
@@ -776,20 +784,20 @@ fn say_evidence(tally: &mut Tally, arm: usize, condition: &str, evidence: &[Stri
 /// Under `--precision`, the most rounds a benchmark whose round `round` just ran may
 /// run: its pace so far carried to the deadline, within the ceiling
 /// (`precision::rounds_in_time`).
-fn round_cap(req: &RunRequest, setup: &Setup, round: usize) -> Option<usize> {
-    let (_, deadline) = (req.precision.as_ref()?, setup.deadline?);
-    let now = std::time::Instant::now();
+fn round_cap(setup: &Setup, round: usize) -> Option<usize> {
+    // A deadline exactly under --precision.
+    let deadline = setup.deadline?;
+    let now = Instant::now();
     let left = deadline.saturating_duration_since(now);
     Some(crate::precision::rounds_in_time(round + 1, now - setup.started, left, setup.max_rounds))
 }
 
-/// Each benchmark's last cap on rounds, by its name (the largest over its arms).
-fn round_caps(req: &RunRequest, progress: &[Progress]) -> BTreeMap<String, usize> {
-    let arms = progress.len() / req.selected.len().max(1);
+/// Each benchmark's last cap on rounds, by its name (the largest over its `arms`).
+fn round_caps(req: &RunRequest, arms: usize, progress: &[Progress]) -> BTreeMap<String, usize> {
     let mut caps = BTreeMap::new();
     for (i, p) in progress.iter().enumerate() {
         if let Some(cap) = p.cap {
-            let slot = caps.entry(req.selected[i / arms.max(1)].0.id.to_string()).or_insert(cap);
+            let slot = caps.entry(req.selected[i / arms].0.id.to_string()).or_insert(cap);
             *slot = cap.max(*slot);
         }
     }

@@ -96,7 +96,7 @@ fn noise_refuses_what_it_cannot_use() {
 }
 
 /// `run --precision` judges the figures the noise runs measured with their spread
-/// between runs until they have blocks of rounds of their own, and says so; in a
+/// between runs beside their interval or their blocks, and says so; in a
 /// database without noise runs, none is judged with it. (How many rounds a figure
 /// takes depends on the machine, so only the split of the two figures is asserted.)
 #[test]

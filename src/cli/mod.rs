@@ -972,8 +972,8 @@ fn precision_summary(j: &crate::precision::RunJudgement) -> Vec<String> {
             Standing::OneWindow => lines.push(format!(
                 "  not reached: {name} at {now} in one round: that interval holds one window; the spread between runs (oscost noise) or runs spread over time (compare 1,2,3 …) can say more"
             )),
-            Standing::NeedsRuns { between } => lines.push(format!(
-                "  needs runs: {name} at {now}: this machine moves it by ±{:.1}% between runs (oscost noise), past ±{:.1}%; rounds of one run cannot narrow that, runs spread over time can (oscost plan)",
+            Standing::NeedsRuns { between, pairs } => lines.push(format!(
+                "  needs runs: {name} at {now}: this machine's noise runs ({pairs} pairs, oscost noise) bound its spread between runs at ±{:.1}% (95%), past ±{:.1}%; rounds of one run cannot narrow that; more noise runs can narrow the bound, runs spread over time the figure (oscost plan)",
                 between * 100.0,
                 j.target * 100.0
             )),
