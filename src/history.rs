@@ -41,6 +41,10 @@ pub struct Point {
     pub ci_high: f64,
     /// Whether a flag of the run doubts this figure.
     pub flagged: bool,
+    /// The run's first flag on this figure that withholds a verdict
+    /// (`FlagCode::withholds_verdict`): a change beside it is not judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doubt: Option<&'static str>,
 }
 
 /// Where a series' level moved: the first run of the new segment, the segments'
@@ -60,6 +64,10 @@ pub struct Change {
     pub ci_low: f64,
     pub ci_high: f64,
     pub key_changes: Vec<KeyChange>,
+    /// A flag on the run just before the change or the first after it that doubts
+    /// the figure there: the change is shown, and no gate fails on it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doubted: Option<&'static str>,
 }
 
 /// A figure's series in one stratum.
@@ -152,6 +160,7 @@ fn point(doc: &RunDocument, r: &ResultRow) -> Point {
         ci_low,
         ci_high,
         flagged: r.flags.iter().any(|f| f.flag.doubts_figure()),
+        doubt: r.flags.iter().map(|f| f.flag).find(|f| f.withholds_verdict()).map(|f| f.as_str()),
     }
 }
 
@@ -211,6 +220,7 @@ fn annotate(s: &mut Series, machines: &[&Machine]) {
                 ci_low: shift.ci_low,
                 ci_high: shift.ci_high,
                 key_changes: key_changes(&machines[before], &machines[after]),
+                doubted: s.points[w[1] - 1].doubt.or(at.doubt),
             }
         })
         .collect();
@@ -276,6 +286,21 @@ mod tests {
         assert_eq!(fields, ["kernel"]);
         assert_eq!(s.recent_changes(Some(5)).count(), 0, "the change is older than the newest five runs");
         assert_eq!(s.recent_changes(Some(11)).count(), 1);
+    }
+
+    /// A change beside a run the tool doubts (intruded hand-offs on the first run of
+    /// the new level) is still found, and marked doubted; the same step with clean
+    /// runs is not.
+    #[test]
+    fn a_change_beside_a_doubted_run_is_marked_doubted() {
+        let clean = build(&stepped(), None, |_| true);
+        assert!(clean[0].changes.iter().all(|c| c.doubted.is_none()), "{:?}", clean[0].changes);
+        let mut runs = stepped();
+        let at = clean[0].changes[0].index;
+        runs[at].results[0].flag(crate::model::Flag::new(crate::model::FlagCode::Intruded, "synthetic"));
+        let s = &build(&runs, None, |_| true)[0];
+        assert_eq!(s.changes.len(), 1);
+        assert_eq!(s.changes[0].doubted, Some("intruded"));
     }
 
     #[test]

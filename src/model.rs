@@ -164,6 +164,32 @@ impl FlagCode {
         matches!(self, FlagCode::TooFewSwitches | FlagCode::Bimodal)
     }
 
+    /// Whether a row carrying the flag earns no verdict in a comparison (`compare`,
+    /// paired conditions, history's change points): every flag that says the
+    /// measurement was disturbed, or is not what the row names. The flags that say
+    /// what the primitive does by design (a vDSO row, a cached wrapper, a sleep that
+    /// is mostly slack, a scheduler's uneven or unfair shares) do not: comparing those
+    /// is the point.
+    pub fn withholds_verdict(self) -> bool {
+        match self {
+            FlagCode::Vdso | FlagCode::NoKernelEntry | FlagCode::TimerSlack | FlagCode::Uneven | FlagCode::Unfair => {
+                false
+            }
+            FlagCode::BelowFloor
+            | FlagCode::MethodsDisagree
+            | FlagCode::BelowBracket
+            | FlagCode::YieldSwitched
+            | FlagCode::TooFewSwitches
+            | FlagCode::ExtraSwitches
+            | FlagCode::Preempted
+            | FlagCode::Migrated
+            | FlagCode::UnstableDifference
+            | FlagCode::Intruded
+            | FlagCode::TraceDisagrees
+            | FlagCode::Bimodal => true,
+        }
+    }
+
     /// Whether the flag doubts the figure itself (not only its conditions): a chart
     /// shows such a figure marked, not as a point of its curve. Besides the flags
     /// that void a comparison: the trace and /proc disagree on the switches, the

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::model::ResultRow;
 use crate::stats::paired::{log_differences, ratio};
-use crate::stats::verdict::{direction, explained, verdict};
+use crate::stats::verdict::{Doubt, Verdict, direction, explained, verdict};
 
 /// The parameter every row measured under a condition carries: the condition's text.
 pub const CONDITION: &str = "condition";
@@ -40,7 +40,7 @@ pub struct PairedFigure {
     pub ci_high: f64,
     /// The smallest change this design would call with 80% power at the threshold.
     pub mde: f64,
-    pub verdict: String,
+    pub verdict: Verdict,
     /// Rounds paired.
     pub pairs: usize,
 }
@@ -79,15 +79,15 @@ pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) 
         let d = log_differences(&numbered(base), &numbered(r));
         let Some(est) = ratio(&d, RESAMPLES, crate::rounds::seed_of(r)) else { continue };
         let mde = crate::stats::power::mde(est.ci_low, est.ci_high, threshold).unwrap_or(f64::NAN);
-        let voided = [base, r].iter().flat_map(|x| &x.flags).find(|f| f.flag.voids_comparison());
-        let v = match voided {
-            // An arm measured something other than the row names (a bimodal figure, a
-            // hand-off that did not switch): a ratio of its rounds earns no verdict.
-            Some(f) => match f.flag {
-                crate::model::FlagCode::Bimodal => "uncertain (bimodal)",
-                _ => "uncertain (not a switch's cost)",
-            },
-            None => explained(verdict(est.ci_low, est.ci_high, threshold, direction(&r.unit)), est.ratio, mde),
+        let flags = || [base, r].into_iter().flat_map(|x| &x.flags).map(|f| f.flag);
+        let v = match (flags().find(|f| f.voids_comparison()), flags().find(|f| f.withholds_verdict())) {
+            // An arm measured something other than the row names (a hand-off that did
+            // not switch): a ratio of its rounds earns no verdict.
+            (Some(crate::model::FlagCode::TooFewSwitches), _) => Verdict::Uncertain(Doubt::NotASwitch),
+            // An arm the tool itself doubts (a bimodal figure, intruded hand-offs).
+            (_, Some(f)) => Verdict::Uncertain(Doubt::Flagged(f.as_str())),
+            (Some(f), None) => Verdict::Uncertain(Doubt::Flagged(f.as_str())),
+            (None, None) => explained(verdict(est.ci_low, est.ci_high, threshold, direction(&r.unit)), est.ratio, mde),
         };
         out.push(PairedFigure {
             condition: text.to_string(),
@@ -101,7 +101,7 @@ pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) 
             ci_low: est.ci_low,
             ci_high: est.ci_high,
             mde,
-            verdict: v.to_string(),
+            verdict: v,
             pairs: est.pairs,
         });
     }

@@ -44,6 +44,11 @@ impl Policy {
         }
     }
 
+    /// The policy the kernel numbers `raw` (None for one oscost does not name).
+    pub fn from_raw(raw: libc::c_int) -> Option<Policy> {
+        [Policy::Other, Policy::Batch, Policy::Idle, Policy::Fifo, Policy::Rr].into_iter().find(|p| p.raw() == raw)
+    }
+
     pub fn is_realtime(self) -> bool {
         matches!(self, Policy::Fifo | Policy::Rr)
     }

@@ -39,6 +39,9 @@ pub enum TrapCode {
     PerfParanoid,
     ThpAlways,
     TimerSlack,
+    InheritedNice,
+    InheritedPolicy,
+    CgroupWeight,
 }
 
 /// One trap found: which, why it matters here, and what to do.
@@ -76,11 +79,15 @@ pub struct Snapshot {
     pub root: bool,
     pub thp: Option<String>,
     pub timer_slack_ns: Option<u64>,
+    /// The nice value oscost was started with (inherited from its parent).
+    pub nice: Option<i32>,
+    /// The scheduling policy oscost was started with.
+    pub policy: Option<crate::placement::Policy>,
 }
 
 /// Every trap the snapshot shows, in a fixed order.
 pub fn check(s: &Snapshot) -> Vec<Trap> {
-    [cpu_frequency, smt, busy, steal, clock, affinity, cgroup, counters, memory_and_timers]
+    [cpu_frequency, smt, busy, steal, clock, affinity, scheduling, cgroup, counters, memory_and_timers]
         .iter()
         .flat_map(|f| f(s))
         .collect()
@@ -203,20 +210,56 @@ fn affinity(s: &Snapshot) -> Vec<Trap> {
     out
 }
 
+/// A nice value or policy oscost inherited (`nice -n 19 oscost run`, `chrt -b`): every
+/// worker inherits it too, so each figure is measured at that priority, as an
+/// inherited affinity pins it.
+fn scheduling(s: &Snapshot) -> Vec<Trap> {
+    let mut out = Vec::new();
+    if let Some(n) = s.nice.filter(|n| *n != 0) {
+        out.push(Trap::new(
+            TrapCode::InheritedNice,
+            format!("oscost was started at nice {n}, not 0: every worker inherits it, so other work on the CPUs takes their time first (or last)"),
+            "start oscost at nice 0, or measure a priority on purpose with --condition nice:N beside the baseline",
+        ));
+    }
+    if let Some(p) = s.policy.filter(|p| *p != crate::placement::Policy::Other) {
+        out.push(Trap::new(
+            TrapCode::InheritedPolicy,
+            format!(
+                "oscost was started under the {} scheduling policy, not other: every worker inherits it",
+                p.as_str()
+            ),
+            "start oscost under SCHED_OTHER, or measure a policy on purpose with --condition policy:NAME",
+        ));
+    }
+    out
+}
+
 fn cgroup(s: &Snapshot) -> Vec<Trap> {
+    let field = |name: &str| s.cgroup_limits.split_whitespace().find_map(|f| f.strip_prefix(name));
+    let mut out = Vec::new();
     // `cpu.max=QUOTA PERIOD`, where a quota other than `max` is a limit.
-    let quota = s.cgroup_limits.split_whitespace().find_map(|f| f.strip_prefix("cpu.max="));
-    match quota {
-        Some(q) if q != "max" => vec![Trap::new(
+    if field("cpu.max=").is_some_and(|q| q != "max") {
+        out.push(Trap::new(
             TrapCode::CgroupLimit,
             format!(
                 "the run's cgroup has a CPU quota ({}): a task that spends it waits for the next period",
                 s.cgroup_limits
             ),
             "run outside the quota, or compare only runs with the same cgroup limits",
-        )],
-        _ => Vec::new(),
+        ));
     }
+    // A weight other than the default (v2 100, v1 1024 shares) changes the run's share
+    // against its sibling groups whenever they have work.
+    let weight = field("cpu.weight=").filter(|w| *w != "100").or_else(|| field("cpu.shares=").filter(|w| *w != "1024"));
+    if let Some(w) = weight {
+        out.push(Trap::new(
+            TrapCode::CgroupWeight,
+            format!("the run's cgroup has a CPU weight of {w}, not the default: against busy sibling groups it gets a share to match"),
+            "run in a cgroup of the default weight, or compare only runs with the same cgroup limits",
+        ));
+    }
+    out
 }
 
 fn counters(s: &Snapshot) -> Vec<Trap> {
@@ -294,6 +337,8 @@ pub fn snapshot(window: Duration) -> Snapshot {
         root: rustix::process::geteuid().is_root(),
         thp: read("/sys/kernel/mm/transparent_hugepage/enabled"),
         timer_slack_ns: crate::sys::timer_slack_ns().ok(),
+        nice: crate::sys::nice().ok(),
+        policy: crate::sys::current_policy().ok().and_then(crate::placement::Policy::from_raw),
     }
 }
 
@@ -319,11 +364,13 @@ mod tests {
             busy: vec![(0, 0.01), (1, 0.03)],
             steal: Some(0.0),
             clocksource: Some("tsc".into()),
-            cgroup_limits: "cpu.max=max 100000 cpuset=0-1".into(),
+            cgroup_limits: "cpu.max=max 100000 cpu.shares=1024 cpuset=0-1".into(),
             perf_paranoid: Some(2),
             root: true,
             thp: Some("always [madvise] never".into()),
             timer_slack_ns: Some(DEFAULT_TIMER_SLACK_NS),
+            nice: Some(0),
+            policy: Some(crate::placement::Policy::Other),
         }
     }
 
@@ -363,6 +410,10 @@ mod tests {
             (TrapCode::PerfParanoid, Snapshot { root: false, ..quiet() }),
             (TrapCode::ThpAlways, Snapshot { thp: Some("[always] madvise never".into()), ..quiet() }),
             (TrapCode::TimerSlack, Snapshot { timer_slack_ns: Some(1), ..quiet() }),
+            (TrapCode::InheritedNice, Snapshot { nice: Some(19), ..quiet() }),
+            (TrapCode::InheritedPolicy, Snapshot { policy: Some(crate::placement::Policy::Batch), ..quiet() }),
+            (TrapCode::CgroupWeight, Snapshot { cgroup_limits: "cpu.max=max 100000 cpu.weight=50".into(), ..quiet() }),
+            (TrapCode::CgroupWeight, Snapshot { cgroup_limits: "cpu.shares=512 cpuset=0-1".into(), ..quiet() }),
         ];
         for (code, s) in cases {
             if code == TrapCode::BusySibling {

@@ -141,10 +141,10 @@ fn cgroup_dir(controller: &str) -> Option<std::path::PathBuf> {
     unified.filter(|d| d.is_dir())
 }
 
-/// The CPU limits this process's cgroups set, in cgroup v2's words whatever the
-/// version: `cpu.max=QUOTA PERIOD` (`max` when there is no quota) and
-/// `cpuset=LIST` (the CPUs it may use); the fields the kernel does not expose are
-/// left out.
+/// The CPU limits this process's cgroups set: `cpu.max=QUOTA PERIOD` (in cgroup v2's
+/// words whatever the version; `max` when there is no quota), `cpu.weight=N` (v1:
+/// `cpu.shares=N`) and `cpuset=LIST` (the CPUs it may use); the fields the kernel does
+/// not expose are left out.
 pub fn cgroup_cpu_limits() -> String {
     let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok().map(|t| t.trim().to_string());
     let mut out = Vec::new();
@@ -157,6 +157,13 @@ pub fn cgroup_cpu_limits() -> String {
         };
         if let Some(max) = v2.or_else(v1) {
             out.push(format!("cpu.max={max}"));
+        }
+        // The share against sibling groups: v2's weight (default 100), else v1's
+        // shares (default 1024), each in its own words.
+        if let Some(weight) = read(dir.join("cpu.weight")) {
+            out.push(format!("cpu.weight={weight}"));
+        } else if let Some(shares) = read(dir.join("cpu.shares")) {
+            out.push(format!("cpu.shares={shares}"));
         }
     }
     if let Some(dir) = cgroup_dir("cpuset")

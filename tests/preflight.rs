@@ -129,3 +129,21 @@ fn a_cgroup_quota_is_named_and_refused_under_strict() {
     let out = run_json(&[], &db, &[]);
     assert!(!traps(&json_of(&out)).contains(&"cgroup_limit".to_string()), "quiet outside the quota");
 }
+
+/// An inherited nice value (`nice -n 19 oscost run`) is named and recorded, as an
+/// inherited affinity is; started at nice 0 the trap is absent.
+#[test]
+fn an_inherited_nice_is_named_and_recorded() {
+    if !have("nice") {
+        eprintln!("skipped an_inherited_nice_is_named_and_recorded: needs nice(1)");
+        return;
+    }
+    let db = temp_db();
+    let out = run_json(&["nice", "-n", "19"], &db, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(traps(&json_of(&out)).contains(&"inherited_nice".to_string()), "{:?}", traps(&json_of(&out)));
+    if oscost::sys::nice().ok() == Some(0) {
+        let out = run_json(&[], &db, &[]);
+        assert!(!traps(&json_of(&out)).contains(&"inherited_nice".to_string()), "quiet at nice 0");
+    }
+}

@@ -279,6 +279,37 @@ fn compare_fail_on_gates_an_injected_slowdown_and_passes_an_a_a_pair() {
     assert_eq!(code(&["1", "2"]).0, Some(0), "without --fail-on a verdict is only printed");
 }
 
+/// No verdict on a row the tool doubts: two stored runs 20% apart, one of them with its
+/// row flagged `intruded`, compare as `uncertain (intruded)` whichever side carries
+/// the flag, and `--fail-on` names the row as not judged and exits 0; the same pair
+/// without the flag fails the gate.
+#[test]
+fn compare_gives_no_verdict_on_a_row_flagged_on_either_side() {
+    let db = temp_db();
+    run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "1"], &db.path);
+    let mut export = json_of(&run_ok(&["export", "latest", "--format", "json"], &db.path));
+    let shape = export["runs"][0].clone();
+    let mut flagged = known_run(&shape, 120.0, 1.0);
+    flagged["results"][0]["flags"] = serde_json::json!([{"flag": "intruded", "reason": "synthetic: third tasks ran"}]);
+    export["runs"] = vec![known_run(&shape, 100.0, 0.0), flagged, known_run(&shape, 120.0, 2.0)].into();
+    let file = db.dir.path().join("flagged.json");
+    std::fs::write(&file, export.to_string()).unwrap();
+    let g = temp_db();
+    run_ok(&["import", file.to_str().unwrap()], &g.path);
+    let compare = |args: &[&str]| oscost().arg("compare").args(args).arg("--db").arg(&g.path).output().unwrap();
+    for (a, b) in [("1", "2"), ("2", "1")] {
+        let doc = json_of(&compare(&[a, b, "--json"]));
+        let verdicts: Vec<&str> =
+            doc["results"].as_array().unwrap().iter().map(|c| c["verdict"].as_str().unwrap()).collect();
+        assert_eq!(verdicts, ["uncertain (intruded)"], "{a} against {b}");
+        let out = compare(&[a, b, "--fail-on", "change"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains("not judged") && err.contains("intruded"), "{err}");
+    }
+    assert_eq!(compare(&["1", "3", "--fail-on", "slower"]).status.code(), Some(3), "the clean pair fails");
+}
+
 /// A bad file imported into a database that is not there yet is refused (exit 2) and
 /// leaves no database behind: the file is read once to check it before one is made.
 #[test]

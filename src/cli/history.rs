@@ -71,11 +71,25 @@ pub(super) fn load_runs(
 /// [`COMPARE_FAILED`] when a figure changed (among the newest `recent` runs), each
 /// such change named on standard error; else 0.
 fn fail_status(found: &[series::Series], on: FailOnChange) -> i32 {
+    let latest = |s: &'_ series::Series| s.recent_changes(on.recent).last().cloned();
+    let doubted: Vec<String> = found
+        .iter()
+        .filter_map(|s| {
+            let c = latest(s)?;
+            c.doubted.map(|flag| format!("{} ×{:.3} at run #{} (uncertain: {flag})", s.figure(), c.ratio, c.run_id))
+        })
+        .collect();
+    if !doubted.is_empty() {
+        eprintln!("--fail-on-change: {} change(s) not judged, a flag doubts the runs beside them:", doubted.len());
+        for d in &doubted {
+            eprintln!("  {}", report::plain(d));
+        }
+    }
     let changed: Vec<String> = found
         .iter()
         .filter_map(|s| {
-            let c = s.recent_changes(on.recent).last()?;
-            Some(format!("{} ×{:.3} at run #{} ({})", s.figure(), c.ratio, c.run_id, report::history::cause_text(c)))
+            let c = latest(s).filter(|c| c.doubted.is_none())?;
+            Some(format!("{} ×{:.3} at run #{} ({})", s.figure(), c.ratio, c.run_id, report::history::cause_text(&c)))
         })
         .collect();
     if changed.is_empty() {

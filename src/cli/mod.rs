@@ -428,6 +428,13 @@ fn gate<'a>(
     fail_on: Option<report::compare::FailOn>,
 ) -> i32 {
     let Some(on) = fail_on else { return 0 };
+    let compared: Vec<&report::compare::Comparison> = compared.into_iter().collect();
+    let withheld = report::compare::withheld(compared.iter().copied());
+    if !withheld.is_empty() {
+        let names: Vec<String> =
+            withheld.iter().map(|c| format!("{} {} ({})", c.benchmark, c.variant, c.verdict)).collect();
+        eprintln!("--fail-on: {} figure(s) not judged, a flag doubts them: {}", withheld.len(), names.join(", "));
+    }
     let failing = report::compare::failing(compared, on);
     if failing.is_empty() {
         return 0;

@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use super::compare::Comparison;
+use super::compare::{Comparison, Doubt, Verdict};
 use super::display_unit;
 use super::esc;
 use super::matrix::Matrix;
@@ -326,14 +326,17 @@ fn histogram_note(r: &ResultRow, n: usize, median: f64, p99: Option<f64>) -> Str
 }
 
 /// The colour and mark of a verdict.
-fn verdict_style(verdict: &str) -> (&'static str, Mark, &'static str) {
+fn verdict_style(verdict: Verdict) -> (&'static str, Mark, &'static str) {
     match verdict {
-        "faster" => (GREEN, Mark::Dot, "faster (B lower)"),
-        "slower" => (RED, Mark::Dot, "slower (B higher)"),
-        "higher" | "lower" => ("#9467bd", Mark::Dot, "higher / lower (a rate)"),
-        "no change" => ("#1f77b4", Mark::Dot, "no change"),
-        v if v.starts_with("uncertain (not") => (GREY, Mark::Ring, "no verdict: not a switch's cost"),
-        _ => (GREY, Mark::Dot, "uncertain"),
+        Verdict::Faster => (GREEN, Mark::Dot, "faster (B lower)"),
+        Verdict::Slower => (RED, Mark::Dot, "slower (B higher)"),
+        Verdict::Higher | Verdict::Lower => ("#9467bd", Mark::Dot, "higher / lower (a rate)"),
+        Verdict::NoChange => ("#1f77b4", Mark::Dot, "no change"),
+        Verdict::Uncertain(Doubt::NotASwitch) => (GREY, Mark::Ring, "no verdict: not a switch's cost"),
+        Verdict::Uncertain(Doubt::Flagged(_)) => (GREY, Mark::Ring, "no verdict: a flag doubts the row"),
+        Verdict::Uncertain(
+            Doubt::Straddles | Doubt::BelowMde | Doubt::DesignTooWeak | Doubt::OneRound | Doubt::NoInterval,
+        ) => (GREY, Mark::Dot, "uncertain"),
     }
 }
 
@@ -393,12 +396,12 @@ fn ratio_frame(f: &Frame<'_>, title: &str) -> (String, f64) {
 }
 
 /// One row of a forest plot: a figure's ratio, its interval and its verdict.
-pub struct Forest<'a> {
+pub struct Forest {
     pub label: String,
     pub ratio: f64,
     pub ci_low: f64,
     pub ci_high: f64,
-    pub verdict: &'a str,
+    pub verdict: Verdict,
 }
 
 /// The forest plot of B/A ratios: a row per figure, its ratio as a dot coloured by its
@@ -411,7 +414,7 @@ pub fn ratio_bars(rows: &[Comparison]) -> String {
             ratio: c.ratio,
             ci_low: c.ci_low,
             ci_high: c.ci_high,
-            verdict: &c.verdict,
+            verdict: c.verdict,
         })
         .collect();
     let caption =
@@ -438,7 +441,7 @@ pub fn paired_bars(pairs: &[crate::paired::PairedFigure]) -> String {
                 ratio: p.ratio,
                 ci_low: p.ci_low,
                 ci_high: p.ci_high,
-                verdict: &p.verdict,
+                verdict: p.verdict,
             })
             .collect();
         let title = format!("{c} against the baseline");
@@ -745,7 +748,7 @@ mod tests {
             ratio: 0.013,
             ci_low: 0.01,
             ci_high: 0.02,
-            verdict: "uncertain (not a switch's cost)".into(),
+            verdict: Verdict::Uncertain(Doubt::NotASwitch),
             mde: f64::NAN,
             threshold: 0.03,
             between_runs: None,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::machine::Machine;
 use crate::model::{ResultRow, RunDocument};
 use crate::stats::nested::{Nested, ratio_interval};
-pub use crate::stats::verdict::{Direction, direction, explained, verdict};
+pub use crate::stats::verdict::{Direction, Doubt, Verdict, direction, explained, verdict};
 
 /// The default noise threshold (a fraction): verdicts need the interval of B/A to lie
 /// beyond 1 ± this. Back-to-back runs of one binary on a shared 2-core VM drift by more
@@ -37,8 +37,9 @@ pub struct Comparison {
     pub ci_low: f64,
     pub ci_high: f64,
     /// `faster`, `slower`, `no change`, `higher`, `lower` or `uncertain`, which says
-    /// why: the change seen below the MDE, or a design too weak for it.
-    pub verdict: String,
+    /// why: the change seen below the MDE, a design too weak for it, or a row a flag
+    /// of either side doubts.
+    pub verdict: Verdict,
     /// The minimum detectable effect: the smallest change this comparison's design
     /// (each side's runs and rounds and their spread) would call with 80% power at the
     /// threshold, relative (0.08 = 8%); NaN without an interval.
@@ -78,13 +79,25 @@ pub enum FailOn {
 }
 
 /// The comparisons among `compared` that `on` fails on. Only a verdict fails: an
-/// `uncertain` figure (its interval does not clear the threshold) never does.
+/// `uncertain` figure (its interval does not clear the threshold, or a flag doubts
+/// its row) never does.
 pub fn failing<'a>(compared: impl IntoIterator<Item = &'a Comparison>, on: FailOn) -> Vec<&'a Comparison> {
-    let fails = |v: &str| match on {
-        FailOn::Slower => v == "slower",
-        FailOn::Change => matches!(v, "slower" | "faster" | "higher" | "lower"),
+    let fails = |v: Verdict| match on {
+        FailOn::Slower => v == Verdict::Slower,
+        FailOn::Change => v.is_change(),
     };
-    compared.into_iter().filter(|c| fails(&c.verdict)).collect()
+    compared.into_iter().filter(|c| fails(c.verdict)).collect()
+}
+
+/// The comparisons whose verdict a flag withheld: what `--fail-on` names as not
+/// judged rather than passing over in silence.
+pub fn withheld<'a>(compared: impl IntoIterator<Item = &'a Comparison>) -> Vec<&'a Comparison> {
+    compared.into_iter().filter(|c| c.verdict.flag().is_some()).collect()
+}
+
+/// The first flag on either side's rows that withholds a verdict (`FlagCode::withholds_verdict`).
+fn withholding_flag(rows: &[&ResultRow]) -> Option<crate::model::FlagCode> {
+    rows.iter().flat_map(|r| &r.flags).map(|f| f.flag).find(|f| f.withholds_verdict())
 }
 
 /// Every run's row matching `r` (benchmark, parameters, method).
@@ -173,15 +186,19 @@ pub fn compare_with(
             None => (b_median / a_median, f64::NAN, f64::NAN),
         };
         let mde = crate::stats::power::mde(lo, hi, threshold).unwrap_or(f64::NAN);
+        let both: Vec<&ResultRow> = sa.iter().chain(&sb).copied().collect();
         let v = if !(lo.is_finite() && hi.is_finite()) {
-            "uncertain"
+            Verdict::Uncertain(Doubt::NoInterval)
         } else if units(&na).min(units(&nb)) < 2 {
             // One window per side: its samples say nothing about the next window.
-            "uncertain (one round)"
-        } else if sa.iter().chain(&sb).any(|r| r.flags.iter().any(|f| f.flag.voids_comparison())) {
+            Verdict::Uncertain(Doubt::OneRound)
+        } else if both.iter().any(|r| r.flags.iter().any(|f| f.flag.voids_comparison())) {
             // A side measured something other than the row names (hand-offs that did
             // not switch): the ratio of two such figures means nothing.
-            "uncertain (not a switch's cost)"
+            Verdict::Uncertain(Doubt::NotASwitch)
+        } else if let Some(flag) = withholding_flag(&both) {
+            // The tool itself doubts a side's figure: no verdict on it.
+            Verdict::Uncertain(Doubt::Flagged(flag.as_str()))
         } else {
             explained(verdict(lo, hi, threshold, direction(&ra.unit)), ratio, mde)
         };
@@ -195,7 +212,7 @@ pub fn compare_with(
             ratio,
             ci_low: lo,
             ci_high: hi,
-            verdict: v.to_string(),
+            verdict: v,
             mde,
             threshold,
             between_runs: between,
@@ -351,7 +368,7 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
                 format!("{:.3}", c.ratio)
             },
             if c.mde.is_finite() { format!("±{:.1}%", c.mde * 100.0) } else { "-".into() },
-            c.verdict.clone(),
+            c.verdict.to_string(),
         ];
         if widened {
             cells.push(c.between_runs.map_or_else(|| "-".into(), |s| format!("σ {:.1}%", s * 100.0)));
@@ -467,7 +484,7 @@ mod tests {
         for c in equal_pairs() {
             assert_eq!(c.len(), 1);
             assert_eq!(c[0].basis(), "10+10 rounds");
-            verdicts += matches!(c[0].verdict.as_str(), "faster" | "slower") as usize;
+            verdicts += matches!(c[0].verdict, Verdict::Faster | Verdict::Slower) as usize;
         }
         assert!(verdicts <= 2, "{verdicts} of 40 equal pairs got a direction");
     }
@@ -496,18 +513,20 @@ mod tests {
         let called = (0..trials as u64).filter(|&seed| pair(1.0 + mde, seed).verdict == "slower").count();
         eprintln!("MDE {:.1}%: a change of that size called slower in {called} of {trials}", mde * 100.0);
         assert!((70 * trials / 100..=90 * trials / 100).contains(&called), "{called} of {trials} at the MDE {mde}");
-        let directed =
-            (0..trials as u64).filter(|&seed| matches!(pair(1.0, seed).verdict.as_str(), "faster" | "slower")).count();
+        let directed = (0..trials as u64)
+            .filter(|&seed| matches!(pair(1.0, seed).verdict, Verdict::Faster | Verdict::Slower))
+            .count();
         assert!(directed <= trials / 20, "{directed} of {trials} A/A pairs got a direction");
     }
 
     #[test]
     fn an_uncertain_verdict_says_why() {
-        assert_eq!(explained("uncertain", 1.01, 0.08), "uncertain (change below MDE)");
-        assert_eq!(explained("uncertain", 0.99, 0.08), "uncertain (change below MDE)");
-        assert_eq!(explained("uncertain", 1.10, 0.08), "uncertain (design too weak)");
-        assert_eq!(explained("slower", 1.10, 0.08), "slower");
-        assert_eq!(explained("uncertain", 1.10, f64::NAN), "uncertain");
+        let straddles = Verdict::Uncertain(Doubt::Straddles);
+        assert_eq!(explained(straddles, 1.01, 0.08), "uncertain (change below MDE)");
+        assert_eq!(explained(straddles, 0.99, 0.08), "uncertain (change below MDE)");
+        assert_eq!(explained(straddles, 1.10, 0.08), "uncertain (design too weak)");
+        assert_eq!(explained(Verdict::Slower, 1.10, 0.08), "slower");
+        assert_eq!(explained(straddles, 1.10, f64::NAN), "uncertain");
     }
 
     #[test]
@@ -553,6 +572,31 @@ mod tests {
         }
     }
 
+    /// A row the tool itself doubts (third tasks intruded on its hand-offs, its
+    /// rounds at two levels, its tasks preempted) earns no verdict on either side,
+    /// even across a 25% gap, and `--fail-on` names it as withheld instead of failing;
+    /// a flag that only says what the primitive does (a vDSO row) withholds nothing.
+    #[test]
+    fn a_row_a_flag_doubts_earns_no_verdict_on_either_side() {
+        for code in [FlagCode::Intruded, FlagCode::Preempted, FlagCode::TraceDisagrees, FlagCode::MethodsDisagree] {
+            for flagged_side in [0, 1] {
+                let mut rows = [getppid(100.0, 10, 1), getppid(125.0, 10, 2)];
+                rows[flagged_side].flag(Flag::new(code, "synthetic"));
+                let [a, b] = rows;
+                let c = compare(&[doc(1, vec![a])], &[doc(2, vec![b])], 0.02, 500);
+                assert_eq!(c[0].verdict, Verdict::Uncertain(Doubt::Flagged(code.as_str())), "{code}");
+                assert_eq!(c[0].verdict.to_string(), format!("uncertain ({code})"));
+                assert!(failing(&c, FailOn::Change).is_empty() && failing(&c, FailOn::Slower).is_empty());
+                assert_eq!(withheld(&c).len(), 1);
+            }
+        }
+        let mut b = getppid(125.0, 10, 2);
+        b.flag(Flag::new(FlagCode::Vdso, "synthetic"));
+        let c = compare(&[doc(1, vec![getppid(100.0, 10, 1)])], &[doc(2, vec![b])], 0.02, 500);
+        assert_eq!(c[0].verdict, Verdict::Slower);
+        assert!(withheld(&c).is_empty());
+    }
+
     #[test]
     fn one_round_a_side_earns_no_verdict() {
         let c = compare(&[doc(1, vec![getppid(100.0, 1, 1)])], &[doc(2, vec![getppid(150.0, 1, 2)])], 0.02, 300);
@@ -573,7 +617,7 @@ mod tests {
         };
         let same = compare(&side(100.0, 10), &side(100.0, 20), 0.02, 500);
         assert_eq!(same[0].basis(), "3+3 runs");
-        assert!(!matches!(same[0].verdict.as_str(), "faster" | "slower"), "{:?}", same[0]);
+        assert!(!matches!(same[0].verdict, Verdict::Faster | Verdict::Slower), "{:?}", same[0]);
         assert!(same[0].ci_high - same[0].ci_low > 0.05, "runs' spread shows: {:?}", same[0]);
         let shifted = compare(&side(100.0, 10), &side(160.0, 20), 0.02, 500);
         assert_eq!(shifted[0].verdict, "slower", "{:?}", shifted[0]);
@@ -670,7 +714,7 @@ mod noise_tests {
             .collect();
         let model = RunNoise::from_noise(&noise);
         assert_eq!(model.len(), 2);
-        let called = |c: &Comparison| matches!(c.verdict.as_str(), "faster" | "slower");
+        let called = |c: &Comparison| matches!(c.verdict, Verdict::Faster | Verdict::Slower);
         let one = std::slice::from_ref;
         let t = DEFAULT_THRESHOLD;
         let (mut loud_bare, mut loud_drift, mut loud_quiet, mut gap) = (0, 0, 0, 0);

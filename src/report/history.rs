@@ -48,8 +48,9 @@ pub fn cause_text(c: &Change) -> String {
 
 /// One change in words: where, from what to what, its size and what changed with it.
 fn change_text(s: &Series, c: &Change) -> String {
+    let doubt = c.doubted.map_or_else(String::new, |f| format!(" uncertain ({f}):"));
     format!(
-        "change at run #{} ({}, after {} runs, {} since): {} → {}, ×{:.3} [{:.3}, {:.3}]; {}",
+        "change at run #{} ({}, after {} runs, {} since):{doubt} {} → {}, ×{:.3} [{:.3}, {:.3}]; {}",
         c.run_id,
         c.started_at,
         c.runs_before,
@@ -201,6 +202,7 @@ mod tests {
                 ci_low: m * 0.99,
                 ci_high: m * 1.01,
                 flagged: false,
+                doubt: None,
             })
             .collect();
         let changes = change_at
@@ -220,6 +222,7 @@ mod tests {
                     before: vec!["6.1".into()],
                     after: vec!["6.2".into()],
                 }],
+                doubted: None,
             })
             .into_iter()
             .collect();

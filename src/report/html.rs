@@ -69,7 +69,7 @@ fn conditions(results: &[ResultRow], views: &Views) -> String {
             p.ci_low,
             p.ci_high,
             if p.mde.is_finite() { format!("±{:.1}%", p.mde * 100.0) } else { "-".into() },
-            esc(&p.verdict),
+            esc(&p.verdict.to_string()),
             p.pairs
         );
     }
@@ -282,7 +282,7 @@ pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&Comparis
                 x.ci_low,
                 x.ci_high,
                 if x.mde.is_finite() { format!("±{:.1}%", x.mde * 100.0) } else { "-".into() },
-                esc(&x.verdict)
+                esc(&x.verdict.to_string())
             );
             if widened {
                 let spread = x.between_runs.map_or_else(|| "-".into(), |s| format!("σ {:.1}%", s * 100.0));

@@ -174,6 +174,7 @@ pub fn between_runs_line(m: &Matrix) -> Option<String> {
 mod tests {
     use super::*;
     use crate::model::{Method, ResultRow, Round};
+    use crate::report::compare::Verdict;
 
     fn doc(id: i64, host: &str, centre: f64) -> RunDocument {
         let mut rng = crate::stats::SplitMix64::new(id as u64);
@@ -198,7 +199,7 @@ mod tests {
         assert_eq!(cells.len(), 2);
         assert_eq!(cells[0].as_ref().unwrap().verdict, "slower");
         assert!((cells[0].as_ref().unwrap().ratio - 2.0).abs() < 0.1);
-        assert!(!matches!(cells[1].as_ref().unwrap().verdict.as_str(), "faster" | "slower"));
+        assert!(!matches!(cells[1].as_ref().unwrap().verdict, Verdict::Faster | Verdict::Slower));
         let text = render(&m);
         assert!(text.contains("run #1 (baseline)") && text.contains("run #3: ratio"), "{text}");
     }

@@ -36,7 +36,7 @@ pub fn render(pairs: &[PairedFigure], threshold: f64) -> String {
             super::fmt_value(p.value, &p.unit),
             format!("{:.3} [{:.3}, {:.3}]", p.ratio, p.ci_low, p.ci_high),
             if p.mde.is_finite() { format!("±{:.1}%", p.mde * 100.0) } else { "-".into() },
-            p.verdict.clone(),
+            p.verdict.to_string(),
             p.pairs.to_string(),
         ]);
     }

@@ -120,13 +120,16 @@ mod tests {
     /// threshold in at most 5% of trials, however much the rounds drift.
     #[test]
     fn an_a_a_condition_rarely_gets_a_verdict() {
-        use crate::stats::verdict::{Direction, verdict};
+        use crate::stats::verdict::{Direction, Verdict, verdict};
         for (rounds, drift, noise) in [(10, 0.10, 0.02), (10, 0.02, 0.02), (5, 0.05, 0.01)] {
             let mut rng = SplitMix64::new(0xaa + rounds as u64);
             let called = (0..1000)
                 .filter(|t| {
                     let r = ratio(&paired_rounds(&mut rng, rounds, 1.0, drift, noise), 1000, *t as u64).unwrap();
-                    matches!(verdict(r.ci_low, r.ci_high, 0.03, Direction::LowerIsBetter), "faster" | "slower")
+                    matches!(
+                        verdict(r.ci_low, r.ci_high, 0.03, Direction::LowerIsBetter),
+                        Verdict::Faster | Verdict::Slower
+                    )
                 })
                 .count();
             assert!(called <= 50, "{rounds} rounds, drift {drift}, noise {noise}: {called} of 1000 A/A pairs called");

@@ -49,6 +49,11 @@ pub fn set_nice(nice: i32) -> io::Result<()> {
     Ok(rustix::process::setpriority_process(None, nice)?)
 }
 
+/// The calling thread's nice value (inherited from whatever started the process).
+pub fn nice() -> io::Result<i32> {
+    Ok(rustix::process::getpriority_process(None)?)
+}
+
 /// Sets thread `tid`'s (0: the calling thread's) scheduling policy and static priority.
 pub fn set_policy_of(tid: libc::pid_t, policy: libc::c_int, priority: i32) -> io::Result<()> {
     let p = libc::sched_param { sched_priority: priority };
