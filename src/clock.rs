@@ -4,8 +4,11 @@
 //! Calibration measures, at start: the counter's rate against CLOCK_MONOTONIC_RAW (three
 //! rounds, their spread recorded), the cost of an empty counter bracket (subtracted from
 //! every per-call sample), and the cost and resolution of a monotonic clock read (which
-//! set how long a batch must last). Where no usable counter exists, per-call timing
-//! brackets with the monotonic clock instead, and says so.
+//! set how long a batch must last), and the bracket's quantum: the step its readings
+//! move by (a hypervisor's scaled TSC may advance tens of ticks at a time, so every
+//! per-call figure is a multiple of that step, whatever digits its conversion to
+//! nanoseconds prints). Where no usable counter exists, per-call timing brackets with
+//! the monotonic clock instead, and says so.
 
 use serde::{Deserialize, Serialize};
 
@@ -83,6 +86,10 @@ pub struct Calibration {
     /// The shortest a batch may last so clock cost and resolution stay under 0.1%.
     pub min_batch_ns: f64,
     pub warnings: Vec<String>,
+    /// The per-call bracket's quantum in nanoseconds (`quantum_of`): per-call figures
+    /// are whole multiples of it. Absent in runs stored before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum_ns: Option<f64>,
 }
 
 impl Calibration {
@@ -90,6 +97,48 @@ impl Calibration {
     pub fn ticks_to_call_ns(&self, ticks: u64) -> f64 {
         (ticks as f64 - self.bracket_ticks) / self.ticks_per_ns
     }
+}
+
+/// The largest step a bracket's readings are taken in: the largest `q` (ticks, up to
+/// [`MAX_QUANTUM`]) that at least 80% of the nonzero `durations` are whole multiples
+/// of, over at least four different multiples (a single repeated duration says
+/// nothing of the step). 1 when no step shows: the counter resolves single ticks.
+/// A few readings off the step are allowed: a virtual counter that advances 26 ticks
+/// at a time here now and then reads 1 and 25 across one step.
+pub fn quantum_of(durations: &[u64]) -> u64 {
+    let nonzero: Vec<u64> = durations.iter().copied().filter(|d| *d > 0).collect();
+    if nonzero.len() < 100 {
+        return 1;
+    }
+    let fits = |q: u64| {
+        let multiples: Vec<u64> = nonzero.iter().filter(|d| *d % q == 0).map(|d| d / q).collect();
+        let mut levels = multiples.clone();
+        levels.sort_unstable();
+        levels.dedup();
+        multiples.len() * 5 >= nonzero.len() * 4 && levels.len() >= 4
+    };
+    (2..=MAX_QUANTUM).rev().find(|&q| fits(q)).unwrap_or(1)
+}
+
+/// The largest quantum looked for, in ticks (about 100 ns at 2.5 ticks/ns).
+pub const MAX_QUANTUM: u64 = 256;
+
+/// Brackets spins of many lengths (so the readings span many steps of the counter)
+/// and returns their durations in ticks, for [`quantum_of`].
+#[inline(never)]
+fn spin_brackets<S: Stamp>() -> Vec<u64> {
+    let mut out = Vec::with_capacity(20 * 200);
+    for _ in 0..20 {
+        for k in 0..200u64 {
+            let t0 = S::begin();
+            for i in 0..k {
+                std::hint::black_box(i);
+            }
+            let t1 = S::end();
+            out.push(t1.wrapping_sub(t0));
+        }
+    }
+    out
 }
 
 /// One rate measurement: counter ticks over monotonic nanoseconds across `span_ns`.
@@ -176,6 +225,10 @@ pub fn calibrate(span_ns: u64) -> Calibration {
         PerCallSource::Monotonic => empty_brackets::<MonoStamp>(&mut brackets),
     }
     let bracket_ticks = median_u64(&mut brackets);
+    let quantum_ticks = quantum_of(&match per_call_source {
+        PerCallSource::CycleCounter => spin_brackets::<CycleStamp>(),
+        PerCallSource::Monotonic => spin_brackets::<MonoStamp>(),
+    });
     Calibration {
         per_call_source,
         counter,
@@ -187,6 +240,7 @@ pub fn calibrate(span_ns: u64) -> Calibration {
         clock_resolution_ns,
         min_batch_ns,
         warnings,
+        quantum_ns: Some(quantum_ticks as f64 / ticks_per_ns),
     }
 }
 
@@ -201,6 +255,22 @@ mod tests {
         let (med, spread) = rate_of_rounds(&mut [2.5, 2.4, 2.6]);
         assert_eq!(med, 2.5);
         assert!((spread - 0.2 / 2.5).abs() < 1e-12);
+    }
+
+    /// A counter that moves 26 ticks at a time (with the odd 1 + 25 split across a
+    /// step) has a quantum of 26; one that resolves single ticks has 1; a single
+    /// repeated duration, or too few readings, show no step.
+    #[test]
+    fn the_quantum_is_the_step_readings_move_by() {
+        let mut stepped: Vec<u64> = (0..1000).map(|i| 26 * (1 + i % 40)).collect();
+        stepped.extend((0..100).map(|i| if i % 2 == 0 { 1 } else { 25 + 26 * (i % 7) }));
+        assert_eq!(quantum_of(&stepped), 26);
+        let fine: Vec<u64> = (0..1000).map(|i| 40 + (i * 7919) % 397).collect();
+        assert_eq!(quantum_of(&fine), 1);
+        assert_eq!(quantum_of(&[52; 1000]), 1, "one level says nothing of the step");
+        assert_eq!(quantum_of(&[26, 52, 78, 104]), 1, "too few readings");
+        let ten_ns: Vec<u64> = (0..500).map(|i| 10 * (3 + i % 50)).collect();
+        assert_eq!(quantum_of(&ten_ns), 10);
     }
 
     #[test]

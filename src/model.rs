@@ -111,11 +111,15 @@ pub enum FlagCode {
     /// A hand-off row whose rounds disagree on how many switches a hand-off made:
     /// some rounds switched on (nearly) every hand-off, others on far fewer.
     Bimodal,
+    /// A per-call figure under ten quanta of its bracket's clock
+    /// (`Calibration::quantum_ns`): its digits below the quantum are the
+    /// conversion's, not the clock's.
+    CoarseClock,
 }
 
 impl FlagCode {
     /// Every flag, in declaration order.
-    pub const ALL: [FlagCode; 17] = [
+    pub const ALL: [FlagCode; 18] = [
         FlagCode::Vdso,
         FlagCode::NoKernelEntry,
         FlagCode::BelowFloor,
@@ -133,6 +137,7 @@ impl FlagCode {
         FlagCode::Intruded,
         FlagCode::TraceDisagrees,
         FlagCode::Bimodal,
+        FlagCode::CoarseClock,
     ];
 
     /// The code as stored and printed.
@@ -155,6 +160,7 @@ impl FlagCode {
             FlagCode::Intruded => "intruded",
             FlagCode::TraceDisagrees => "trace_disagrees",
             FlagCode::Bimodal => "bimodal",
+            FlagCode::CoarseClock => "coarse_clock",
         }
     }
 
@@ -186,7 +192,8 @@ impl FlagCode {
             | FlagCode::UnstableDifference
             | FlagCode::Intruded
             | FlagCode::TraceDisagrees
-            | FlagCode::Bimodal => true,
+            | FlagCode::Bimodal
+            | FlagCode::CoarseClock => true,
         }
     }
 

@@ -314,9 +314,29 @@ pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, 
                 ),
             ));
         }
+        if let Some(flag) = coarse_clock(p.median, calib, ops) {
+            p.flag(flag);
+        }
         rows.push(p);
     }
     rows
+}
+
+/// Per-call figures under this many quanta of the bracket's clock are flagged.
+pub const COARSE_CLOCK_QUANTA: f64 = 10.0;
+
+/// The `coarse_clock` flag for a per-call median (per operation, `ops` operations to
+/// a bracket) under [`COARSE_CLOCK_QUANTA`] quanta of the bracket's clock.
+fn coarse_clock(median: f64, calib: &Calibration, ops: f64) -> Option<Flag> {
+    let quantum = calib.quantum_ns? / ops;
+    (quantum > 0.0 && median < COARSE_CLOCK_QUANTA * quantum).then(|| {
+        Flag::new(
+            FlagCode::CoarseClock,
+            format!(
+                "per-call median {median:.1} ns is under {COARSE_CLOCK_QUANTA:.0} steps of the bracket's clock ({quantum:.1} ns a step): per-call figures are multiples of the step; read the batch figure"
+            ),
+        )
+    })
 }
 
 /// Gives a row its trace pass; a failed pass leaves the row as it is and says why on
@@ -347,6 +367,21 @@ mod tests {
         assert_eq!(c.time(&cfg), cfg.estimate_per_probe() * 3 + Duration::from_millis(250));
         assert_eq!(Cost::fixed(Duration::from_secs(2)).time(&cfg), Duration::from_secs(2));
         assert_eq!(Cost::default().time(&cfg), Duration::ZERO);
+    }
+
+    /// A per-call median under ten steps of a 10-ns clock is flagged, one over it is
+    /// not, and a clock of single-tick steps (or a run without a quantum) flags nothing.
+    #[test]
+    fn coarse_clock_fires_under_ten_quanta_only() {
+        let mut c = crate::clock::calibrate(1_000_000);
+        c.quantum_ns = Some(10.0);
+        assert!(coarse_clock(94.5, &c, 1.0).is_some());
+        assert!(coarse_clock(120.0, &c, 1.0).is_none());
+        assert!(coarse_clock(60.0, &c, 2.0).is_none(), "two operations to a bracket halve the step");
+        c.quantum_ns = Some(0.4);
+        assert!(coarse_clock(4.1, &c, 1.0).is_none() && coarse_clock(3.9, &c, 1.0).is_some());
+        c.quantum_ns = None;
+        assert!(coarse_clock(1.0, &c, 1.0).is_none());
     }
 
     #[test]

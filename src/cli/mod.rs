@@ -1252,6 +1252,9 @@ pub fn info_text(m: &crate::machine::Machine) -> String {
             &format!("{:.4} ticks/ns (spread {:.3}% over 3 rounds)", c.ticks_per_ns, c.rate_spread * 100.0),
         );
         line("empty bracket", &format!("{:.1} ticks = {}", c.bracket_ticks, report::fmt_ns(c.bracket_ns)));
+        if let Some(q) = c.quantum_ns {
+            line("bracket step", &format!("{} (per-call figures are multiples of it)", report::fmt_ns(q)));
+        }
         line(
             "clock read",
             &format!("{} (resolution {})", report::fmt_ns(c.clock_read_ns), report::fmt_ns(c.clock_resolution_ns)),

@@ -15,18 +15,29 @@ use super::{esc, fmt_value, plain};
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 /// The most runs a sparkline shows (the newest); older ones are elided.
 const SPARK_RUNS: usize = 48;
+/// The least a sparkline's height spans, on the log scale (1%).
+const SPARK_MIN_SPAN: f64 = 0.01;
 
 /// The medians as a sparkline on a log scale, `│` before each change's first run.
 pub fn sparkline(s: &Series) -> String {
     let from = s.points.len().saturating_sub(SPARK_RUNS);
     let logs: Vec<f64> = s.points[from..].iter().map(|p| p.median.ln()).collect();
     let (lo, hi) = logs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
+    // The bars span at least what one median can resolve (twice the series' noise)
+    // and 1%: a difference below that (a clock's quantum, the last digit of a
+    // conversion) is drawn about the middle bar, not as a full drop.
+    let least = (2.0 * s.noise.unwrap_or(0.0)).max(SPARK_MIN_SPAN);
+    let mid = (lo + hi) / 2.0;
     let mut out = String::from(if from > 0 { "…" } else { "" });
     for (i, v) in logs.iter().enumerate() {
         if s.changes.iter().any(|c| c.index == from + i) {
             out.push('│');
         }
-        let level = if hi > lo { ((v - lo) / (hi - lo) * 7.0).round() as usize } else { 3 };
+        let level = if hi - lo >= least {
+            ((v - lo) / (hi - lo) * 7.0).round() as usize
+        } else {
+            (3.0 + ((v - mid) / least * 7.0).round()).clamp(0.0, 7.0) as usize
+        };
         out.push(BARS[level.min(7)]);
     }
     out
@@ -247,6 +258,9 @@ mod tests {
         let long = series(&vec![1.0; 60], None);
         assert!(sparkline(&long).starts_with('…'));
         assert_eq!(sparkline(&long).chars().count(), SPARK_RUNS + 1);
+        // The last digit of a conversion is no drop.
+        let digits = series(&[80.11852, 80.11850, 80.11852], None);
+        assert_eq!(sparkline(&digits), "▄▄▄");
     }
 
     #[test]

@@ -111,8 +111,9 @@ pub fn render_run(doc: &RunDocument, skipped: &[Skipped], width: Width) -> Strin
         plain(&m.virtualization)
     );
     if let Some(c) = &m.calibration {
+        let step = c.quantum_ns.map_or_else(String::new, |q| format!(", in steps of {}", fmt_ns(q)));
         out.push_str(&format!(
-            "per-call bracket: {} ({:.3} ticks/ns, empty bracket {} subtracted); batch clock: CLOCK_MONOTONIC_RAW ({} per read)\n",
+            "per-call bracket: {} ({:.3} ticks/ns, empty bracket {} subtracted{step}); batch clock: CLOCK_MONOTONIC_RAW ({} per read)\n",
             c.counter,
             c.ticks_per_ns,
             fmt_ns(c.bracket_ns),
