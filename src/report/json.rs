@@ -1,4 +1,4 @@
-//! The JSON layout of `--json` (documented in README): `schema_version`, `run`,
+//! The JSON layout of `--json` (documented in docs/statistics.md): `schema_version`, `run`,
 //! `machine`, `results`, plus `skipped`, and for a run with conditions `paired` (each
 //! condition's figure against its baseline, `paired::PairedFigure`), and for a
 //! `--precision` run `precision` (each row's judgement, `precision::RunJudgement`).
