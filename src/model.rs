@@ -115,11 +115,14 @@ pub enum FlagCode {
     /// (`Calibration::quantum_ns`): its digits below the quantum are the
     /// conversion's, not the clock's.
     CoarseClock,
+    /// A figure whose rounds sit at two separated levels (`stats::modes`): fresh
+    /// workers landed in different modes, and the median belongs to one of them.
+    Modes,
 }
 
 impl FlagCode {
     /// Every flag, in declaration order.
-    pub const ALL: [FlagCode; 18] = [
+    pub const ALL: [FlagCode; 19] = [
         FlagCode::Vdso,
         FlagCode::NoKernelEntry,
         FlagCode::BelowFloor,
@@ -138,6 +141,7 @@ impl FlagCode {
         FlagCode::TraceDisagrees,
         FlagCode::Bimodal,
         FlagCode::CoarseClock,
+        FlagCode::Modes,
     ];
 
     /// The code as stored and printed.
@@ -161,6 +165,7 @@ impl FlagCode {
             FlagCode::TraceDisagrees => "trace_disagrees",
             FlagCode::Bimodal => "bimodal",
             FlagCode::CoarseClock => "coarse_clock",
+            FlagCode::Modes => "modes",
         }
     }
 
@@ -193,7 +198,8 @@ impl FlagCode {
             | FlagCode::Intruded
             | FlagCode::TraceDisagrees
             | FlagCode::Bimodal
-            | FlagCode::CoarseClock => true,
+            | FlagCode::CoarseClock
+            | FlagCode::Modes => true,
         }
     }
 
@@ -206,7 +212,11 @@ impl FlagCode {
         self.voids_comparison()
             || matches!(
                 self,
-                FlagCode::TraceDisagrees | FlagCode::BelowFloor | FlagCode::BelowBracket | FlagCode::MethodsDisagree
+                FlagCode::TraceDisagrees
+                    | FlagCode::BelowFloor
+                    | FlagCode::BelowBracket
+                    | FlagCode::MethodsDisagree
+                    | FlagCode::Modes
             )
     }
 }

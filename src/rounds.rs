@@ -274,6 +274,24 @@ pub fn round_log_medians(r: &ResultRow) -> Vec<f64> {
         .collect()
 }
 
+/// The `modes` flag of a row whose rounds sit at two levels, naming each level with
+/// its share of the rounds and the level the median belongs to.
+fn modes_flag(r: &ResultRow) -> Option<Flag> {
+    let m = crate::stats::modes::modes(&round_log_medians(r))?;
+    let n = m.lower_rounds + m.upper_rounds;
+    let within = if (r.median - m.lower).abs() <= (r.median - m.upper).abs() { "lower" } else { "upper" };
+    Some(Flag::new(
+        FlagCode::Modes,
+        format!(
+            "the rounds sit at two levels, {} in {} of {n} and {} in {} of {n} (fresh workers landed in different modes); the median belongs to the {within}",
+            r.unit.format(m.lower),
+            m.lower_rounds,
+            r.unit.format(m.upper),
+            m.upper_rounds
+        ),
+    ))
+}
+
 /// Each round's mean.
 fn round_means(r: &ResultRow) -> Vec<f64> {
     r.round_slices().iter().map(|s| s.iter().sum::<f64>() / s.len().max(1) as f64).collect()
@@ -295,6 +313,14 @@ fn judge(rows: &mut [ResultRow]) {
         if r.counts.contains_key(&Count::NsPerObservedSwitch)
             && switches.len() == r.rounds.len()
             && let Some(f) = bimodal_switches(&switches)
+        {
+            r.flag(f);
+        }
+        // Per-call rows are left out: their round medians are whole steps of the
+        // bracket's clock, levels by construction; the batch row of the same call
+        // shows a worker's mode as well.
+        if r.method != Method::PerCall
+            && let Some(f) = modes_flag(r)
         {
             r.flag(f);
         }

@@ -1,7 +1,8 @@
 //! Statistics on samples: summaries, percentiles, a distribution-free confidence
 //! interval for the median of one window, outlier classification, least-squares fits,
 //! (`nested`) intervals and ratios from the levels of the experiment that vary, and
-//! (`blocks`) intervals from blocks of consecutive rounds.
+//! (`blocks`) intervals from blocks of consecutive rounds, and (`modes`) whether rounds
+//! sit at two levels.
 //!
 //! Everything here is pure and deterministic (the bootstrap uses a seeded generator),
 //! so it is tested on known values.
@@ -13,6 +14,7 @@ pub const Z975: f64 = 1.959_964;
 
 pub mod blocks;
 pub mod changepoint;
+pub mod modes;
 pub mod nested;
 pub mod paired;
 pub mod planner;
