@@ -177,18 +177,22 @@ impl FlagCode {
 
     /// Whether a row carrying the flag earns no verdict in a comparison (`compare`,
     /// paired conditions, history's change points): every flag that says the
-    /// measurement was disturbed, or is not what the row names. The flags that say
-    /// what the primitive does by design (a vDSO row, a cached wrapper, a sleep that
-    /// is mostly slack, a scheduler's uneven or unfair shares) do not: comparing those
-    /// is the point.
+    /// measurement was disturbed, is not what the row names, or cannot resolve a
+    /// change. The flags that say what the primitive does by design (a vDSO row, a
+    /// cached wrapper, a sleep that is mostly slack, a scheduler's uneven or unfair
+    /// shares) do not: comparing those is the point; nor do those that set the level
+    /// against another figure of the same run (below the enosys floor, the two methods
+    /// apart): they doubt where the figure sits, not how it moves between runs.
     pub fn withholds_verdict(self) -> bool {
         match self {
-            FlagCode::Vdso | FlagCode::NoKernelEntry | FlagCode::TimerSlack | FlagCode::Uneven | FlagCode::Unfair => {
-                false
-            }
-            FlagCode::BelowFloor
-            | FlagCode::MethodsDisagree
-            | FlagCode::BelowBracket
+            FlagCode::Vdso
+            | FlagCode::NoKernelEntry
+            | FlagCode::TimerSlack
+            | FlagCode::Uneven
+            | FlagCode::Unfair
+            | FlagCode::BelowFloor
+            | FlagCode::MethodsDisagree => false,
+            FlagCode::BelowBracket
             | FlagCode::YieldSwitched
             | FlagCode::TooFewSwitches
             | FlagCode::ExtraSwitches

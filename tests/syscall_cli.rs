@@ -175,3 +175,30 @@ fn ctrl_c_keeps_finished_benchmarks_and_exits_130() {
     assert_eq!(status, "interrupted");
     assert!(rows > 0);
 }
+
+/// One method to a figure: every row's percentiles come from its own samples, so its
+/// p99 is at least its median (the per-call p50 is the per-call median), in the JSON
+/// as in the table's per-call column; and the calibration records the bracket's step.
+#[test]
+fn every_rows_tail_is_of_its_own_method_and_never_below_its_median() {
+    let db = temp_db();
+    let doc = json_of(&run_ok(&["run", "syscall", "ctx.pipe", "--quick", "--rounds", "2", "--json"], &db.path));
+    let quantum = doc["machine"]["calibration"]["quantum_ns"].as_f64().expect("the bracket's step is recorded");
+    assert!(quantum > 0.0, "{quantum}");
+    let mut checked = 0;
+    for r in doc["results"].as_array().unwrap() {
+        let Some(p) = r["percentiles"].as_object() else { continue };
+        let (median, p50, p99) =
+            (r["median"].as_f64().unwrap(), p["p50"].as_f64().unwrap(), p["p99"].as_f64().unwrap());
+        assert!(p99 >= median, "{}: p99 {p99} below its median {median}", r["benchmark"]);
+        assert!(
+            (p50 - median).abs() <= 1e-9 * median.abs().max(1.0),
+            "{}: p50 {p50} is not the median {median}",
+            r["benchmark"]
+        );
+        checked += 1;
+    }
+    assert!(checked > 10, "{checked} rows with percentiles");
+    let table = String::from_utf8(run_ok(&["show", "--wide"], &db.path).stdout).unwrap();
+    assert!(table.contains("per-call p50"), "{table}");
+}

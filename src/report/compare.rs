@@ -578,7 +578,7 @@ mod tests {
     /// a flag that only says what the primitive does (a vDSO row) withholds nothing.
     #[test]
     fn a_row_a_flag_doubts_earns_no_verdict_on_either_side() {
-        for code in [FlagCode::Intruded, FlagCode::Preempted, FlagCode::TraceDisagrees, FlagCode::MethodsDisagree] {
+        for code in [FlagCode::Intruded, FlagCode::Preempted, FlagCode::TraceDisagrees, FlagCode::CoarseClock] {
             for flagged_side in [0, 1] {
                 let mut rows = [getppid(100.0, 10, 1), getppid(125.0, 10, 2)];
                 rows[flagged_side].flag(Flag::new(code, "synthetic"));
