@@ -364,14 +364,16 @@ fn concurrent_thp_runs_leave_the_setting_as_found_and_label_no_row_wrongly() {
     let _put_back = PutBack(found.clone());
     let trials = std::env::var("OSCOST_THP_TRIALS").ok().and_then(|t| t.parse().ok()).unwrap_or(3);
     for trial in 0..trials {
-        let runs: Vec<_> = ["always", "never"]
+        // One run long (beyond the wait a second run allows it), one short: whichever
+        // takes the setting first, the other either skips or takes it in turn.
+        let runs: Vec<_> = [("always", "40"), ("never", "2")]
             .into_iter()
-            .map(|mode| {
+            .map(|(mode, rounds)| {
                 let db = temp_db();
                 let child = oscost()
                     .args(["--db"])
                     .arg(&db.path)
-                    .args(["run", "syscall.getppid", "--quick", "--rounds", "2", "--condition"])
+                    .args(["run", "syscall.getppid", "--quick", "--rounds", rounds, "--condition"])
                     .arg(format!("thp:{mode}"))
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())
@@ -381,6 +383,7 @@ fn concurrent_thp_runs_leave_the_setting_as_found_and_label_no_row_wrongly() {
             })
             .collect();
         let mut in_effect = 0;
+        let pids: Vec<u32> = runs.iter().map(|(_, _, c)| c.id()).collect();
         for (mode, db, child) in runs {
             let pid = child.id();
             let out = child.wait_with_output().unwrap();
@@ -395,7 +398,10 @@ fn concurrent_thp_runs_leave_the_setting_as_found_and_label_no_row_wrongly() {
                     assert!(rows > 0, "trial {trial}: {condition} in effect but no row: {stderr}");
                 }
                 Err(why) => {
-                    assert!(why.contains("another oscost run"), "trial {trial}, {condition}: {why}");
+                    let holder = pids
+                        .iter()
+                        .any(|p| *p != pid && why.contains(&format!("another oscost run (process {p}) holds")));
+                    assert!(holder, "trial {trial}, {condition}: {why}");
                     assert_eq!(rows, 0, "trial {trial}: {condition} was skipped, yet rows claim it");
                 }
             }
@@ -460,6 +466,44 @@ fn an_administrators_change_after_kill_9_is_left_and_said() {
         "{said}"
     );
     assert!(records_of(pid).is_empty(), "the record was not removed: {:?}", records_of(pid));
+}
+
+/// An administrator who sets THP while a run holds it wins: the run's later rounds are
+/// not measured under a setting that no longer holds, nothing is written over the
+/// administrator's value, and the run says so.
+#[test]
+fn an_administrators_change_during_a_run_wins_and_is_said() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(found) = thp() else {
+        eprintln!("skipped: an administrator's change needs a kernel with THP ({THP})");
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipped: an administrator's change needs root (it changes {THP})");
+        return;
+    }
+    let _put_back = PutBack(found.clone());
+    let mode = if found == "never" { "always" } else { "never" };
+    let admin = ["always", "madvise", "never"].into_iter().find(|v| *v != found && *v != mode).unwrap();
+    let db = temp_db();
+    let child = oscost()
+        .args(["--db"])
+        .arg(&db.path)
+        .args(["run", "ctx.pipe", "--quick", "--rounds", "6", "--condition"])
+        .arg(format!("thp:{mode}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(eventually(Duration::from_secs(60), || thp().as_deref() == Some(mode)), "THP never changed");
+    std::fs::write(THP, admin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(thp().as_deref(), Some(admin), "the administrator's value was overwritten: {stderr}");
+    assert!(stderr.contains(&format!("reads {admin}")) && stderr.contains("someone"), "{stderr}");
+    // Every round measured under the condition ended reading the mode: none says
+    // otherwise in the evidence.
+    assert!(!stderr.lines().any(|l| l.contains("in effect") && l.contains(&format!("reads {admin}"))), "{stderr}");
 }
 
 /// Condition specs with numbers out of every sane range are refused at parse, through

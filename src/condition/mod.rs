@@ -183,16 +183,12 @@ pub struct Prepared {
     /// Cgroups made for the run (removed when dropped).
     _cgroups: Option<cgroup::Groups>,
     /// A system setting taken for the run (put back and released when dropped).
-    setting: Option<thp::Held>,
-    /// Why the last round's rows are not the condition's, found by [`Self::evidence`]
-    /// and taken by [`Self::acted`]: a setting that did not hold through the round.
-    fault: std::sync::Mutex<Option<String>>,
+    setting: Option<Box<thp::Held>>,
 }
 
 /// Makes what `c` needs for the whole run, or says why it cannot be measured here.
 pub fn prepare(c: &Condition, opts: &BenchOptions) -> Result<Prepared, Unavailable> {
-    let mut p =
-        Prepared { condition: c.clone(), in_worker: None, _cgroups: None, setting: None, fault: Default::default() };
+    let mut p = Prepared { condition: c.clone(), in_worker: None, _cgroups: None, setting: None };
     match c {
         Condition::Seccomp(f) => p.in_worker = Some(InWorker::Seccomp(seccomp::check(f)?)),
         Condition::Namespaces(n) => p.in_worker = Some(InWorker::Namespaces(ns::prepare(n)?)),
@@ -205,7 +201,7 @@ pub fn prepare(c: &Condition, opts: &BenchOptions) -> Result<Prepared, Unavailab
         Condition::Observer(o) => observer::check(*o)?,
         Condition::Neighbour(n) => neighbour::check(n, opts)?,
         Condition::Sched(s) => p.in_worker = sched::prepare(s, opts)?,
-        Condition::Thp(m) => p.setting = Some(thp::prepare(*m)?),
+        Condition::Thp(m) => p.setting = Some(Box::new(thp::prepare(*m)?)),
     }
     Ok(p)
 }
@@ -256,8 +252,8 @@ impl Prepared {
 
     /// What the coordinator saw of the condition over a round it held (the worker says
     /// its own in [`Entered::Here`]): to be asked before the hold is dropped. A setting
-    /// that did not hold through the round is kept for [`Self::acted`], which refuses
-    /// the round.
+    /// that did not hold through the round is kept (in the held setting) for
+    /// [`Self::acted`], which refuses the round.
     pub fn evidence(&self, hold: &RoundHold, report: &RoundReport) -> Vec<String> {
         let mut fault = None;
         let mut said = match hold {
@@ -279,7 +275,9 @@ impl Prepared {
             Condition::Sched(s) => said.extend(s.evidence(report.rows)),
             _ => {}
         }
-        *self.fault.lock().unwrap_or_else(|e| e.into_inner()) = fault;
+        if let Some(held) = &self.setting {
+            held.set_fault(fault);
+        }
         said
     }
 
@@ -288,7 +286,7 @@ impl Prepared {
     /// where a counter could be attached), and ran under it (a setting that held
     /// through the round); the reason if not.
     pub fn acted(&self, report: &RoundReport) -> Result<(), String> {
-        if let Some(why) = self.fault.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(why) = self.setting.as_ref().and_then(|held| held.take_fault()) {
             return Err(why);
         }
         match &self.condition {

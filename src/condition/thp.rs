@@ -80,6 +80,9 @@ pub fn check(_: Mode) -> Result<(), Unavailable> {
 pub struct Held {
     mode: Mode,
     original: String,
+    /// Why the last round's rows are not the condition's (the setting did not hold
+    /// through it): set from the evidence, taken when the round is judged.
+    fault: std::sync::Mutex<Option<String>>,
     _restore: Restore,
     _claim: Claim,
 }
@@ -94,7 +97,19 @@ pub fn prepare(m: Mode) -> Result<Held, Unavailable> {
     let original = current().ok_or_else(|| Unavailable(format!("reading {SETTING}")))?;
     let undo = Undo::Write { path: SETTING.into(), original: original.clone(), wrote: m.to_string() };
     let restore = journal::record(undo).map_err(Unavailable)?;
-    Ok(Held { mode: m, original, _restore: restore, _claim: claim })
+    Ok(Held { mode: m, original, fault: Default::default(), _restore: restore, _claim: claim })
+}
+
+impl Held {
+    /// Keeps why the round just ended is not the condition's (None: it is).
+    pub fn set_fault(&self, why: Option<String>) {
+        *self.fault.lock().unwrap_or_else(|e| e.into_inner()) = why;
+    }
+
+    /// Why the round just ended is not the condition's, once.
+    pub fn take_fault(&self) -> Option<String> {
+        self.fault.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 /// The mode set for one round: the original put back when dropped, if the setting
