@@ -6,7 +6,7 @@
 //!
 //! The record is one small file per change in a folder of the user's own (`/run/oscost`
 //! for root, else `$XDG_RUNTIME_DIR/oscost`), created `O_EXCL|O_NOFOLLOW` through
-//! `files`; it names the process that made the change (its pid and start time, so a
+//! `files` under a name recovery passes over and renamed into place once whole; it names the process that made the change (its pid and start time, so a
 //! reused pid is not mistaken for it) and how to undo it.
 //!
 //! A setting of the whole system (the THP setting) has one owner at a time: the run
@@ -221,7 +221,7 @@ fn check_in_cgroup_fs(path: &Path) -> Result<(), Refusal> {
     }
 }
 
-/// A settings file's value: the bracketed word of a choice ("always [madvise] never"),
+/// A settings file's value: the bracketed word of a choice (`always [madvise] never`),
 /// else its text trimmed.
 pub fn read_setting(path: &Path) -> io::Result<String> {
     let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)?;
@@ -331,8 +331,14 @@ fn record_in(dir: &Path, undo: Undo) -> Result<Restore, String> {
     undo.validate(pid).map_err(|e| format!("not recording the change: {e}"))?;
     let started = start_time(pid).ok_or("reading this process's start time")?;
     let text = serde_json::to_vec(&Entry { pid, started, undo: undo.clone() }).map_err(|e| e.to_string())?;
-    let record = dir.join(format!("{pid}-{}.json", uuid::Uuid::new_v4()));
-    crate::files::write_new(&record, &text, 0o600).map_err(|e| format!("recording {}: {e}", record.display()))?;
+    let name = format!("{pid}-{}.json", uuid::Uuid::new_v4());
+    let (record, partial) = (dir.join(&name), dir.join(format!(".{name}.partial")));
+    // Written whole under a name recovery passes over, then renamed: a run recovering
+    // at the same moment never reads a record half written (and refuses it).
+    crate::files::write_new(&partial, &text, 0o600).and_then(|()| std::fs::rename(&partial, &record)).map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        format!("recording {}: {e}", record.display())
+    })?;
     Ok(Restore { record, undo })
 }
 
@@ -670,6 +676,8 @@ mod tests {
             write_record(&dir, "2-d.json", &dead(Undo::RemoveCgroup { dir: "/sys/fs/cgroup/cpu/oscost-1-0".into() }));
         // One too large to be a record.
         std::fs::write(dir.join("1-e.json"), vec![b' '; MAX_RECORD as usize + 1]).unwrap();
+        // A record being written by a live run is passed over, not refused.
+        std::fs::write(dir.join(".1-f.json.partial"), "{").unwrap();
 
         let said = recover_in(&dir, None);
         assert_eq!(said.len(), 5, "{said:?}");
@@ -687,6 +695,7 @@ mod tests {
         assert!(elsewhere.is_file());
         // Said once: the next recovery finds nothing to say.
         assert_eq!(recover_in(&dir, None), Vec::new());
+        assert!(dir.join(".1-f.json.partial").exists());
     }
 
     #[test]

@@ -10,12 +10,13 @@
 //! A condition acts at one or more of three places:
 //! - for the whole run, in the coordinator ([`prepare`]): cgroups are made (and
 //!   recorded in the [`journal`] first, so a run killed with -9 has them removed by the
-//!   next);
+//!   next); a setting of the whole system (THP) is taken under the journal's lock, so
+//!   one run at a time changes it, and its original value recorded once;
 //! - around each of its rounds ([`Prepared::hold_round`]): a sysfs setting written and
 //!   put back, a neighbour started and killed, the tracepoints opened and closed;
 //! - inside the worker ([`InWorker`], [`enter`]): a seccomp filter, namespaces, a
 //!   speculation control, a timer slack, a cgroup joined. The worker checks each is in
-//!   effect before it measures and says how it knows ([`Entered::evidence`]); the
+//!   effect before it measures and says how it knows (the evidence of [`Entered::Here`]); the
 //!   kernel undoes these when the worker exits.
 //!
 //! A condition that needs privilege or a kernel feature this machine lacks is

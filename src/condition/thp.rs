@@ -57,7 +57,7 @@ impl std::fmt::Display for Mode {
     }
 }
 
-/// The setting's current value: the bracketed word of "always [madvise] never".
+/// The setting's current value: the bracketed word of `always [madvise] never`.
 pub fn current() -> Option<String> {
     journal::read_setting(Path::new(SETTING)).ok()
 }
