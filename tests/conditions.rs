@@ -418,6 +418,37 @@ fn concurrent_thp_runs_leave_the_setting_as_found_and_label_no_row_wrongly() {
     }
 }
 
+/// One run with both THP modes as conditions holds the setting once for both: each is
+/// in effect in its own rounds, and the setting is left as found.
+#[test]
+fn one_run_with_both_thp_modes_measures_each() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(found) = thp() else {
+        eprintln!("skipped: both THP modes need a kernel with THP ({THP})");
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipped: both THP modes need root (they change {THP})");
+        return;
+    }
+    let _put_back = PutBack(found.clone());
+    let db = temp_db();
+    let out = oscost()
+        .args(["--db"])
+        .arg(&db.path)
+        .args(["run", "syscall.getppid", "--quick", "--rounds", "2"])
+        .args(["--condition", "thp:always", "--condition", "thp:never"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for mode in ["always", "never"] {
+        let evidence = said(&stderr, &format!("thp:{mode}")).unwrap_or_else(|why| panic!("thp:{mode}: {why}"));
+        assert!(evidence.contains(&format!("{THP} reads {mode} during the round")), "{evidence}");
+    }
+    assert_eq!(thp().as_deref(), Some(found.as_str()), "THP was not left as found: {stderr}");
+}
+
 /// A run killed with -9 while THP is changed, then an administrator sets a value of
 /// their own: the next run leaves the administrator's value and says so.
 #[test]

@@ -31,6 +31,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -136,13 +137,19 @@ impl Undo {
 
     /// Undoes the change (see [`Undone`]).
     pub fn apply(&self) -> Result<Undone, String> {
+        self.apply_over(&[])
+    }
+
+    /// Undoes the change, taking a setting that reads one of `also` (values the same
+    /// run wrote to it under another of its conditions) as oscost's too.
+    fn apply_over(&self, also: &[String]) -> Result<Undone, String> {
         match self {
             Undo::Write { path, original, wrote } => {
                 let now = read_setting(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
                 if now == *original {
                     return Ok(Undone::AlreadyBack);
                 }
-                if now != *wrote {
+                if now != *wrote && !also.contains(&now) {
                     return Ok(Undone::LeftChanged { now });
                 }
                 write_setting(path, original)
@@ -365,8 +372,20 @@ pub enum ClaimError {
 /// Takes `setting` for this run, waiting up to `wait` for a run that holds it; once
 /// taken, what a killed run left of it is put back first (said in the lines returned),
 /// so the value this run then reads is the system's own.
-pub fn claim(setting: &Path, wait: Duration) -> Result<(Claim, Vec<Said>), ClaimError> {
-    claim_in(&folder().map_err(ClaimError::Folder)?, setting, wait)
+/// A run's conditions that change the same setting (`thp:always` and `thp:never` in one
+/// run) share its claim: a second lock of the same file by the same process would be
+/// refused as another run's.
+pub fn claim(setting: &Path, wait: Duration) -> Result<(Arc<Claim>, Vec<Said>), ClaimError> {
+    static CLAIMS: Mutex<Vec<(PathBuf, Weak<Claim>)>> = Mutex::new(Vec::new());
+    let mut claims = CLAIMS.lock().unwrap_or_else(|e| e.into_inner());
+    claims.retain(|(_, c)| c.strong_count() > 0);
+    if let Some(held) = claims.iter().filter(|(p, _)| p == setting).find_map(|(_, c)| c.upgrade()) {
+        return Ok((held, Vec::new()));
+    }
+    let (claim, said) = claim_in(&folder().map_err(ClaimError::Folder)?, setting, wait)?;
+    let claim = Arc::new(claim);
+    claims.push((setting.to_path_buf(), Arc::downgrade(&claim)));
+    Ok((claim, said))
 }
 
 fn claim_in(dir: &Path, setting: &Path, wait: Duration) -> Result<(Claim, Vec<Said>), ClaimError> {
@@ -472,18 +491,18 @@ pub fn recover() -> Vec<String> {
 fn recover_in(dir: &Path, held: Option<&Path>) -> Vec<Said> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut said = Vec::new();
+    let mut left = Vec::new();
     for path in entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")) {
-        let entry = match read_record(&path) {
-            Ok(entry) => entry,
-            Err(why) => {
-                said.push(Said::Refused(format!(
-                    "journal record {} refused, not applied: {why}; {}",
-                    path.display(),
-                    move_aside(&path, "refused")
-                )));
-                continue;
-            }
-        };
+        match read_record(&path) {
+            Ok(entry) => left.push((path, entry)),
+            Err(why) => said.push(Said::Refused(format!(
+                "journal record {} refused, not applied: {why}; {}",
+                path.display(),
+                move_aside(&path, "refused")
+            ))),
+        }
+    }
+    for (path, entry) in &left {
         if start_time(entry.pid) == Some(entry.started) {
             continue; // its maker is still running and will undo it
         }
@@ -500,25 +519,43 @@ fn recover_in(dir: &Path, held: Option<&Path>) -> Vec<Said> {
             },
             _ => None,
         };
-        said.push(apply_left(&path, &entry));
+        said.extend(apply_left(path, entry, &also_wrote(&left, entry)));
     }
     said
 }
 
-/// Applies a dead process's record, and removes it (or moves it aside if it fails).
-fn apply_left(path: &Path, entry: &Entry) -> Said {
+/// The values the maker of `entry` wrote to the same setting under its other
+/// conditions (each recorded on its own).
+fn also_wrote(left: &[(PathBuf, Entry)], entry: &Entry) -> Vec<String> {
+    let same = |e: &Entry| e.pid == entry.pid && e.started == entry.started;
+    left.iter()
+        .filter(|(_, e)| same(e) && e.undo.setting().is_some() && e.undo.setting() == entry.undo.setting())
+        .filter_map(|(_, e)| match &e.undo {
+            Undo::Write { wrote, .. } => Some(wrote.clone()),
+            Undo::RemoveCgroup { .. } => None,
+        })
+        .collect()
+}
+
+/// Applies a dead process's record, and removes it (or moves it aside if it fails);
+/// what it did, unless there was nothing to do.
+fn apply_left(path: &Path, entry: &Entry, also: &[String]) -> Option<Said> {
     let who = format!("oscost process {} that was killed", entry.pid);
-    match entry.undo.apply() {
+    match entry.undo.apply_over(also) {
         Ok(undone) => {
             let _ = std::fs::remove_file(path);
             let line = entry.undo.describe(&undone, &who);
-            if let Undone::LeftChanged { .. } = undone { Said::Left(line) } else { Said::Restored(line) }
+            match undone {
+                Undone::Done => Some(Said::Restored(line)),
+                Undone::AlreadyBack => None,
+                Undone::LeftChanged { .. } => Some(Said::Left(line)),
+            }
         }
-        Err(e) => Said::Failed(format!(
+        Err(e) => Some(Said::Failed(format!(
             "could not undo what oscost process {} left: {e}; {} (undo it by hand)",
             entry.pid,
             move_aside(path, "unapplied")
-        )),
+        ))),
     }
 }
 
@@ -710,8 +747,8 @@ mod tests {
         std::fs::create_dir(&full).unwrap();
         std::fs::write(full.join("f"), "").unwrap();
         let failing = Entry { pid: me, started: 0, undo: Undo::RemoveCgroup { dir: full.clone() } };
-        let said = apply_left(&record, &failing);
-        assert!(matches!(&said, Said::Failed(s) if s.contains("moved aside to")), "{said:?}");
+        let said = apply_left(&record, &failing, &[]);
+        assert!(matches!(&said, Some(Said::Failed(s)) if s.contains("moved aside to")), "{said:?}");
         assert!(!record.exists() && full.is_dir());
         assert_eq!(recover_in(scratch.path(), None), Vec::new());
     }
@@ -740,6 +777,17 @@ mod tests {
         let me = crate::sys::getpid();
         assert!(second.to_string().contains(&format!("another oscost run (process {me}) holds")), "{second}");
         drop(claim);
+        // A killed run with both modes as conditions left a record of each; the
+        // setting reads one of them, so it is put back, and neither says someone else
+        // changed it.
+        for (name, wrote) in [("1-b.json", "always"), ("1-c.json", "never")] {
+            let undo = Undo::Write { path: THP.into(), original: original.clone(), wrote: wrote.into() };
+            write_record(dir, name, &dead(undo));
+        }
+        write_setting(Path::new(THP), other).unwrap();
+        let said = recover_in(dir, None);
+        assert_eq!(read_setting(Path::new(THP)).unwrap(), original, "{said:?}");
+        assert!(matches!(&said[..], [Said::Restored(_)]), "{said:?}");
         assert!(claim_in(dir, Path::new(THP), Duration::ZERO).is_ok());
     }
 }

@@ -84,7 +84,7 @@ pub struct Held {
     /// through it): set from the evidence, taken when the round is judged.
     fault: std::sync::Mutex<Option<String>>,
     _restore: Restore,
-    _claim: Claim,
+    _claim: std::sync::Arc<Claim>,
 }
 
 /// Takes the setting for the run (see the module's doc).
