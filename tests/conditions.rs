@@ -354,11 +354,11 @@ fn rows_by_condition(db: &Path) -> std::collections::BTreeMap<String, usize> {
 fn concurrent_thp_runs_leave_the_setting_as_found_and_label_no_row_wrongly() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(found) = thp() else {
-        eprintln!("skipped: concurrent THP runs need a kernel with THP ({THP})");
+        eprintln!("skipped: concurrent_thp_runs_leave_the_setting_as_found needs a kernel with THP ({THP})");
         return;
     };
     if !is_root() {
-        eprintln!("skipped: concurrent THP runs need root (they change {THP})");
+        eprintln!("skipped: concurrent_thp_runs_leave_the_setting_as_found needs root (it changes {THP})");
         return;
     }
     let _put_back = PutBack(found.clone());
@@ -424,11 +424,11 @@ fn concurrent_thp_runs_leave_the_setting_as_found_and_label_no_row_wrongly() {
 fn one_run_with_both_thp_modes_measures_each() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(found) = thp() else {
-        eprintln!("skipped: both THP modes need a kernel with THP ({THP})");
+        eprintln!("skipped: one_run_with_both_thp_modes_measures_each needs a kernel with THP ({THP})");
         return;
     };
     if !is_root() {
-        eprintln!("skipped: both THP modes need root (they change {THP})");
+        eprintln!("skipped: one_run_with_both_thp_modes_measures_each needs root (it changes {THP})");
         return;
     }
     let _put_back = PutBack(found.clone());
@@ -455,11 +455,11 @@ fn one_run_with_both_thp_modes_measures_each() {
 fn an_administrators_change_after_kill_9_is_left_and_said() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(found) = thp() else {
-        eprintln!("skipped: an administrator's change needs a kernel with THP ({THP})");
+        eprintln!("skipped: an_administrators_change_after_kill_9_is_left_and_said needs a kernel with THP ({THP})");
         return;
     };
     if !is_root() {
-        eprintln!("skipped: an administrator's change needs root (it changes {THP})");
+        eprintln!("skipped: an_administrators_change_after_kill_9_is_left_and_said needs root (it changes {THP})");
         return;
     }
     let _put_back = PutBack(found.clone());
@@ -506,11 +506,11 @@ fn an_administrators_change_after_kill_9_is_left_and_said() {
 fn an_administrators_change_during_a_run_wins_and_is_said() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(found) = thp() else {
-        eprintln!("skipped: an administrator's change needs a kernel with THP ({THP})");
+        eprintln!("skipped: an_administrators_change_during_a_run_wins_and_is_said needs a kernel with THP ({THP})");
         return;
     };
     if !is_root() {
-        eprintln!("skipped: an administrator's change needs root (it changes {THP})");
+        eprintln!("skipped: an_administrators_change_during_a_run_wins_and_is_said needs root (it changes {THP})");
         return;
     }
     let _put_back = PutBack(found.clone());
@@ -572,7 +572,9 @@ fn hostile_condition_specs_exit_2_with_the_reason() {
 fn forged_journal_records_are_refused_moved_aside_and_not_retried() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !is_root() {
-        eprintln!("skipped: forged journal records need root (the journal is /run/oscost)");
+        eprintln!(
+            "skipped: forged_journal_records_are_refused needs root (the journal it forges records in is /run/oscost)"
+        );
         return;
     }
     let journal = Path::new("/run/oscost");
