@@ -72,6 +72,34 @@ pub enum Undone {
     LeftChanged { now: String },
 }
 
+/// Why a change could not be undone.
+#[derive(Debug, thiserror::Error)]
+pub enum UndoError {
+    #[error("reading {}: {cause}", .path.display())]
+    Read { path: PathBuf, cause: io::Error },
+    #[error("writing {value:?} back to {}: {cause}", .path.display())]
+    Write { path: PathBuf, value: String, cause: io::Error },
+    #[error("{} reads {now} after {value:?} was written back", .path.display())]
+    NotBack { path: PathBuf, value: String, now: String },
+    #[error("removing cgroup {}: {cause}", .dir.display())]
+    RemoveCgroup { dir: PathBuf, cause: io::Error },
+}
+
+/// Why a change could not be recorded (and so is not made).
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("{0}")]
+    Folder(String),
+    #[error("not recording the change: {0}")]
+    Refused(#[from] Refusal),
+    #[error("reading this process's start time from /proc")]
+    StartTime,
+    #[error("encoding the record: {0}")]
+    Encode(serde_json::Error),
+    #[error("recording {}: {cause}", .path.display())]
+    Write { path: PathBuf, cause: io::Error },
+}
+
 /// Why a record is not applied.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum Refusal {
@@ -136,27 +164,34 @@ impl Undo {
     }
 
     /// Undoes the change (see [`Undone`]).
-    pub fn apply(&self) -> Result<Undone, String> {
+    pub fn apply(&self) -> Result<Undone, UndoError> {
         self.apply_over(&[])
     }
 
     /// Undoes the change, taking a setting that reads one of `also` (values the same
     /// run wrote to it under another of its conditions) as oscost's too.
-    fn apply_over(&self, also: &[String]) -> Result<Undone, String> {
+    fn apply_over(&self, also: &[String]) -> Result<Undone, UndoError> {
         match self {
             Undo::Write { path, original, wrote } => {
-                let now = read_setting(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+                let now = read_setting(path).map_err(|cause| UndoError::Read { path: path.clone(), cause })?;
                 if now == *original {
                     return Ok(Undone::AlreadyBack);
                 }
                 if now != *wrote && !also.contains(&now) {
                     return Ok(Undone::LeftChanged { now });
                 }
-                write_setting(path, original)
-                    .map_err(|e| format!("writing {original:?} back to {}: {e}", path.display()))?;
+                write_setting(path, original).map_err(|cause| UndoError::Write {
+                    path: path.clone(),
+                    value: original.clone(),
+                    cause,
+                })?;
                 match read_setting(path) {
                     Ok(back) if back == *original => Ok(Undone::Done),
-                    other => Err(format!("{} reads {other:?} after {original:?} was written back", path.display())),
+                    other => Err(UndoError::NotBack {
+                        path: path.clone(),
+                        value: original.clone(),
+                        now: format!("{other:?}"),
+                    }),
                 }
             }
             Undo::RemoveCgroup { dir } => remove_cgroup(dir),
@@ -247,7 +282,7 @@ pub fn write_setting(path: &Path, value: &str) -> io::Result<()> {
 
 /// Removes a cgroup folder; tasks still in it (a worker's children being reaped) are
 /// moved to the parent first.
-fn remove_cgroup(dir: &Path) -> Result<Undone, String> {
+fn remove_cgroup(dir: &Path) -> Result<Undone, UndoError> {
     if std::fs::symlink_metadata(dir).is_err() {
         return Ok(Undone::AlreadyBack);
     }
@@ -262,7 +297,9 @@ fn remove_cgroup(dir: &Path) -> Result<Undone, String> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::fs::remove_dir(dir).map(|()| Undone::Done).map_err(|e| format!("removing cgroup {}: {e}", dir.display()))
+    std::fs::remove_dir(dir)
+        .map(|()| Undone::Done)
+        .map_err(|cause| UndoError::RemoveCgroup { dir: dir.to_path_buf(), cause })
 }
 
 /// One recorded change, as its file holds it.
@@ -328,24 +365,27 @@ impl Drop for Restore {
 
 /// Records `undo` before the change it undoes is made; the change must follow at
 /// once. The record's name is new and random, never a path another user could plant.
-pub fn record(undo: Undo) -> Result<Restore, String> {
-    record_in(&folder()?, undo)
+pub fn record(undo: Undo) -> Result<Restore, RecordError> {
+    record_in(&folder().map_err(RecordError::Folder)?, undo)
 }
 
-fn record_in(dir: &Path, undo: Undo) -> Result<Restore, String> {
+fn record_in(dir: &Path, undo: Undo) -> Result<Restore, RecordError> {
     let pid = crate::sys::getpid();
     // What this run would refuse to read back, it does not write.
-    undo.validate(pid).map_err(|e| format!("not recording the change: {e}"))?;
-    let started = start_time(pid).ok_or("reading this process's start time")?;
-    let text = serde_json::to_vec(&Entry { pid, started, undo: undo.clone() }).map_err(|e| e.to_string())?;
+    undo.validate(pid)?;
+    let started = start_time(pid).ok_or(RecordError::StartTime)?;
+    let entry = Entry { pid, started, undo: undo.clone() };
+    let text = serde_json::to_vec(&entry).map_err(RecordError::Encode)?;
     let name = format!("{pid}-{}.json", uuid::Uuid::new_v4());
     let (record, partial) = (dir.join(&name), dir.join(format!(".{name}.partial")));
     // Written whole under a name recovery passes over, then renamed: a run recovering
     // at the same moment never reads a record half written (and refuses it).
-    crate::files::write_new(&partial, &text, 0o600).and_then(|()| std::fs::rename(&partial, &record)).map_err(|e| {
-        let _ = std::fs::remove_file(&partial);
-        format!("recording {}: {e}", record.display())
-    })?;
+    crate::files::write_new(&partial, &text, 0o600).and_then(|()| std::fs::rename(&partial, &record)).map_err(
+        |cause| {
+            let _ = std::fs::remove_file(&partial);
+            RecordError::Write { path: record.clone(), cause }
+        },
+    )?;
     Ok(Restore { record, undo })
 }
 
@@ -653,7 +693,7 @@ mod tests {
         drop(r);
         assert_eq!(std::fs::read_to_string(&setting).unwrap(), "theirs");
         assert!(!record.exists());
-        assert_eq!(undo.apply(), Ok(Undone::LeftChanged { now: "theirs".into() }));
+        assert_eq!(undo.apply().unwrap(), Undone::LeftChanged { now: "theirs".into() });
         // A choice file is read by its bracketed word.
         std::fs::write(&setting, "always [new] never").unwrap();
         assert_eq!(read_setting(&setting).unwrap(), "new");

@@ -262,7 +262,7 @@ impl Prepared {
             RoundHold::Setting(round) => match round.held() {
                 Ok(seen) => vec![seen],
                 Err(why) => {
-                    fault = Some(why);
+                    fault = Some(why.to_string());
                     Vec::new()
                 }
             },

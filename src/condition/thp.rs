@@ -96,7 +96,7 @@ pub fn prepare(m: Mode) -> Result<Held, Unavailable> {
     }
     let original = current().ok_or_else(|| Unavailable(format!("reading {SETTING}")))?;
     let undo = Undo::Write { path: SETTING.into(), original: original.clone(), wrote: m.to_string() };
-    let restore = journal::record(undo).map_err(Unavailable)?;
+    let restore = journal::record(undo).map_err(|e| Unavailable(e.to_string()))?;
     Ok(Held { mode: m, original, fault: Default::default(), _restore: restore, _claim: claim })
 }
 
@@ -110,6 +110,16 @@ impl Held {
     pub fn take_fault(&self) -> Option<String> {
         self.fault.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
+}
+
+/// The setting did not hold through a round: its rows are not the condition's.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{SETTING} reads {now} at the end of the round, not the {mode} it was set to: its rows are not measured under thp:{mode}"
+)]
+pub struct NotHeld {
+    now: String,
+    mode: Mode,
 }
 
 /// The mode set for one round: the original put back when dropped, if the setting
@@ -141,15 +151,12 @@ pub fn set(h: &Held) -> Result<Round, String> {
 impl Round {
     /// What the setting read at the end of the round: Ok with the evidence if the
     /// mode, else why the round's rows are not the condition's.
-    pub fn held(&self) -> Result<String, String> {
+    pub fn held(&self) -> Result<String, NotHeld> {
         let now = current().unwrap_or_else(|| "nothing".into());
         if now == self.mode.to_string() {
             Ok(format!("{SETTING} reads {now} during the round"))
         } else {
-            Err(format!(
-                "{SETTING} reads {now} at the end of the round, not the {} it was set to: its rows are not measured under thp:{}",
-                self.mode, self.mode
-            ))
+            Err(NotHeld { now, mode: self.mode })
         }
     }
 }
