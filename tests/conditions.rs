@@ -324,3 +324,310 @@ fn a_paired_run_reads_back_paired_and_two_runs_compare_unpaired() {
     let plain = common::json_of(&common::run_ok(&["show", "3", "--json"], &db.path));
     assert!(plain.get("paired").is_none());
 }
+
+/// The THP setting as found, put back when dropped (a test that changes it leaves it
+/// as it was, failed or not).
+struct PutBack(String);
+
+impl Drop for PutBack {
+    fn drop(&mut self) {
+        let _ = std::fs::write(THP, &self.0);
+    }
+}
+
+/// The rows of a run, by its `condition` parameter (the baseline's under "").
+fn rows_by_condition(db: &Path) -> std::collections::BTreeMap<String, usize> {
+    let doc = common::json_of(&common::run_ok(&["show", "1", "--json"], db));
+    let mut by = std::collections::BTreeMap::new();
+    for r in doc["results"].as_array().expect("results") {
+        let c = r["params"]["condition"].as_str().unwrap_or("").to_string();
+        *by.entry(c).or_insert(0) += 1;
+    }
+    by
+}
+
+/// Two runs that change the THP setting at once: one owns it for its life, the other
+/// skips its condition with the reason (or, if the first has ended, takes it in turn).
+/// The setting is left as found, and no row claims a setting it did not run under.
+/// `OSCOST_THP_TRIALS` sets the trials (3 by default).
+#[test]
+fn concurrent_thp_runs_leave_the_setting_as_found_and_label_no_row_wrongly() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(found) = thp() else {
+        eprintln!("skipped: concurrent_thp_runs_leave_the_setting_as_found needs a kernel with THP ({THP})");
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipped: concurrent_thp_runs_leave_the_setting_as_found needs root (it changes {THP})");
+        return;
+    }
+    let _put_back = PutBack(found.clone());
+    let trials = std::env::var("OSCOST_THP_TRIALS").ok().and_then(|t| t.parse().ok()).unwrap_or(3);
+    for trial in 0..trials {
+        // One run long (beyond the wait a second run allows it), one short: whichever
+        // takes the setting first, the other either skips or takes it in turn.
+        let runs: Vec<_> = [("always", "40"), ("never", "2")]
+            .into_iter()
+            .map(|(mode, rounds)| {
+                let db = temp_db();
+                let child = oscost()
+                    .args(["--db"])
+                    .arg(&db.path)
+                    .args(["run", "syscall.getppid", "--quick", "--rounds", rounds, "--condition"])
+                    .arg(format!("thp:{mode}"))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                (mode, db, child)
+            })
+            .collect();
+        let mut in_effect = 0;
+        let pids: Vec<u32> = runs.iter().map(|(_, _, c)| c.id()).collect();
+        for (mode, db, child) in runs {
+            let pid = child.id();
+            let out = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "trial {trial}, thp:{mode}: {stderr}");
+            let condition = format!("thp:{mode}");
+            let rows = rows_by_condition(&db.path).get(&condition).copied().unwrap_or(0);
+            match said(&stderr, &condition) {
+                Ok(evidence) => {
+                    in_effect += 1;
+                    assert!(evidence.contains(&format!("{THP} reads {mode} during the round")), "{evidence}");
+                    assert!(rows > 0, "trial {trial}: {condition} in effect but no row: {stderr}");
+                }
+                Err(why) => {
+                    let holder = pids
+                        .iter()
+                        .any(|p| *p != pid && why.contains(&format!("another oscost run (process {p}) holds")));
+                    assert!(holder, "trial {trial}, {condition}: {why}");
+                    assert_eq!(rows, 0, "trial {trial}: {condition} was skipped, yet rows claim it");
+                }
+            }
+            // Whatever the outcome, no evidence of one mode speaks of another's value.
+            for line in stderr.lines().filter(|l| l.starts_with(&format!("condition {condition} in effect"))) {
+                assert!(!line.contains("reads always") || mode == "always", "{line}");
+                assert!(!line.contains("reads never") || mode == "never", "{line}");
+            }
+            assert!(records_of(pid).is_empty(), "journal records left: {:?}", records_of(pid));
+        }
+        assert!(in_effect >= 1, "trial {trial}: neither run measured its condition");
+        eprintln!("trial {trial}: {in_effect} of 2 runs measured their THP condition; THP left {found}");
+        assert_eq!(thp().as_deref(), Some(found.as_str()), "trial {trial}: THP was not left as found");
+    }
+}
+
+/// One run with both THP modes as conditions holds the setting once for both: each is
+/// in effect in its own rounds, and the setting is left as found.
+#[test]
+fn one_run_with_both_thp_modes_measures_each() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(found) = thp() else {
+        eprintln!("skipped: one_run_with_both_thp_modes_measures_each needs a kernel with THP ({THP})");
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipped: one_run_with_both_thp_modes_measures_each needs root (it changes {THP})");
+        return;
+    }
+    let _put_back = PutBack(found.clone());
+    let db = temp_db();
+    let out = oscost()
+        .args(["--db"])
+        .arg(&db.path)
+        .args(["run", "syscall.getppid", "--quick", "--rounds", "2"])
+        .args(["--condition", "thp:always", "--condition", "thp:never"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for mode in ["always", "never"] {
+        let evidence = said(&stderr, &format!("thp:{mode}")).unwrap_or_else(|why| panic!("thp:{mode}: {why}"));
+        assert!(evidence.contains(&format!("{THP} reads {mode} during the round")), "{evidence}");
+    }
+    assert_eq!(thp().as_deref(), Some(found.as_str()), "THP was not left as found: {stderr}");
+}
+
+/// A run killed with -9 while THP is changed, then an administrator sets a value of
+/// their own: the next run leaves the administrator's value and says so.
+#[test]
+fn an_administrators_change_after_kill_9_is_left_and_said() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(found) = thp() else {
+        eprintln!("skipped: an_administrators_change_after_kill_9_is_left_and_said needs a kernel with THP ({THP})");
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipped: an_administrators_change_after_kill_9_is_left_and_said needs root (it changes {THP})");
+        return;
+    }
+    let _put_back = PutBack(found.clone());
+    let mode = if found == "never" { "always" } else { "never" };
+    let admin = ["always", "madvise", "never"].into_iter().find(|v| *v != found && *v != mode).unwrap();
+    let db = temp_db();
+    let mut child = oscost()
+        .args(["--db"])
+        .arg(&db.path)
+        .args(["run", "ctx.pipe", "--quick", "--rounds", "6", "--condition"])
+        .arg(format!("thp:{mode}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(eventually(Duration::from_secs(60), || thp().as_deref() == Some(mode)), "THP never changed");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!records_of(pid).is_empty(), "a killed run's record stays until the next run");
+    std::fs::write(THP, admin).unwrap();
+    let next = oscost()
+        .args(["--db"])
+        .arg(&db.path)
+        .args(["run", "syscall.getppid", "--quick", "--rounds", "1"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&next.stderr);
+    assert!(next.status.success(), "{said}");
+    assert_eq!(thp().as_deref(), Some(admin), "the administrator's value was overwritten: {said}");
+    assert!(
+        said.lines().any(|l| l.starts_with("note: ")
+            && l.contains(&format!("reads {admin}, not the {mode} oscost process {pid}"))
+            && l.contains("so it is left as it is")),
+        "{said}"
+    );
+    assert!(records_of(pid).is_empty(), "the record was not removed: {:?}", records_of(pid));
+}
+
+/// An administrator who sets THP while a run holds it wins: the run's later rounds are
+/// not measured under a setting that no longer holds, nothing is written over the
+/// administrator's value, and the run says so.
+#[test]
+fn an_administrators_change_during_a_run_wins_and_is_said() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(found) = thp() else {
+        eprintln!("skipped: an_administrators_change_during_a_run_wins_and_is_said needs a kernel with THP ({THP})");
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipped: an_administrators_change_during_a_run_wins_and_is_said needs root (it changes {THP})");
+        return;
+    }
+    let _put_back = PutBack(found.clone());
+    let mode = if found == "never" { "always" } else { "never" };
+    let admin = ["always", "madvise", "never"].into_iter().find(|v| *v != found && *v != mode).unwrap();
+    let db = temp_db();
+    let child = oscost()
+        .args(["--db"])
+        .arg(&db.path)
+        .args(["run", "ctx.pipe", "--quick", "--rounds", "6", "--condition"])
+        .arg(format!("thp:{mode}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(eventually(Duration::from_secs(60), || thp().as_deref() == Some(mode)), "THP never changed");
+    std::fs::write(THP, admin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(thp().as_deref(), Some(admin), "the administrator's value was overwritten: {stderr}");
+    assert!(stderr.contains(&format!("reads {admin}")) && stderr.contains("someone"), "{stderr}");
+    // Every round measured under the condition ended reading the mode: none says
+    // otherwise in the evidence.
+    assert!(!stderr.lines().any(|l| l.contains("in effect") && l.contains(&format!("reads {admin}"))), "{stderr}");
+}
+
+/// Condition specs with numbers out of every sane range are refused at parse, through
+/// the command line: exit 2 with the reason, no panic, nothing allocated for them.
+#[test]
+fn hostile_condition_specs_exit_2_with_the_reason() {
+    let db = temp_db();
+    for (spec, says) in [
+        ("cgroup:cpuset=0-18446744073709551615", "CPUs 0 to 4095"),
+        ("cgroup:cpuset=0-99999999999", "CPUs 0 to 4095"),
+        ("cgroup:cpuset=0-99999999", "CPUs 0 to 4095"),
+        ("cgroup:cpu.max=18446744073709551615/100000", "cpu.max"),
+        ("slack:18446744073709552ms", "longest timer slack taken"),
+        ("slack:18446744073709551616ns", "slack"),
+        ("neighbour:cpu@18446744073709551615", "0 to 4095"),
+        ("seccomp:allow=18446744073709551616", "seccomp"),
+        ("nice:99999999999", "nice"),
+    ] {
+        let out = oscost()
+            .args(["--db"])
+            .arg(&db.path)
+            .args(["run", "syscall.getppid", "--quick", "--rounds", "1", "--condition", spec])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{spec}: {stderr}");
+        assert!(stderr.contains(says) && !stderr.contains("panicked"), "{spec}: {stderr}");
+    }
+}
+
+/// Forged journal records (a write to a file oscost never changes, the removal of a
+/// folder that is no cgroup of oscost's, a record that is a link) are refused: said
+/// once, moved aside, never applied, and not tried again by the next run.
+#[test]
+fn forged_journal_records_are_refused_moved_aside_and_not_retried() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !is_root() {
+        eprintln!(
+            "skipped: forged_journal_records_are_refused needs root (the journal it forges records in is /run/oscost)"
+        );
+        return;
+    }
+    let journal = Path::new("/run/oscost");
+    if !journal.exists() {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().mode(0o700).create(journal).unwrap();
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let victim = scratch.path().join("victim");
+    std::fs::write(&victim, "mine").unwrap();
+    let victim_dir = scratch.path().join("oscost-1-0");
+    std::fs::create_dir(&victim_dir).unwrap();
+    // Each as a process that is gone would have left it (pid 1 never started at u64::MAX).
+    let forge = |undo: serde_json::Value| serde_json::json!({"pid": 1, "started": u64::MAX, "undo": undo}).to_string();
+    let write = forge(serde_json::json!({"write": {"path": victim, "original": "forged", "wrote": "mine"}}));
+    let remove = forge(serde_json::json!({"remove_cgroup": {"dir": victim_dir}}));
+    let tag = std::process::id();
+    let records: Vec<_> =
+        ["write", "remove", "link"].iter().map(|k| journal.join(format!("1-{tag}-{k}.json"))).collect();
+    std::fs::write(&records[0], write).unwrap();
+    std::fs::write(&records[1], &remove).unwrap();
+    let target = scratch.path().join("1-elsewhere.json");
+    std::fs::write(&target, &remove).unwrap();
+    std::os::unix::fs::symlink(&target, &records[2]).unwrap();
+    let run = || {
+        let db = temp_db();
+        let out = oscost()
+            .args(["--db"])
+            .arg(&db.path)
+            .args(["run", "syscall.getppid", "--quick", "--rounds", "1"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    let first = run();
+    let mut aside = Vec::new();
+    for record in &records {
+        let line = first.lines().find(|l| l.contains(&record.display().to_string()));
+        let line = line.unwrap_or_else(|| panic!("{} not said:\n{first}", record.display()));
+        assert!(line.starts_with("warning: journal record ") && line.contains("refused, not applied"), "{line}");
+        assert!(std::fs::symlink_metadata(record).is_err(), "{} is still in the journal", record.display());
+        let moved = std::path::PathBuf::from(format!("{}.refused", record.display()));
+        assert!(std::fs::symlink_metadata(&moved).is_ok(), "{} was not moved aside", record.display());
+        aside.push(moved);
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine", "a forged write was applied");
+    assert!(victim_dir.is_dir() && target.is_file(), "a forged removal was applied");
+    // Said once: the next run says nothing of them.
+    let second = run();
+    assert!(!second.contains(&format!("1-{tag}-")), "{second}");
+    for moved in aside {
+        let _ = std::fs::remove_file(moved);
+    }
+}

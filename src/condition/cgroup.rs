@@ -16,12 +16,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::journal::{self, Restore, Undo};
-use super::{Condition, Entered, Kind, Unavailable};
+use super::{Condition, Entered, Kind, MAX_CPUS, Unavailable};
 
 pub const KIND: Kind = Kind {
     name: "cgroup",
     parse,
-    forms: "cgroup:cpu.max=QUOTA/PERIOD (µs), cgroup:cpu.weight=1–10000, cgroup:cpuset=LIST, cgroup:split",
+    forms: "cgroup:cpu.max=QUOTA/PERIOD (µs), cgroup:cpu.weight=1–10000, cgroup:cpuset=LIST (CPUs 0–4095), cgroup:split",
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,27 +37,65 @@ fn parse(rest: &str) -> Result<Condition, String> {
     let setting = if rest == "split" {
         Setting::Split
     } else if let Some(v) = rest.strip_prefix("cpu.max=") {
-        let (q, p) = v.split_once('/').ok_or("cpu.max=QUOTA/PERIOD, in microseconds")?;
-        let (quota_us, period_us) = (q.parse::<u64>(), p.parse::<u64>());
-        match (quota_us, period_us) {
-            (Ok(quota_us), Ok(period_us)) if (1000..=1_000_000).contains(&period_us) && quota_us >= 1000 => {
-                Setting::CpuMax { quota_us, period_us }
-            }
-            _ => return Err("cpu.max wants a quota ≥ 1000 µs and a period of 1000–1000000 µs".into()),
-        }
+        let (quota_us, period_us) = parse_cpu_max(v).map_err(|e| e.to_string())?;
+        Setting::CpuMax { quota_us, period_us }
     } else if let Some(v) = rest.strip_prefix("cpu.weight=") {
         match v.parse::<u64>() {
             Ok(w) if (1..=10_000).contains(&w) => Setting::Weight(w),
             _ => return Err("cpu.weight takes 1 to 10000".into()),
         }
     } else if let Some(v) = rest.strip_prefix("cpuset=") {
-        Setting::Cpuset(
-            Some(crate::procfs::parse_cpu_list(v)).filter(|c| !c.is_empty()).ok_or("cpuset=LIST, e.g. 0 or 0-1")?,
-        )
+        Setting::Cpuset(parse_cpuset(v).map_err(|e| e.to_string())?)
     } else {
         return Err(format!("{rest:?} is no cgroup setting"));
     };
     Ok(Condition::Cgroup(setting))
+}
+
+/// `QUOTA/PERIOD` in µs: a period the kernel takes (1 ms to 1 s), and a quota of at
+/// least 1 ms and at most every CPU's worth of periods (beyond that it limits nothing).
+fn parse_cpu_max(v: &str) -> Result<(u64, u64), SpecError> {
+    let (q, p) = v.split_once('/').ok_or(SpecError::CpuMaxForm)?;
+    let most = |period: u64| period * MAX_CPUS as u64;
+    match (q.parse::<u64>(), p.parse::<u64>()) {
+        (Ok(quota), Ok(period)) if (1000..=1_000_000).contains(&period) && (1000..=most(period)).contains(&quota) => {
+            Ok((quota, period))
+        }
+        _ => Err(SpecError::CpuMaxRange),
+    }
+}
+
+/// The highest CPU number a condition may name.
+const LAST_CPU: usize = MAX_CPUS - 1;
+
+/// Why a cgroup setting's numbers are refused.
+#[derive(Debug, thiserror::Error)]
+enum SpecError {
+    #[error("cpu.max=QUOTA/PERIOD, in microseconds")]
+    CpuMaxForm,
+    #[error("cpu.max wants a period of 1000–1000000 µs and a quota from 1000 µs to {MAX_CPUS} periods")]
+    CpuMaxRange,
+    #[error("cpuset=LIST of CPUs 0 to {LAST_CPU} (e.g. 0 or 0-1); {0:?} is not one")]
+    Cpuset(String),
+}
+
+/// A CPU list (`0`, `0-1`, `0,2-3`): every number below [`MAX_CPUS`], each range in
+/// order, checked before any list is made (a set of at most that many).
+fn parse_cpuset(v: &str) -> Result<Vec<usize>, SpecError> {
+    let bad = || SpecError::Cpuset(v.to_string());
+    let cpu = |t: &str| t.trim().parse::<usize>().ok().filter(|c| *c < MAX_CPUS);
+    let mut set = std::collections::BTreeSet::new();
+    for part in v.split(',') {
+        let (from, to) = match part.split_once('-') {
+            Some((a, b)) => (cpu(a).ok_or_else(bad)?, cpu(b).ok_or_else(bad)?),
+            None => (cpu(part).ok_or_else(bad)?, cpu(part).ok_or_else(bad)?),
+        };
+        if from > to {
+            return Err(bad());
+        }
+        set.extend(from..=to);
+    }
+    Ok(set.into_iter().collect())
 }
 
 impl std::fmt::Display for Setting {
@@ -116,7 +154,7 @@ static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::ne
 fn make_group(h: &Hierarchy) -> Result<(PathBuf, Restore), Unavailable> {
     let n = MADE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let dir = h.own.join(format!("oscost-{}-{n}", crate::sys::getpid()));
-    let restore = journal::record(Undo::RemoveCgroup { dir: dir.clone() }).map_err(Unavailable)?;
+    let restore = journal::record(Undo::RemoveCgroup { dir: dir.clone() }).map_err(|e| Unavailable(e.to_string()))?;
     if let Err(e) = std::fs::create_dir(&dir) {
         restore.abandon();
         return Err(unmade(h, e));

@@ -10,12 +10,13 @@
 //! A condition acts at one or more of three places:
 //! - for the whole run, in the coordinator ([`prepare`]): cgroups are made (and
 //!   recorded in the [`journal`] first, so a run killed with -9 has them removed by the
-//!   next);
+//!   next); a setting of the whole system (THP) is taken under the journal's lock, so
+//!   one run at a time changes it, and its original value recorded once;
 //! - around each of its rounds ([`Prepared::hold_round`]): a sysfs setting written and
 //!   put back, a neighbour started and killed, the tracepoints opened and closed;
 //! - inside the worker ([`InWorker`], [`enter`]): a seccomp filter, namespaces, a
 //!   speculation control, a timer slack, a cgroup joined. The worker checks each is in
-//!   effect before it measures and says how it knows ([`Entered::evidence`]); the
+//!   effect before it measures and says how it knows (the evidence of [`Entered::Here`]); the
 //!   kernel undoes these when the worker exits.
 //!
 //! A condition that needs privilege or a kernel feature this machine lacks is
@@ -72,6 +73,10 @@ pub const KINDS: &[Kind] = &[
     sched::SLACK,
     thp::KIND,
 ];
+
+/// The most CPUs a condition may name (CPU numbers 0 to 4095): the kernel's default
+/// ceiling on x86 (`CONFIG_NR_CPUS`), checked before a list of them is made.
+pub const MAX_CPUS: usize = 4096;
 
 /// Why a condition's text could not be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -178,11 +183,13 @@ pub struct Prepared {
     in_worker: Option<InWorker>,
     /// Cgroups made for the run (removed when dropped).
     _cgroups: Option<cgroup::Groups>,
+    /// A system setting taken for the run (put back and released when dropped).
+    setting: Option<Box<thp::Held>>,
 }
 
 /// Makes what `c` needs for the whole run, or says why it cannot be measured here.
 pub fn prepare(c: &Condition, opts: &BenchOptions) -> Result<Prepared, Unavailable> {
-    let mut p = Prepared { condition: c.clone(), in_worker: None, _cgroups: None };
+    let mut p = Prepared { condition: c.clone(), in_worker: None, _cgroups: None, setting: None };
     match c {
         Condition::Seccomp(f) => p.in_worker = Some(InWorker::Seccomp(seccomp::check(f)?)),
         Condition::Namespaces(n) => p.in_worker = Some(InWorker::Namespaces(ns::prepare(n)?)),
@@ -195,7 +202,7 @@ pub fn prepare(c: &Condition, opts: &BenchOptions) -> Result<Prepared, Unavailab
         Condition::Observer(o) => observer::check(*o)?,
         Condition::Neighbour(n) => neighbour::check(n, opts)?,
         Condition::Sched(s) => p.in_worker = sched::prepare(s, opts)?,
-        Condition::Thp(m) => thp::check(*m)?,
+        Condition::Thp(m) => p.setting = Some(Box::new(thp::prepare(*m)?)),
     }
     Ok(p)
 }
@@ -210,7 +217,7 @@ pub struct RoundReport<'a> {
 /// What a condition holds during one of its rounds; undone when dropped.
 pub enum RoundHold {
     Nothing,
-    Setting(journal::Restore),
+    Setting(thp::Round),
     Neighbour(neighbour::Running),
     Observer(observer::Watching),
 }
@@ -234,7 +241,10 @@ impl Prepared {
     /// Starts what the condition holds while one of its rounds runs.
     pub fn hold_round(&self, opts: &BenchOptions) -> Result<RoundHold, String> {
         Ok(match &self.condition {
-            Condition::Thp(m) => RoundHold::Setting(thp::set(*m)?),
+            Condition::Thp(_) => match &self.setting {
+                Some(held) => RoundHold::Setting(thp::set(held)?),
+                None => RoundHold::Nothing,
+            },
             Condition::Neighbour(n) => RoundHold::Neighbour(neighbour::start(n, opts)?),
             Condition::Observer(o) => o.watch()?.map_or(RoundHold::Nothing, RoundHold::Observer),
             _ => RoundHold::Nothing,
@@ -242,11 +252,20 @@ impl Prepared {
     }
 
     /// What the coordinator saw of the condition over a round it held (the worker says
-    /// its own in [`Entered::Here`]): to be asked before the hold is dropped.
+    /// its own in [`Entered::Here`]): to be asked before the hold is dropped. A setting
+    /// that did not hold through the round is kept (in the held setting) for
+    /// [`Self::acted`], which refuses the round.
     pub fn evidence(&self, hold: &RoundHold, report: &RoundReport) -> Vec<String> {
+        let mut fault = None;
         let mut said = match hold {
             RoundHold::Nothing => Vec::new(),
-            RoundHold::Setting(_) => vec![format!("{} during the round", thp::describe())],
+            RoundHold::Setting(round) => match round.held() {
+                Ok(seen) => vec![seen],
+                Err(why) => {
+                    fault = Some(why.to_string());
+                    Vec::new()
+                }
+            },
             RoundHold::Neighbour(n) => vec![n.describe()],
             RoundHold::Observer(w) => {
                 vec![format!("{} scheduler events recorded and drained during the round", w.records())]
@@ -257,13 +276,20 @@ impl Prepared {
             Condition::Sched(s) => said.extend(s.evidence(report.rows)),
             _ => {}
         }
+        if let Some(held) = &self.setting {
+            held.set_fault(fault);
+        }
         said
     }
 
     /// Whether a round's report shows the condition acted on the benchmark it ran
     /// (`cgroup:split` acts only where a hand-off has a peer; `observer:perf` only
-    /// where a counter could be attached); the reason if not.
+    /// where a counter could be attached), and ran under it (a setting that held
+    /// through the round); the reason if not.
     pub fn acted(&self, report: &RoundReport) -> Result<(), String> {
+        if let Some(why) = self.setting.as_ref().and_then(|held| held.take_fault()) {
+            return Err(why);
+        }
         match &self.condition {
             Condition::Cgroup(cgroup::Setting::Split) => cgroup::split_acted(report.peers_moved),
             Condition::Observer(o) => o.acted(report.rows),
@@ -305,6 +331,11 @@ mod tests {
             "policy:fifo",
             "slack:1ns",
             "slack:50us",
+            "slack:1000ms",
+            "cgroup:cpuset=0,2-3",
+            "cgroup:cpuset=0-4095",
+            "cgroup:cpu.max=409600000/100000",
+            "neighbour:mem@4095",
             "thp:always",
             "thp:never",
         ] {
@@ -341,6 +372,21 @@ mod tests {
             ("slack:0ns", "slack"),
             ("slack:fast", "slack"),
             ("thp:madvise", "thp"),
+            // Every number has a range, checked before anything is made of it.
+            ("cgroup:cpuset=0-18446744073709551615", "CPUs 0 to 4095"),
+            ("cgroup:cpuset=0-99999999999", "CPUs 0 to 4095"),
+            ("cgroup:cpuset=0-99999999", "CPUs 0 to 4095"),
+            ("cgroup:cpuset=4096", "CPUs 0 to 4095"),
+            ("cgroup:cpuset=3-1", "cpuset"),
+            ("cgroup:cpuset=0,,1", "cpuset"),
+            ("cgroup:cpu.max=409600001/100000", "4096 periods"),
+            ("cgroup:cpu.max=18446744073709551615/1000000", "cpu.max"),
+            ("slack:18446744073709552ms", "longest timer slack taken, 1000ms"),
+            ("slack:1001ms", "1000ms"),
+            ("slack:18446744073709551616ns", "slack"),
+            ("neighbour:cpu@4096", "0 to 4095"),
+            ("neighbour:cpu@18446744073709551616", "CPU number"),
+            ("nice:-2147483649", "nice"),
         ] {
             let e = text.parse::<Condition>().unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");

@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, Kind, Unavailable};
+use super::{Condition, Kind, MAX_CPUS, Unavailable};
 use crate::bench::BenchOptions;
 
 pub const KIND: Kind = Kind { name: "neighbour", parse, forms: "neighbour:cpu, neighbour:mem (@CPU to pin it)" };
@@ -43,7 +43,14 @@ fn parse(rest: &str) -> Result<Condition, String> {
         "mem" => Work::Mem,
         _ => return Err(format!("{work:?} is not cpu or mem")),
     };
-    let cpu = cpu.map(|c| c.parse::<usize>().map_err(|_| format!("{c:?} is not a CPU number"))).transpose()?;
+    let cpu = cpu
+        .map(|c| {
+            c.parse::<usize>()
+                .ok()
+                .filter(|n| *n < MAX_CPUS)
+                .ok_or_else(|| format!("{c:?} is not a CPU number (0 to {})", MAX_CPUS - 1))
+        })
+        .transpose()?;
     Ok(Condition::Neighbour(Load { work, cpu }))
 }
 

@@ -12,7 +12,8 @@ use crate::placement::{Placement, Policy};
 
 pub const NICE: Kind = Kind { name: "nice", parse: parse_nice, forms: "nice:-20…19" };
 pub const POLICY: Kind = Kind { name: "policy", parse: parse_policy, forms: "policy:batch|idle|fifo" };
-pub const SLACK: Kind = Kind { name: "slack", parse: parse_slack, forms: "slack:DURATION (1ns, 50us, 1ms)" };
+pub const SLACK: Kind =
+    Kind { name: "slack", parse: parse_slack, forms: "slack:DURATION (1ns, 50us, 1ms; at most 1000ms)" };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -42,14 +43,20 @@ fn parse_policy(rest: &str) -> Result<Condition, String> {
 
 const UNITS: [(&str, u64); 4] = [("ms", 1_000_000), ("us", 1_000), ("µs", 1_000), ("ns", 1)];
 
+/// The longest timer slack taken: 1 s. The kernel takes any `unsigned long`, but a
+/// slack of more than a second delays every sleep past what any program asks for.
+const MAX_SLACK_NS: u64 = 1_000_000_000;
+
 fn parse_slack(rest: &str) -> Result<Condition, String> {
     let (digits, scale) = UNITS
         .iter()
         .find_map(|(u, scale)| rest.strip_suffix(u).map(|d| (d, *scale)))
         .ok_or_else(|| format!("{rest:?} needs a unit: ns, us or ms"))?;
-    match digits.parse::<u64>() {
-        Ok(n) if n > 0 => Ok(Condition::Sched(Setting::Slack(n * scale))),
-        _ => Err(format!("{rest:?} is not a positive duration")),
+    let n =
+        digits.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| format!("{rest:?} is not a positive duration"))?;
+    match n.checked_mul(scale) {
+        Some(ns) if ns <= MAX_SLACK_NS => Ok(Condition::Sched(Setting::Slack(ns))),
+        _ => Err(format!("{rest:?} is longer than the longest timer slack taken, 1000ms (1 s)")),
     }
 }
 

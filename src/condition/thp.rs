@@ -1,17 +1,37 @@
 //! `thp:always`, `thp:never`: the system's transparent huge page setting
 //! (/sys/kernel/mm/transparent_hugepage/enabled) changed during the condition's rounds
-//! and put back after each, so the baseline's rounds see the machine's own. The old
-//! value is recorded in the journal before each change: a run killed mid-round has it
-//! restored by the next.
+//! and put back after each, so the baseline's rounds see the machine's own.
+//!
+//! The setting is the whole system's, so a run takes it for its life ([`prepare`],
+//! through the journal's lock): a second run at the same time skips the condition
+//! with the reason rather than read the first's value as the original. The owner puts
+//! back what a killed run left, reads the original once, and records it with the value
+//! it writes before its first change: a run killed mid-round has it restored by the
+//! next, unless someone changed it since.
+//!
+//! Each round checks the setting still reads the original before writing, and reads
+//! the mode at its end: a round under which it did not hold is refused, not labelled
+//! with a setting it did not run under; a value someone else wrote is never
+//! overwritten.
+
+use std::path::Path;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::journal::{self, Restore, Undo};
+use super::journal::{self, Claim, Restore, Undo};
 use super::{Condition, Kind, Unavailable};
 
 pub const KIND: Kind = Kind { name: "thp", parse, forms: "thp:always, thp:never" };
 
-const SETTING: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+pub const SETTING: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+
+/// The values the setting takes.
+pub const VALUES: &[&str] = &["always", "madvise", "never"];
+
+/// How long a run waits for another that holds the setting before it skips the
+/// condition: long enough for a run that is ending to put it back.
+const WAIT: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -37,12 +57,9 @@ impl std::fmt::Display for Mode {
     }
 }
 
-/// The setting's current value: the bracketed word of "always [madvise] never".
+/// The setting's current value: the bracketed word of `always [madvise] never`.
 pub fn current() -> Option<String> {
-    let text = std::fs::read_to_string(SETTING).ok()?;
-    let start = text.find('[')?;
-    let end = text[start..].find(']')?;
-    Some(text[start + 1..start + end].to_string())
+    journal::read_setting(Path::new(SETTING)).ok()
 }
 
 /// Checks the setting exists and can be written.
@@ -56,18 +73,107 @@ pub fn check(_: Mode) -> Result<(), Unavailable> {
     journal::folder().map(drop).map_err(Unavailable)
 }
 
-/// Sets the mode, recorded first; put back when the returned guard drops.
-pub fn set(m: Mode) -> Result<Restore, String> {
-    let old = current().ok_or_else(|| format!("reading {SETTING}"))?;
-    let restore = journal::record(Undo::Write { path: SETTING.into(), value: old })?;
-    std::fs::write(SETTING, m.to_string()).map_err(|e| format!("writing {m} to {SETTING}: {e}"))?;
+/// The setting held by this run: the lock, and the record of the original value and
+/// the mode written. Dropped after the run's last round: the record's undo puts the
+/// original back if the setting still reads the mode, then the lock goes (in this
+/// order, the fields' order).
+pub struct Held {
+    mode: Mode,
+    original: String,
+    /// Why the last round's rows are not the condition's (the setting did not hold
+    /// through it): set from the evidence, taken when the round is judged.
+    fault: std::sync::Mutex<Option<String>>,
+    _restore: Restore,
+    _claim: std::sync::Arc<Claim>,
+}
+
+/// Takes the setting for the run (see the module's doc).
+pub fn prepare(m: Mode) -> Result<Held, Unavailable> {
+    check(m)?;
+    let (claim, said) = journal::claim(Path::new(SETTING), WAIT).map_err(|e| Unavailable(e.to_string()))?;
+    for line in said {
+        eprintln!("{line}");
+    }
+    let original = current().ok_or_else(|| Unavailable(format!("reading {SETTING}")))?;
+    let undo = Undo::Write { path: SETTING.into(), original: original.clone(), wrote: m.to_string() };
+    let restore = journal::record(undo).map_err(|e| Unavailable(e.to_string()))?;
+    Ok(Held { mode: m, original, fault: Default::default(), _restore: restore, _claim: claim })
+}
+
+impl Held {
+    /// Keeps why the round just ended is not the condition's (None: it is).
+    pub fn set_fault(&self, why: Option<String>) {
+        *self.fault.lock().unwrap_or_else(|e| e.into_inner()) = why;
+    }
+
+    /// Why the round just ended is not the condition's, once.
+    pub fn take_fault(&self) -> Option<String> {
+        self.fault.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// The setting did not hold through a round: its rows are not the condition's.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{SETTING} reads {now} at the end of the round, not the {mode} it was set to: its rows are not measured under thp:{mode}"
+)]
+pub struct NotHeld {
+    now: String,
+    mode: Mode,
+}
+
+/// The mode set for one round: the original put back when dropped, if the setting
+/// still reads the mode.
+pub struct Round {
+    mode: Mode,
+    original: String,
+}
+
+/// Sets the mode for a round, if the setting reads the original the run found (else
+/// someone else changed it, and it is theirs).
+pub fn set(h: &Held) -> Result<Round, String> {
+    let now = current().ok_or_else(|| format!("reading {SETTING}"))?;
+    if now != h.original {
+        return Err(format!(
+            "{SETTING} reads {now}, not the {} this run found: someone else changed it, so it is left as it is and the round is not measured under thp:{}",
+            h.original, h.mode
+        ));
+    }
+    let m = h.mode;
+    journal::write_setting(Path::new(SETTING), &m.to_string()).map_err(|e| format!("writing {m} to {SETTING}: {e}"))?;
+    let round = Round { mode: m, original: h.original.clone() };
     if current().as_deref() != Some(&m.to_string()) {
         return Err(format!("{SETTING} does not read {m} after it was written"));
     }
-    Ok(restore)
+    Ok(round)
 }
 
-/// The setting as it reads now.
-pub fn describe() -> String {
-    format!("{SETTING} reads {}", current().unwrap_or_else(|| "nothing".into()))
+impl Round {
+    /// What the setting read at the end of the round: Ok with the evidence if the
+    /// mode, else why the round's rows are not the condition's.
+    pub fn held(&self) -> Result<String, NotHeld> {
+        let now = current().unwrap_or_else(|| "nothing".into());
+        if now == self.mode.to_string() {
+            Ok(format!("{SETTING} reads {now} during the round"))
+        } else {
+            Err(NotHeld { now, mode: self.mode })
+        }
+    }
+}
+
+impl Drop for Round {
+    fn drop(&mut self) {
+        let now = current();
+        if now.as_deref() == Some(&self.mode.to_string()) {
+            if let Err(e) = journal::write_setting(Path::new(SETTING), &self.original) {
+                eprintln!("warning: writing {} back to {SETTING}: {e}", self.original);
+            }
+        } else if now.as_deref() != Some(&self.original) {
+            eprintln!(
+                "note: {SETTING} reads {}, not the {} this run wrote: someone changed it, so it is left as it is",
+                now.unwrap_or_else(|| "nothing".into()),
+                self.mode
+            );
+        }
+    }
 }
