@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use crate::model::ResultRow;
-use crate::stats::paired::{log_differences, ratio};
+use crate::stats::paired::{differences, paired_means, paired_medians, ratio};
 use crate::stats::verdict::{Doubt, Verdict, direction, explained, verdict};
 
 /// The parameter every row measured under a condition carries: the condition's text.
@@ -32,8 +32,13 @@ pub struct PairedFigure {
     pub variant: String,
     pub method: String,
     pub unit: crate::unit::Unit,
+    /// Each arm's median over all its samples (as `show` prints the rows).
     pub baseline: f64,
     pub value: f64,
+    /// Each arm's geometric mean of its paired rounds' medians: the ratio's own
+    /// inputs (`paired_value / paired_baseline` is the ratio).
+    pub paired_baseline: f64,
+    pub paired_value: f64,
     /// The condition over the baseline (geometric mean of the rounds' ratios).
     pub ratio: f64,
     pub ci_low: f64,
@@ -76,7 +81,9 @@ pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) 
                 && baseline_key(b, changed) == key
         });
         let Some(base) = base else { continue };
-        let d = log_differences(&numbered(base), &numbered(r));
+        let medians = paired_medians(&numbered(base), &numbered(r));
+        let d = differences(&medians);
+        let (paired_baseline, paired_value) = paired_means(&medians);
         let Some(est) = ratio(&d, RESAMPLES, crate::rounds::seed_of(r)) else { continue };
         let mde = crate::stats::power::mde(est.ci_low, est.ci_high, threshold).unwrap_or(f64::NAN);
         let flags = || [base, r].into_iter().flat_map(|x| &x.flags).map(|f| f.flag);
@@ -97,6 +104,8 @@ pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) 
             unit: r.unit.clone(),
             baseline: base.median,
             value: r.median,
+            paired_baseline,
+            paired_value,
             ratio: est.ratio,
             ci_low: est.ci_low,
             ci_high: est.ci_high,
@@ -153,6 +162,8 @@ mod tests {
         // The drift (±30%) cancels: the ratio is the 10% the condition adds, exactly.
         assert!((p.ratio - 1.10).abs() < 1e-9 && p.ci_high / p.ci_low < 1.0 + 1e-9, "{p:?}");
         assert_eq!(p.verdict, "slower");
+        // The table's inputs are the ratio's own: their quotient is the ratio.
+        assert!((p.paired_value / p.paired_baseline / p.ratio - 1.0).abs() < 1e-9, "{p:?}");
         // A bimodal arm earns no verdict, however clear its ratio.
         let mut bimodal = row(&[("mode", "thread"), ("condition", "seccomp:allow=8")], &drift.map(|x| x * 1.10));
         bimodal.flag(crate::model::Flag::new(crate::model::FlagCode::Bimodal, "two modes"));

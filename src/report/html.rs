@@ -54,7 +54,7 @@ fn conditions(results: &[ResultRow], views: &Views) -> String {
     }
     let mut h = String::from("<h3>Conditions against the baseline, paired by round</h3>");
     h.push_str(&charts::paired_bars(&pairs));
-    h.push_str("<table><tr><th>condition</th><th>benchmark</th><th>variant</th><th>method</th><th>baseline</th><th>condition</th><th>ratio [95% CI]</th><th>MDE</th><th>verdict</th><th>rounds</th></tr>");
+    h.push_str("<table><tr><th>condition</th><th>benchmark</th><th>variant</th><th>method</th><th>baseline gm</th><th>condition gm</th><th>ratio [95% CI]</th><th>MDE</th><th>verdict</th><th>rounds</th></tr>");
     for p in &pairs {
         let _ = write!(
             h,
@@ -63,8 +63,8 @@ fn conditions(results: &[ResultRow], views: &Views) -> String {
             esc(&p.benchmark),
             esc(&p.variant),
             esc(&p.method),
-            esc(&fmt_value(p.baseline, &p.unit)),
-            esc(&fmt_value(p.value, &p.unit)),
+            esc(&fmt_value(p.paired_baseline, &p.unit)),
+            esc(&fmt_value(p.paired_value, &p.unit)),
             p.ratio,
             p.ci_low,
             p.ci_high,
@@ -75,7 +75,7 @@ fn conditions(results: &[ResultRow], views: &Views) -> String {
     }
     let _ = write!(
         h,
-        "</table><p>Ratio: the condition over the baseline, the geometric mean of the rounds' ratios (each round measured both, back to back, in alternating order); the interval resamples the paired rounds; a verdict needs it to clear ±{:.1}%.</p>",
+        "</table><p>Ratio: the condition over the baseline, the geometric mean of the rounds' ratios (each round measured both, back to back, in alternating order), which is condition gm over baseline gm (each arm's geometric mean of its paired rounds' medians); the interval resamples the paired rounds; a verdict needs it to clear ±{:.1}%.</p>",
         threshold * 100.0
     );
     h

@@ -19,8 +19,8 @@ pub fn render(pairs: &[PairedFigure], threshold: f64) -> String {
         "benchmark",
         "variant",
         "method",
-        "baseline",
-        "condition",
+        "baseline gm",
+        "condition gm",
         "ratio [95% CI]",
         "MDE",
         "verdict",
@@ -32,8 +32,8 @@ pub fn render(pairs: &[PairedFigure], threshold: f64) -> String {
             super::plain(&p.benchmark).into_owned(),
             super::plain(&p.variant).into_owned(),
             p.method.clone(),
-            super::fmt_value(p.baseline, &p.unit),
-            super::fmt_value(p.value, &p.unit),
+            super::fmt_value(p.paired_baseline, &p.unit),
+            super::fmt_value(p.paired_value, &p.unit),
             format!("{:.3} [{:.3}, {:.3}]", p.ratio, p.ci_low, p.ci_high),
             if p.mde.is_finite() { format!("±{:.1}%", p.mde * 100.0) } else { "-".into() },
             p.verdict.to_string(),
@@ -41,7 +41,7 @@ pub fn render(pairs: &[PairedFigure], threshold: f64) -> String {
         ]);
     }
     format!(
-        "conditions against the baseline, paired by round (each arm in a fresh worker, in alternating order; rounds: the pairs behind each ratio):\n{t}\nratio: the condition over the baseline, the geometric mean of the rounds' ratios; its 95% interval resamples the paired rounds; a verdict needs the interval to clear ±{:.1}%\n",
+        "conditions against the baseline, paired by round (each arm in a fresh worker, in alternating order; rounds: the pairs behind each ratio):\n{t}\nratio: the condition over the baseline, the geometric mean of the rounds' ratios, which is condition gm over baseline gm (each arm's geometric mean of its paired rounds' medians; `show` prints each arm's median of all samples); its 95% interval resamples the paired rounds; a verdict needs the interval to clear ±{:.1}%\n",
         threshold * 100.0
     )
 }

@@ -32,13 +32,32 @@ pub type NumberedRounds<'a> = Vec<(usize, &'a [f64])>;
 /// (the pair measured together), for every round number both have; a round without
 /// samples or with a median that is not positive gives none.
 pub fn log_differences(baseline: &[(usize, &[f64])], condition: &[(usize, &[f64])]) -> Vec<f64> {
+    differences(&paired_medians(baseline, condition))
+}
+
+/// The paired rounds' medians, (baseline, condition), for every round number both
+/// have whose log difference is finite: the inputs of [`log_differences`].
+pub fn paired_medians(baseline: &[(usize, &[f64])], condition: &[(usize, &[f64])]) -> Vec<(f64, f64)> {
     baseline
         .iter()
         .filter_map(|(n, b)| condition.iter().find(|(m, _)| m == n).map(|(_, c)| (*b, *c)))
         .filter(|(b, c)| !b.is_empty() && !c.is_empty())
-        .map(|(b, c)| (super::median(c) / super::median(b)).ln())
-        .filter(|d| d.is_finite())
+        .map(|(b, c)| (super::median(b), super::median(c)))
+        .filter(|(b, c)| (c / b).ln().is_finite())
         .collect()
+}
+
+/// The log differences ln(condition / baseline) of paired medians.
+pub fn differences(pairs: &[(f64, f64)]) -> Vec<f64> {
+    pairs.iter().map(|(b, c)| (c / b).ln()).collect()
+}
+
+/// Each arm's geometric mean of its paired rounds' medians, (baseline, condition):
+/// the ratio's own inputs, whose quotient is exp(mean d).
+pub fn paired_means(pairs: &[(f64, f64)]) -> (f64, f64) {
+    let k = pairs.len().max(1) as f64;
+    let (b, c) = pairs.iter().fold((0.0, 0.0), |(sb, sc), (b, c)| (sb + b.ln(), sc + c.ln()));
+    ((b / k).exp(), (c / k).exp())
 }
 
 /// The paired ratio of log differences `d`, its interval from `resamples` resamples of
