@@ -63,6 +63,27 @@ pub struct FigureNoise {
     /// The least half-width this gives a comparison of one run a side, relative
     /// (0.04 = 4%): exp(t₀.₉₇₅,ₖ·σ_b·√2) − 1 (it is added in quadrature).
     pub widening: f64,
+    /// For a per-call figure, one step of the bracket's clock relative to the figure
+    /// (`Calibration::quantum_ns` over the median): a spread below it is below what
+    /// the figure resolves, not zero.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<f64>,
+}
+
+impl FigureNoise {
+    /// A spread as a percentage, or `<R%` where it is below the figure's resolution.
+    pub fn percent(&self, spread: f64) -> String {
+        match self.resolution {
+            Some(r) if spread < r => format!("<{:.1}%", r * 100.0),
+            _ => format!("{:.1}%", spread * 100.0),
+        }
+    }
+}
+
+/// One step of a per-call figure's bracket clock, relative to its median.
+fn resolution(doc: &RunDocument, r: &ResultRow) -> Option<f64> {
+    let q = doc.machine.calibration.as_ref()?.quantum_ns?;
+    (r.method == crate::model::Method::PerCall && r.median > 0.0 && r.unit.is_time()).then(|| q / r.median)
 }
 
 /// The standard error of a row's run figure from its rounds: the spread of its
@@ -95,7 +116,7 @@ pub fn side_widening(between: f64, pairs: usize) -> f64 {
 /// The noise of every figure measured by at least two of `runs` (oldest first), in the
 /// order figures first appear.
 pub fn figure_noise(runs: &[RunDocument]) -> Vec<FigureNoise> {
-    let mut order: Vec<(Figure, &ResultRow)> = Vec::new();
+    let mut order: Vec<(Figure, &ResultRow, Option<f64>)> = Vec::new();
     // Per figure: the pairs' log ratios and their within-run variances.
     let mut pairs: BTreeMap<Figure, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
     let usable = |d: &'_ RunDocument| -> BTreeMap<Figure, (f64, f64)> {
@@ -108,8 +129,8 @@ pub fn figure_noise(runs: &[RunDocument]) -> Vec<FigureNoise> {
     for doc in runs {
         for r in &doc.results {
             let f = figure_of(r);
-            if !order.iter().any(|(g, _)| *g == f) {
-                order.push((f, r));
+            if !order.iter().any(|(g, _, _)| *g == f) {
+                order.push((f, r, resolution(doc, r)));
             }
         }
     }
@@ -125,7 +146,7 @@ pub fn figure_noise(runs: &[RunDocument]) -> Vec<FigureNoise> {
     }
     order
         .into_iter()
-        .filter_map(|(f, r)| {
+        .filter_map(|(f, r, resolution)| {
             let (d, w) = pairs.get(&f)?;
             let root_mean = |x: &[f64]| (x.iter().sum::<f64>() / x.len() as f64).sqrt();
             let between = between_of(d, w);
@@ -139,6 +160,7 @@ pub fn figure_noise(runs: &[RunDocument]) -> Vec<FigureNoise> {
                 within: root_mean(w),
                 between,
                 widening: (side_widening(between, d.len()) * std::f64::consts::SQRT_2).exp() - 1.0,
+                resolution,
             })
         })
         .collect()
@@ -224,6 +246,28 @@ impl RunNoise {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A per-call figure's spread below one step of its clock prints as under that
+    /// step, not as 0.0%; a figure without a step prints its spread as it is.
+    #[test]
+    fn a_spread_below_the_clocks_step_is_not_zero() {
+        let mut n = FigureNoise {
+            benchmark: "syscall.enosys".into(),
+            variant: String::new(),
+            method: "per_call".into(),
+            unit: "ns/call".into(),
+            pairs: 3,
+            sigma: 0.0,
+            within: 0.0,
+            between: 0.0,
+            widening: 0.0,
+            resolution: Some(10.0 / 80.1),
+        };
+        assert_eq!(n.percent(0.0), "<12.5%");
+        assert_eq!(n.percent(0.2), "20.0%");
+        n.resolution = None;
+        assert_eq!(n.percent(0.0), "0.0%");
+    }
     use crate::model::Method;
     use crate::stats::SplitMix64;
     use crate::stats::nested::{Nested, normal, synthetic};

@@ -77,9 +77,9 @@ fn render(noise: &[FigureNoise], docs: &[RunDocument]) -> String {
             crate::report::plain(&n.variant).into_owned(),
             n.method.clone(),
             n.pairs.to_string(),
-            format!("{:.1}%", n.sigma * 100.0),
-            format!("{:.1}%", n.within * 100.0),
-            format!("{:.1}%", n.between * 100.0),
+            n.percent(n.sigma),
+            n.percent(n.within),
+            n.percent(n.between),
             format!("±{:.1}%", n.widening * 100.0),
         ]);
     }
