@@ -1,5 +1,5 @@
 //! What the kernel says happened: per-task switch and migration counts from
-//! /proc/<pid>/task/<tid>/sched (or status), and perf_event_open counters where the
+//! `/proc/<pid>/task/<tid>/sched` (or `status`), and perf_event_open counters where the
 //! system allows them. These are read only outside timed regions.
 //!
 //! A figure called "per switch" is only honest next to the number of switches that

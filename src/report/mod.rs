@@ -58,7 +58,7 @@ pub fn counted(n: u64, one: &str, many: &str) -> String {
 }
 
 /// A row's figure with its 95% interval, `median [low, high]`, or the median alone
-/// when the row has no interval (see [`ResultRow::interval`]).
+/// when the row has no interval (see [`crate::model::ResultRow::interval`]).
 pub fn figure_with_interval(r: &crate::model::ResultRow) -> String {
     match r.interval() {
         Some((lo, hi)) => {

@@ -18,7 +18,7 @@
 //! - `pentium200`: Travis's 200 MHz Pentium MMX (Linux 2.0.30, one CPU), fitted to
 //!   Table 2's "Linux before change, process switch" row alone ([`pentium200`]);
 //! - `smp2002`: Molnar's 2- and 8-way boxes, fitted to one figure, the old
-//!   scheduler's 2-way loop_yield rate ([`smp2002`]);
+//!   scheduler's 2-way loop_yield rate ([`super::fit::smp2002`]);
 //! - `live`: this machine, measured ([`live`]).
 
 use std::hint::black_box;

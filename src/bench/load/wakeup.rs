@@ -7,7 +7,7 @@
 //! by default (`ctx.sleep0` shows that one).
 //!
 //! `load.fairness` — K spinning tasks with given nice levels share one CPU for a fixed
-//! time; each task's share of the CPU time (from /proc/<pid>/task/<tid>/schedstat) is
+//! time; each task's share of the CPU time (from `/proc/<pid>/task/<tid>/schedstat`) is
 //! compared with the share the kernel's load weights promise.
 
 use crate::bench::{Ctx, Output};
