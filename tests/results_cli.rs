@@ -310,6 +310,33 @@ fn compare_gives_no_verdict_on_a_row_flagged_on_either_side() {
     assert_eq!(compare(&["1", "3", "--fail-on", "slower"]).status.code(), Some(3), "the clean pair fails");
 }
 
+/// Two runs of one fingerprint compare under one line naming the machine, with no
+/// fingerprint table; `--machine` prints every field, the kernel command line whole,
+/// and a field that differs is the only one printed without it.
+#[test]
+fn compare_of_one_machine_prints_one_line_for_it() {
+    let db = temp_db();
+    run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "1"], &db.path);
+    let mut export = json_of(&run_ok(&["export", "latest", "--format", "json"], &db.path));
+    let shape = export["runs"][0].clone();
+    let mut other_kernel = known_run(&shape, 100.0, 2.0);
+    other_kernel["machine"]["kernel_release"] = "6.1.0-other".into();
+    export["runs"] = vec![known_run(&shape, 100.0, 0.0), known_run(&shape, 100.0, 1.0), other_kernel].into();
+    let file = db.dir.path().join("same.json");
+    std::fs::write(&file, export.to_string()).unwrap();
+    let g = temp_db();
+    run_ok(&["import", file.to_str().unwrap()], &g.path);
+    let text = |args: &[&str]| String::from_utf8(run_ok(&[&["compare"], args].concat(), &g.path).stdout).unwrap();
+    let same = text(&["1", "2"]);
+    assert!(same.contains("machines: the same fingerprint on both sides"), "{same}");
+    assert!(!same.contains("kernel command line") && !same.contains('≠'), "{same}");
+    let full = text(&["1", "2", "--machine"]);
+    assert!(full.contains("kernel command line") && full.contains("microcode"), "{full}");
+    let differ = text(&["1", "3"]);
+    assert!(differ.contains("6.1.0-other") && differ.contains('≠'), "{differ}");
+    assert!(!differ.contains("microcode") && !differ.contains("machines: the same"), "{differ}");
+}
+
 /// A bad file imported into a database that is not there yet is refused (exit 2) and
 /// leaves no database behind: the file is read once to check it before one is made.
 #[test]

@@ -103,6 +103,10 @@ pub enum Command {
         /// change either way), for a CI job to gate on; `uncertain` never fails.
         #[arg(long, value_enum, value_name = "WHAT")]
         fail_on: Option<crate::report::compare::FailOn>,
+        /// Print every fingerprint field of both machines, whole (by default: one line
+        /// when they agree, else only the fields that differ; JSON always has them all).
+        #[arg(long)]
+        machine: bool,
         #[arg(long)]
         json: bool,
     },

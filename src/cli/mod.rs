@@ -203,8 +203,9 @@ fn dispatch(cli: Cli) -> Result<i32> {
             }
             show(&db()?, reference, format, samples, suite.as_deref())
         }
-        Command::Compare { sides, baseline, db_b, by, threshold, fail_on, json } => {
-            compare(&db()?, db_b.as_deref(), CompareRequest { sides, baseline, by, fail_on }, threshold, json)
+        Command::Compare { sides, baseline, db_b, by, threshold, fail_on, machine, json } => {
+            let request = CompareRequest { sides, baseline, by, fail_on, machine };
+            compare(&db()?, db_b.as_deref(), request, threshold, json)
         }
         Command::Export { runs, format, output } => export(&db()?, runs, format, output.as_deref()),
         Command::Import { file } => import(&db()?, &file),
@@ -416,6 +417,8 @@ struct CompareRequest {
     baseline: Option<String>,
     by: Option<args::GroupBy>,
     fail_on: Option<report::compare::FailOn>,
+    /// Every fingerprint field (`--machine`), not only the differences.
+    machine: bool,
 }
 
 /// The exit status of a comparison that `--fail-on` fails.
@@ -483,7 +486,12 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
         if json {
             outln(&report::compare::to_json(a, b, &rows, threshold))?;
         } else {
-            out(&report::compare::render(a, b, &rows, threshold))?;
+            let view = if req.machine {
+                report::compare::MachineView::Full
+            } else {
+                report::compare::MachineView::Differences
+            };
+            out(&report::compare::render(a, b, &rows, threshold, view))?;
             if let Some(line) = report::compare::between_runs_line(&rows, [noise_a, noise_b]) {
                 outln(&line)?;
             }

@@ -333,18 +333,74 @@ pub fn to_json(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresh
     serde_json::to_string_pretty(&out).unwrap_or_default()
 }
 
-/// Renders a comparison as text: machines (differences marked), then figures.
-pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], threshold: f64) -> String {
+/// The longest value a machines table prints; longer ones (the kernel command line)
+/// are elided there and whole in JSON and `--machine`.
+pub const MACHINE_VALUE_WIDTH: usize = 40;
+
+/// How much of the machines a comparison prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MachineView {
+    /// One line when the first runs' fingerprints agree, else only the fields that
+    /// differ, long values elided.
+    Differences,
+    /// Every fingerprint field, whole (`compare --machine`).
+    Full,
+}
+
+/// `text`, or its start and `…` when it is longer than `width` characters.
+fn elide(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The machines of a two-sided comparison (first run of each side), as `view` says.
+pub fn machines_text(a: &[RunDocument], b: &[RunDocument], view: MachineView) -> String {
     use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+    let (Some(x), Some(y)) = (a.first(), b.first()) else { return String::new() };
+    let fields = machine_diff(&x.machine, &y.machine);
+    let differing: Vec<&(String, String, String)> = fields.iter().filter(|(_, p, q)| p != q).collect();
+    if view == MachineView::Differences && differing.is_empty() {
+        let m = &x.machine;
+        return format!(
+            "machines: the same fingerprint on both sides ({}, {}, kernel {}; compare --machine prints it)\n",
+            super::plain(&m.hostname),
+            super::plain(&m.cpu_model),
+            super::plain(&m.kernel_release)
+        );
+    }
     let mut m = Table::new();
     m.load_preset(UTF8_FULL_CONDENSED);
     m.set_header(vec!["", &format!("A: {}", side_name(a)), &format!("B: {}", side_name(b)), ""]);
-    if let (Some(x), Some(y)) = (a.first(), b.first()) {
-        for (name, x, y) in machine_diff(&x.machine, &y.machine) {
-            let mark = if x != y { "≠" } else { "" };
-            m.add_row(vec![name, x, y, mark.to_string()]);
+    match view {
+        MachineView::Full => {
+            for (name, p, q) in &fields {
+                let mark = if p != q { "≠" } else { "" };
+                m.add_row(vec![name.clone(), p.clone(), q.clone(), mark.to_string()]);
+            }
+        }
+        MachineView::Differences => {
+            for (name, p, q) in differing {
+                let w = MACHINE_VALUE_WIDTH;
+                m.add_row(vec![name.clone(), elide(p, w), elide(q, w), "≠".to_string()]);
+            }
         }
     }
+    let what = if view == MachineView::Full {
+        ""
+    } else {
+        "where the machines differ (compare --machine prints every field):\n"
+    };
+    format!("{what}{m}\n")
+}
+
+/// Renders a comparison as text: the machines (as `view` says), then figures.
+pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], threshold: f64, view: MachineView) -> String {
+    use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+    let m = machines_text(a, b, view);
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     // A column for the between-run spread only where some interval took one.
@@ -380,7 +436,7 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
     let unpaired = if holds_conditions(a) || holds_conditions(b) { UNPAIRED_NOTE } else { "" };
     let key: String = key_differences(a, b).lines().iter().map(|l| format!("{l}\n")).collect();
     format!(
-        "{m}\n{key}{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it (hierarchical bootstrap: runs, then rounds, then samples){}\n",
+        "{m}{key}{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it (hierarchical bootstrap: runs, then rounds, then samples){}\n",
         threshold * 100.0,
         match (single, widened) {
             (true, true) =>
