@@ -714,7 +714,7 @@ mod tests {
         let k = key_differences(&a, &b);
         assert_eq!(k.between, ["kernel"]);
         assert!(k.within_a.is_empty() && k.within_b.is_empty());
-        let text = render(&a, &b, &compare(&a, &b, 0.02, 100), 0.02);
+        let text = render(&a, &b, &compare(&a, &b, 0.02, 100), 0.02, MachineView::Differences);
         assert!(text.contains("the sides differ in the comparability key (kernel)"), "{text}");
         // A side that pools two kernels says so; matching sides say nothing.
         let mixed = [run(1, "6.1"), run(2, "6.2")];
