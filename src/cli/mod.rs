@@ -332,7 +332,7 @@ fn manual_sections(main_page: bool) -> roff::Roff {
         ("1", "A benchmark failed, storing failed (the run's rounds were rescued to a file), or another error."),
         (
             "2",
-            "Bad input, refused before anything was measured or written: an unknown benchmark, suite or flag, a size beyond a limit, a refused helper, a malformed import.",
+            "Bad input, refused before anything was measured or written: an unknown benchmark, suite or flag, a size beyond a limit, a refused helper, a malformed import, a database path another user could change, an output that is not a regular file or a new name.",
         ),
         (
             "3",
@@ -352,6 +352,10 @@ fn manual_sections(main_page: bool) -> roff::Roff {
                 "Where the default database lives ($XDG_DATA_HOME/oscost/results.db); ignored unless absolute.",
             ),
             ("HOME", "The default database's folder without XDG_DATA_HOME (~/.local/share/oscost)."),
+            (
+                "PGPASSWORD, PGPASSFILE",
+                "The PostgreSQL password when the URL has none: PGPASSWORD, else the first matching line of PGPASSFILE (default ~/.pgpass; read only when it is a regular file of the user, mode 0600). A password in a URL on the command line is hidden from ps once oscost has read it, with a warning.",
+            ),
             (
                 "COLUMNS",
                 "The width tables are fitted to (else the terminal's, else 100 columns); --wide prints every column unwrapped.",
@@ -375,7 +379,7 @@ fn manual_sections(main_page: bool) -> roff::Roff {
         for (name, text) in [
             (
                 "~/.local/share/oscost/results.db",
-                "The default results database (SQLite, WAL mode), in a folder oscost made mode 0700; a planted link there is refused.",
+                "The default results database (SQLite, WAL mode), in a folder oscost made mode 0700; a planted link there is refused. Any database file (--db) is used only where no other user can change its path: every folder on the way is the user's or root's and not writable by others (or sticky, holding an entry of theirs), its own folder is writable by no one else (SQLite makes its -wal and -shm files there), a link is followed only when it is the user's or root's, and an existing file must be a regular SQLite file of the user or root (an empty one only of the user's own). A file that fails SQLite's quick_check is not written into.",
             ),
             (
                 "<db>.unsaved-run<ID>-<PID>.json",

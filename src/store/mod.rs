@@ -329,9 +329,10 @@ impl StoreError {
         }
     }
 
-    /// Whether this is bad input (a path refused as unsafe), exit 2, rather than a failure.
+    /// Whether this is bad input (a path refused as unsafe), exit 2, rather than a
+    /// failure (a path that could not be read or made, as any file error, exits 1).
     pub fn is_refused_path(&self) -> bool {
-        matches!(self, StoreError::Unsafe { .. })
+        matches!(self, StoreError::Unsafe { cause, .. } if !matches!(cause, crate::files::UnsafePath::Io { .. }))
     }
 }
 
