@@ -462,3 +462,37 @@ fn a_password_on_the_command_line_leaves_ps() {
     assert_ne!(out.status.code(), Some(0));
     assert!(!stderr(&out).contains("hunter2secret"), "{}", stderr(&out));
 }
+
+/// Dynamic completion (`COMPLETE=bash`) offers the runs of the database `OSCOST_DB`
+/// names; through a link another user planted it opens nothing and offers no run.
+#[test]
+fn completion_reads_no_database_through_a_planted_link() {
+    let (base, tmp) = sticky_folder();
+    let db = base.path().join("r.db");
+    run_ok(&["sim", "--policy", "o1", "--workload", "travis", "--tasks", "2", "--profile", "pentium200"], &db);
+    let offered = |db: &Path| -> Vec<String> {
+        let out = oscost()
+            .env("OSCOST_DB", db)
+            .env("COMPLETE", "bash")
+            .env("_CLAP_COMPLETE_INDEX", "2")
+            .env("_CLAP_COMPLETE_COMP_TYPE", "9")
+            .env("_CLAP_COMPLETE_SPACE", "false")
+            .env("_CLAP_IFS", "\n")
+            .args(["--", "oscost", "show", ""])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
+    };
+    assert!(offered(&db).contains(&"1".to_string()), "the run of one's own database: {:?}", offered(&db));
+    if !oscost::sys::is_root() {
+        eprintln!("skipped: the planted-link case of completion_reads_no_database_through_a_planted_link needs root");
+        return;
+    }
+    let link = tmp.join("results.db");
+    plant_link(&db, &link);
+    let through_link = offered(&link);
+    assert!(
+        through_link.contains(&"latest".to_string()) && !through_link.contains(&"1".to_string()),
+        "{through_link:?}"
+    );
+}
