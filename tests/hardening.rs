@@ -199,7 +199,8 @@ fn kill_9_of_the_coordinator_during_a_group_start_leaves_no_task() {
 /// Defect 3: when one benchmark's rows could not be stored, the run left its round
 /// loop and never stored the others' finished rounds, and the rescue file carried the
 /// run's UUID, so importing it back added nothing. The database sits on a small tmpfs
-/// (in a mount namespace of the test's own, gone with it) that fills mid-run: every
+/// (in a mount namespace of the test's own, gone with it; its root of mode 0700, a
+/// folder of the user's as a database needs) that fills mid-run: every
 /// benchmark of the family is then either stored or in the rescue file, and the rescue
 /// file imports into the same database as a run of its own.
 #[test]
@@ -221,7 +222,7 @@ fn disk_full_mid_run_loses_no_finished_round_and_the_rescue_file_imports_back() 
         }
         let db = full.join("results.db");
         let script = format!(
-            "mount -t tmpfs -o size={size} tmpfs '{f}' && '{exe}' run syscall --rounds 2 --quick --db '{db}'; s=$?; cp -a '{f}/.' '{o}/'; exit $s",
+            "mount -t tmpfs -o size={size},mode=0700 tmpfs '{f}' && '{exe}' run syscall --rounds 2 --quick --db '{db}'; s=$?; cp -a '{f}/.' '{o}/'; exit $s",
             f = full.display(),
             db = db.display(),
             o = out.display()

@@ -117,7 +117,8 @@ pub enum Command {
         runs: Vec<String>,
         #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
         format: ExportFormat,
-        /// Write to this file instead of stdout.
+        /// Write to this file instead of stdout (a regular file or a new name; `-` is
+        /// stdout).
         #[arg(short, long, value_name = "PATH")]
         output: Option<PathBuf>,
     },
@@ -129,8 +130,13 @@ pub enum Command {
     Report {
         #[arg(add = ArgValueCompleter::new(complete::runs))]
         runs: Vec<String>,
-        #[arg(short, long, value_name = "PATH", default_value = "report.html")]
-        output: PathBuf,
+        /// The file to write, replaced if it is there (`-`: standard output)
+        /// [default: report.html, which is not replaced without --force].
+        #[arg(short, long, value_name = "PATH")]
+        output: Option<PathBuf>,
+        /// Replace report.html when no -o is given.
+        #[arg(long)]
+        force: bool,
     },
     /// Sample the live system's run-queue length and switch rate, and store the trace.
     Observe {

@@ -43,7 +43,9 @@ pub fn runs(current: &OsStr) -> Vec<CompletionCandidate> {
 }
 
 /// The stored runs as completions, newest first; none when there is no SQLite
-/// database to read (a PostgreSQL URL is not dialled from a shell's tab key).
+/// database to read (a PostgreSQL URL is not dialled from a shell's tab key). The
+/// file is opened as every database is (`files::resolve_db`): a link planted by
+/// another user, or a database of theirs, offers nothing.
 fn stored_runs() -> Vec<(String, String)> {
     let db = match std::env::var_os("OSCOST_DB") {
         Some(p) => std::path::PathBuf::from(p),
@@ -52,7 +54,7 @@ fn stored_runs() -> Vec<(String, String)> {
             None => return Vec::new(),
         },
     };
-    if db.to_string_lossy().contains("://") || !db.is_file() {
+    if db.to_string_lossy().contains("://") {
         return Vec::new();
     }
     let Ok(store) = crate::store::Store::open_existing(&db) else { return Vec::new() };

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{COMPARE_FAILED, UsageError, out, outln, write_atomic};
+use super::{COMPARE_FAILED, UsageError, is_stdout, out, outln, write_output};
 use crate::history::{self as series, Stratum};
 use crate::report;
 use crate::store::{RunFilter, Store};
@@ -46,8 +46,10 @@ pub fn history(db: &Path, req: &Request) -> Result<i32> {
         out(&report::history::render(&found, runs.len()))?;
     }
     if let Some(path) = &req.html {
-        write_atomic(path, &report::history::html(&found, runs.len()))?;
-        eprintln!("wrote {}", path.display());
+        write_output(path, &report::history::html(&found, runs.len()))?;
+        if !is_stdout(path) {
+            eprintln!("wrote {}", path.display());
+        }
     }
     Ok(req.fail_on.map_or(0, |f| fail_status(&found, f)))
 }

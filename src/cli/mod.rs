@@ -44,8 +44,11 @@ fn db_path(cli_db: &Option<PathBuf>) -> Result<PathBuf> {
         );
     };
     if let Some(dir) = db.parent() {
-        crate::files::ensure_own_dir(&root, dir)
-            .map_err(|e| UsageError(format!("the default database folder: {e}")))?;
+        crate::files::ensure_own_dir(&root, dir).map_err(|e| {
+            UsageError(format!(
+                "the default database folder: {e} (pass --db PATH to keep the results elsewhere, or, as root, run with your own HOME: sudo -H)"
+            ))
+        })?;
     }
     Ok(db)
 }
@@ -96,6 +99,7 @@ pub fn main() -> i32 {
             return e.exit_code();
         }
     };
+    hide_passwords();
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) if e.downcast_ref::<PipeClosed>().is_some() => 128 + libc::SIGPIPE,
@@ -104,6 +108,7 @@ pub fn main() -> i32 {
                 || e.downcast_ref::<select::UnknownBenchmark>().is_some()
                 || e.downcast_ref::<crate::placement::PlacementError>().is_some()
                 || e.downcast_ref::<crate::preflight::Refused>().is_some()
+                || e.downcast_ref::<crate::store::StoreError>().is_some_and(|s| s.is_refused_path())
             {
                 2
             } else {
@@ -116,6 +121,27 @@ pub fn main() -> i32 {
             }
             code
         }
+    }
+}
+
+/// A password written on the command line (in `--db` or `push --to`'s URL) is
+/// readable by every user in `ps` while oscost runs: it is overwritten there with `*`
+/// as soon as the arguments are parsed (one thread runs yet), and the user is told to
+/// give it where others cannot read it.
+fn hide_passwords() {
+    let mut hidden = 0;
+    let _ = crate::sys::rewrite_own_arguments(|arg| {
+        let spans = crate::store::password_spans(arg);
+        for span in &spans {
+            arg[span.clone()].fill(b'*');
+        }
+        hidden += usize::from(!spans.is_empty());
+        !spans.is_empty()
+    });
+    if hidden > 0 {
+        eprintln!(
+            "warning: a password on the command line can be read by other users (ps) until oscost hides it: give it in PGPASSWORD or ~/.pgpass instead"
+        );
     }
 }
 
@@ -207,9 +233,17 @@ fn dispatch(cli: Cli) -> Result<i32> {
             let request = CompareRequest { sides, baseline, by, fail_on, machine };
             compare(&db()?, db_b.as_deref(), request, threshold, json)
         }
-        Command::Export { runs, format, output } => export(&db()?, runs, format, output.as_deref()),
+        Command::Export { runs, format, output } => {
+            if let Some(p) = &output {
+                check_output(p)?;
+            }
+            export(&db()?, runs, format, output.as_deref())
+        }
         Command::Import { file } => import(&db()?, &file),
-        Command::Report { runs, output } => html_report(&db()?, runs, &output),
+        Command::Report { runs, output, force } => {
+            let output = report_output(output, force)?;
+            html_report(&db()?, runs, &output)
+        }
         Command::Observe { duration, interval, json } => observe(duration.0, interval.0, json, db()?),
         Command::Trace { duration, json, command } => trace(duration.0, &command, json, db()?),
         Command::Sim { policy, workload, cpus, tasks, profile, seed, threads, nice, messages, json } => {
@@ -222,6 +256,9 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::History { figures, host, since, until, by, fail_on_change, recent, html, json } => {
             let filter = RunFilter { host, benchmark: None, since: since.map(|d| d.0), until: until.map(|d| d.0) };
             let fail_on = fail_on_change.then_some(history::FailOnChange { recent: recent.map(|n| n as usize) });
+            if let Some(p) = &html {
+                check_output(p)?;
+            }
             history::history(&db()?, &history::Request { figures, filter, by, fail_on, html, json })
         }
         Command::Plan { figures, precision, host, json } => {
@@ -296,7 +333,7 @@ fn manual_sections(main_page: bool) -> roff::Roff {
         ("1", "A benchmark failed, storing failed (the run's rounds were rescued to a file), or another error."),
         (
             "2",
-            "Bad input, refused before anything was measured or written: an unknown benchmark, suite or flag, a size beyond a limit, a refused helper, a malformed import.",
+            "Bad input, refused before anything was measured or written: an unknown benchmark, suite or flag, a size beyond a limit, a refused helper, a malformed import, a database path another user could change, an output that is not a regular file or a new name.",
         ),
         (
             "3",
@@ -316,6 +353,10 @@ fn manual_sections(main_page: bool) -> roff::Roff {
                 "Where the default database lives ($XDG_DATA_HOME/oscost/results.db); ignored unless absolute.",
             ),
             ("HOME", "The default database's folder without XDG_DATA_HOME (~/.local/share/oscost)."),
+            (
+                "PGPASSWORD, PGPASSFILE",
+                "The PostgreSQL password when the URL has none: PGPASSWORD, else the first matching line of PGPASSFILE (default ~/.pgpass; read only when it is a regular file of the user, mode 0600). A password in a URL on the command line is hidden from ps once oscost has read it, with a warning.",
+            ),
             (
                 "COLUMNS",
                 "The width tables are fitted to (else the terminal's, else 100 columns); --wide prints every column unwrapped.",
@@ -339,7 +380,7 @@ fn manual_sections(main_page: bool) -> roff::Roff {
         for (name, text) in [
             (
                 "~/.local/share/oscost/results.db",
-                "The default results database (SQLite, WAL mode), in a folder oscost made mode 0700; a planted link there is refused.",
+                "The default results database (SQLite, WAL mode), in a folder oscost made mode 0700; a planted link there is refused. Any database file (--db) is used only where no other user can change its path: every folder on the way is the user's or root's and not writable by others (or sticky, holding an entry of theirs), its own folder is writable by no one else (SQLite makes its -wal and -shm files there), a link is followed only when it is the user's or root's, and an existing file must be a regular SQLite file of the user or root (an empty one only of the user's own). A file that fails SQLite's quick_check is not written into.",
             ),
             (
                 "<db>.unsaved-run<ID>-<PID>.json",
@@ -608,7 +649,7 @@ fn export(db: &Path, refs: Vec<String>, format: ExportFormat, output: Option<&Pa
     let docs = load_all(&store, refs)?;
     let text = export_text(format, &docs)?;
     match output {
-        Some(p) => write_atomic(p, &text)?,
+        Some(p) => write_output(p, &text)?,
         None => out(&text)?,
     }
     Ok(0)
@@ -624,6 +665,49 @@ fn export_text(format: ExportFormat, docs: &[(RunDocument, Vec<crate::model::Ski
 fn write_atomic(path: &Path, text: &str) -> Result<()> {
     crate::files::write_atomic(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
 }
+
+/// Whether an output path means standard output.
+fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Refuses, as bad usage, an output path that is not `-`, a regular file or a new name
+/// (see [`crate::files::check_output`]); checked before anything is read or measured.
+fn check_output(path: &Path) -> Result<()> {
+    if is_stdout(path) {
+        return Ok(());
+    }
+    crate::files::check_output(path).map_err(|e| UsageError(e.to_string()).into())
+}
+
+/// Writes an output: to standard output for `-`, else replacing the file whole.
+fn write_output(path: &Path, text: &str) -> Result<()> {
+    if is_stdout(path) { out(text) } else { write_atomic(path, text) }
+}
+
+/// The file `report` writes: `-o` as given (replaced if it is there), else
+/// `report.html`, which is not replaced without `--force` (a report written earlier in
+/// this folder is not lost to a command that named no file).
+fn report_output(output: Option<PathBuf>, force: bool) -> Result<PathBuf> {
+    let path = match output {
+        Some(p) => p,
+        None => {
+            let p = PathBuf::from(DEFAULT_REPORT);
+            if !force && std::fs::symlink_metadata(&p).is_ok() {
+                return Err(UsageError(format!(
+                    "{DEFAULT_REPORT} is already here: pass --force to replace it, or -o PATH to write elsewhere"
+                ))
+                .into());
+            }
+            p
+        }
+    };
+    check_output(&path)?;
+    Ok(path)
+}
+
+/// The file `report` writes when no `-o` is given.
+const DEFAULT_REPORT: &str = "report.html";
 
 /// Imports an export run by run inside one transaction (SQLite writes each as it is
 /// read, so memory holds one run whatever the file's size); any problem imports nothing.
@@ -724,8 +808,10 @@ fn html_report(db: &Path, refs: Vec<String>, output: &Path) -> Result<i32> {
         }
         _ => report::html::render(&docs, None, &crate::views::report_views()),
     };
-    write_atomic(output, &html)?;
-    outln(&format!("wrote {}", output.display()))?;
+    write_output(output, &html)?;
+    if !is_stdout(output) {
+        outln(&format!("wrote {}", output.display()))?;
+    }
     Ok(0)
 }
 
@@ -850,6 +936,9 @@ pub fn check_run(args: &RunArgs) -> Result<()> {
 
 fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let Plan { selected, suite, options } = plan(&args)?;
+    for (_, path) in export_paths(&args) {
+        check_output(path)?;
+    }
     if let Some(when) = args.start_at {
         wait_until(when, args.quiet || args.json)?;
     }
@@ -861,7 +950,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     }
     let (doc, skipped) = outcome.store.load_run(outcome.run_id).context("reading the run back from the database")?;
     let run = [(doc, skipped)];
-    write_exports(&args, &run)?;
+    let unwritten = write_exports(&args, &run);
     let [(doc, skipped)] = run;
     let judgement = args.precision.map(|pct| {
         let noise = session::machine_noise(&outcome.store, &doc.machine.comparability_key()).unwrap_or_else(|e| {
@@ -891,8 +980,15 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
             outcome.elapsed.as_secs_f64()
         ))?;
     }
+    for e in &unwritten {
+        eprintln!("error: {e:#}");
+    }
     if let Some(e) = &outcome.storage_error {
         eprintln!("error: {e}");
+        return Ok(1);
+    }
+    if !unwritten.is_empty() {
+        eprintln!("the run is stored as run #{} (oscost export {0} writes it again)", outcome.run_id);
         return Ok(1);
     }
     if let Some(sig) = outcome.stopped_by {
@@ -1005,19 +1101,25 @@ fn precision_summary(j: &crate::precision::RunJudgement) -> Vec<String> {
     lines
 }
 
-/// The run written to every `--export-*` file asked for.
-fn write_exports(args: &RunArgs, run: &[(RunDocument, Vec<Skipped>)]) -> Result<()> {
-    for (format, path) in [
+/// The `--export-*` files asked for, with their formats.
+fn export_paths(args: &RunArgs) -> impl Iterator<Item = (ExportFormat, &PathBuf)> {
+    [
         (ExportFormat::Json, &args.export_json),
         (ExportFormat::Csv, &args.export_csv),
         (ExportFormat::Markdown, &args.export_markdown),
         (ExportFormat::Prometheus, &args.export_prometheus),
-    ] {
-        if let Some(path) = path {
-            write_atomic(path, &export_text(format, run)?)?;
-        }
-    }
-    Ok(())
+    ]
+    .into_iter()
+    .filter_map(|(format, path)| path.as_ref().map(|p| (format, p)))
+}
+
+/// The run written to every `--export-*` file asked for; the ones that could not be
+/// written are returned, so the run's table and id are still printed (the run is
+/// stored) before they are reported.
+fn write_exports(args: &RunArgs, run: &[(RunDocument, Vec<Skipped>)]) -> Vec<anyhow::Error> {
+    export_paths(args)
+        .filter_map(|(format, path)| export_text(format, run).and_then(|t| write_output(path, &t)).err())
+        .collect()
 }
 
 /// Sleeps until `--start-at`'s instant (before anything is measured or started, so

@@ -150,22 +150,49 @@ pub(crate) fn load_samples(blob: &[u8], format: &str) -> Result<Vec<f64>, StoreE
 
 /// Text (a URL, or an argument holding one such as `--db=postgres://…`) as it may be
 /// printed or stored: the password of `user:password@` and any `password=` parameter
-/// replaced by `***`.
+/// (in any case: `PASSWORD=` is refused by the parser, and its error must not show it
+/// either) replaced by `***`.
 pub fn without_password(text: &str) -> String {
-    let mut out = match (text.find("://"), text.rfind('@')) {
-        (Some(s), Some(at)) if at > s => match text[s + 3..at].split_once(':') {
-            Some((name, _)) => format!("{}{name}:***{}", &text[..s + 3], &text[at..]),
-            None => text.to_string(),
-        },
-        _ => text.to_string(),
-    };
+    let mut out = String::with_capacity(text.len());
     let mut from = 0;
-    while let Some(i) = out[from..].find("password=").map(|i| i + from + "password=".len()) {
-        let end = out[i..].find(['&', ' ']).map_or(out.len(), |e| e + i);
-        out.replace_range(i..end, "***");
-        from = i + 3;
+    for span in password_spans(text.as_bytes()) {
+        out.push_str(&text[from..span.start]);
+        out.push_str("***");
+        from = span.end;
     }
+    out.push_str(&text[from..]);
     out
+}
+
+/// Where passwords are in `text`, in order: the `password` of `scheme://user:password@`
+/// and the value of every `password=` (any case) up to the next `&`, space or end.
+/// Every span starts and ends at an ASCII byte, so it cuts UTF-8 text at boundaries.
+pub fn password_spans(text: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let find = |hay: &[u8], needle: &[u8], from: usize| {
+        hay.get(from..)?.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle)).map(|i| i + from)
+    };
+    let mut spans = Vec::new();
+    if let Some(scheme) = find(text, b"://", 0) {
+        let authority = scheme + 3;
+        let at = text.iter().rposition(|&b| b == b'@').filter(|&at| at > authority);
+        if let Some(at) = at
+            && let Some(colon) = text[authority..at].iter().position(|&b| b == b':')
+        {
+            spans.push(authority + colon + 1..at);
+        }
+    }
+    let key = b"password=";
+    let mut from = 0;
+    while let Some(i) = find(text, key, from) {
+        let start = i + key.len();
+        let end = text[start..].iter().position(|&b| b == b'&' || b == b' ').map_or(text.len(), |e| e + start);
+        if spans.last().is_none_or(|last: &std::ops::Range<usize>| last.end <= i) {
+            spans.push(start..end);
+        }
+        from = end;
+    }
+    spans.sort_by_key(|s| s.start);
+    spans
 }
 
 /// Whether `db` names a PostgreSQL database rather than a SQLite file.
@@ -281,6 +308,32 @@ pub enum StoreError {
     NoSuchRun(String),
     #[error("PostgreSQL database {url}: {cause}")]
     Postgres { url: String, cause: String },
+    /// A database path refused before anything is opened (see `files::resolve_db`).
+    #[error("the results database {path}: {cause}")]
+    Unsafe { path: PathBuf, cause: crate::files::UnsafePath },
+    #[error(
+        "the results database {path} is damaged (SQLite's quick_check: {report}); oscost writes nothing into it: keep it aside, and read what it still holds with oscost export, or restore a copy"
+    )]
+    Damaged { path: PathBuf, report: String },
+    #[error("the results database {path} cannot be written: {why}")]
+    ReadOnly { path: PathBuf, why: String },
+}
+
+impl StoreError {
+    /// A database path refused by the check: a file that is not SQLite's keeps its
+    /// usual error; any other refusal names the path as given and why.
+    pub(crate) fn checked(path: &Path, cause: crate::files::UnsafePath) -> Self {
+        match cause {
+            crate::files::UnsafePath::NotSqlite { .. } => StoreError::NotADatabase { path: path.to_path_buf() },
+            cause => StoreError::Unsafe { path: path.to_path_buf(), cause },
+        }
+    }
+
+    /// Whether this is bad input (a path refused as unsafe), exit 2, rather than a
+    /// failure (a path that could not be read or made, as any file error, exits 1).
+    pub fn is_refused_path(&self) -> bool {
+        matches!(self, StoreError::Unsafe { cause, .. } if !matches!(cause, crate::files::UnsafePath::Io { .. }))
+    }
 }
 
 /// A fresh run UUID (version 4, random).
@@ -468,6 +521,22 @@ mod tests {
         );
         assert_eq!(without_password("host=h password=pw user=u"), "host=h password=*** user=u");
         assert_eq!(without_password("/var/lib/results.db"), "/var/lib/results.db");
+    }
+
+    #[test]
+    fn a_password_in_any_case_is_never_shown() {
+        for (given, shown) in [
+            ("postgres://h/db?PASSWORD=secret", "postgres://h/db?PASSWORD=***"),
+            ("postgres://h/db?user=u&PassWord=secret&x=1", "postgres://h/db?user=u&PassWord=***&x=1"),
+            ("host=h PASSWORD=secret", "host=h PASSWORD=***"),
+            ("postgres://u:secret@h/db?password=other", "postgres://u:***@h/db?password=***"),
+            ("postgres://u:sécret@h/db", "postgres://u:***@h/db"),
+        ] {
+            assert_eq!(without_password(given), shown);
+        }
+        // The error of a URL the parser refuses names no password.
+        let e = Store::open(Path::new("postgres://h/db?PASSWORD=secret")).err().expect("an unknown option is refused");
+        assert!(!e.to_string().contains("secret"), "{e}");
     }
 
     #[test]

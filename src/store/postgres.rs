@@ -87,7 +87,76 @@ fn cause_of(e: &PgError) -> String {
         }
         source = s.source();
     }
-    text
+    without_password(&text)
+}
+
+/// The password libpq would take when the URL gives none: `PGPASSWORD`, else the first
+/// matching line of the password file (`PGPASSFILE`, else `~/.pgpass`), so it need not
+/// be written in a URL on the command line, where every user sees it (`ps`). The file
+/// is read as libpq reads it: only when it is a regular file of this user that no one
+/// else can read or write (mode 0600), and never past 64 KiB.
+fn password_from_environment(config: &::postgres::Config) -> Option<String> {
+    if let Some(pw) = std::env::var_os("PGPASSWORD").filter(|p| !p.is_empty()) {
+        return Some(pw.to_string_lossy().into_owned());
+    }
+    let file = std::env::var_os("PGPASSFILE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".pgpass")))?;
+    let text = read_private_file(&file)?;
+    let host = match config.get_hosts().first() {
+        Some(::postgres::config::Host::Tcp(h)) => h.clone(),
+        _ => "localhost".into(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432).to_string();
+    let user = config.get_user().unwrap_or_default();
+    let dbname = config.get_dbname().unwrap_or(user);
+    pgpass_lookup(&text, [&host, &port, dbname, user])
+}
+
+/// The file at `path` when it is a regular file of this user, mode 0600 or narrower,
+/// at most 64 KiB (opened without following a link and without blocking).
+fn read_private_file(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    const LIMIT: u64 = 64 * 1024;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let m = f.metadata().ok()?;
+    let me = rustix::process::geteuid().as_raw();
+    if !m.file_type().is_file() || m.uid() != me || m.mode() & 0o077 != 0 || m.len() > LIMIT {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(LIMIT).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// The password of the first `host:port:database:user:password` line matching
+/// `wanted` (each field may be `*`; `\:` and `\\` are a colon and a backslash).
+fn pgpass_lookup(text: &str, wanted: [&str; 4]) -> Option<String> {
+    text.lines().filter(|l| !l.starts_with('#')).find_map(|line| {
+        let fields = pgpass_fields(line);
+        let [host, port, db, user, password] = <[String; 5]>::try_from(fields).ok()?;
+        let matches = [host, port, db, user].iter().zip(wanted).all(|(f, w)| f == "*" || f == w);
+        matches.then_some(password)
+    })
+}
+
+/// A password-file line split at its unescaped colons, escapes undone.
+fn pgpass_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => fields.last_mut().expect("one field").extend(chars.next()),
+            ':' if fields.len() < 5 => fields.push(String::new()),
+            c => fields.last_mut().expect("one field").push(c),
+        }
+    }
+    fields
 }
 
 use super::without_password;
@@ -97,10 +166,15 @@ impl PgStore {
     /// and then [`CALL_TIMEOUT`].
     pub fn connect(url: &str) -> Result<Self, StoreError> {
         let shown = without_password(url);
-        let config: ::postgres::Config = url.parse().map_err(|e: PgError| StoreError::Postgres {
+        let mut config: ::postgres::Config = url.parse().map_err(|e: PgError| StoreError::Postgres {
             url: shown.clone(),
             cause: format!("a bad URL: {}", cause_of(&e)),
         })?;
+        if config.get_password().is_none()
+            && let Some(password) = password_from_environment(&config)
+        {
+            config.password(password);
+        }
         let limit = config.get_connect_timeout().copied().unwrap_or(CONNECT_TIMEOUT);
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, connected) = mpsc::sync_channel(1);
@@ -542,5 +616,27 @@ mod tests {
         assert!(!pg.contains(" INTEGER") && !pg.contains(" REAL") && !pg.contains(" BLOB"));
         // A key that references another table stays a plain integer, not a serial.
         assert!(dialect(SCHEMA_V2).contains("run_id BIGINT PRIMARY KEY REFERENCES runs(id)"));
+    }
+
+    #[test]
+    fn the_password_file_is_matched_as_libpq_matches_it() {
+        let text = "# comment\nother:5432:*:u:no\ndb.example:*:results:u:p\\:w\\\\d\n*:*:*:*:fallback\n";
+        assert_eq!(pgpass_lookup(text, ["db.example", "5433", "results", "u"]).as_deref(), Some("p:w\\d"));
+        assert_eq!(pgpass_lookup(text, ["elsewhere", "5432", "x", "v"]).as_deref(), Some("fallback"));
+        assert_eq!(pgpass_lookup("h:1:d:u\n", ["h", "1", "d", "u"]), None);
+    }
+
+    #[test]
+    fn a_password_file_others_can_read_is_ignored() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("pgpass");
+        std::fs::write(&f, "*:*:*:*:pw\n").unwrap();
+        std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+        assert_eq!(read_private_file(&f), None);
+        std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        assert_eq!(read_private_file(&f).as_deref(), Some("*:*:*:*:pw\n"));
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert_eq!(read_private_file(&link), None);
     }
 }

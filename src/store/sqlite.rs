@@ -41,6 +41,40 @@ impl StoreError {
     }
 }
 
+/// Why SQLite may not write the checked database: its file, its folder (where the
+/// `-wal` and `-shm` files are made) or its file system, as far as they tell.
+fn why_read_only(checked: &crate::files::DbPath) -> Option<String> {
+    use rustix::fs::{Access, AtFlags};
+    let me = rustix::process::geteuid().as_raw();
+    let name = checked.path.file_name().unwrap_or_default();
+    let folder = checked.path.parent().unwrap_or(Path::new("/")).display();
+    let writable = |dir_relative: &std::ffi::OsStr| {
+        rustix::fs::accessat(&checked.dir, dir_relative, Access::WRITE_OK, AtFlags::EACCESS).is_ok()
+    };
+    let read_only_fs =
+        rustix::fs::fstatvfs(&checked.dir).is_ok_and(|v| v.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY));
+    if read_only_fs {
+        return Some(format!("it is on a file system mounted read-only ({folder})"));
+    }
+    if checked.exists && !writable(name) {
+        let st = rustix::fs::statat(&checked.dir, name, AtFlags::SYMLINK_NOFOLLOW);
+        return Some(match st {
+            Ok(st) => format!(
+                "the file is mode {:o} and belongs to uid {}; oscost runs as uid {me}, which may not write it",
+                st.st_mode & 0o7777,
+                st.st_uid
+            ),
+            Err(e) => format!("the file cannot be written ({e})"),
+        });
+    }
+    if !writable(std::ffi::OsStr::new(".")) {
+        return Some(format!(
+            "its folder {folder} cannot be written by uid {me}, and SQLite makes the database's -wal and -shm files there"
+        ));
+    }
+    None
+}
+
 /// One step of the schema: SQL, or code for what SQL cannot do (re-encoding blobs).
 enum Step {
     Sql(&'static str),
@@ -109,17 +143,54 @@ impl SqliteStore {
     }
 
     fn open_for_writing(path: &Path) -> Result<Self, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir { path: dir.to_path_buf(), cause })?;
-        }
-        let conn = Connection::open(path).map_err(|cause| StoreError::Open { path: path.to_path_buf(), cause })?;
+        let checked = crate::files::resolve_db(path, true).map_err(|e| StoreError::checked(path, e))?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(&checked.path, flags)
+            .map_err(|cause| StoreError::Open { path: path.to_path_buf(), cause })?;
         let mut store = Self::prepare(conn, path)?;
-        let not_writable = |source| Self::classify(path, source, true);
+        let read_only = |fallback: String| StoreError::ReadOnly {
+            path: path.to_path_buf(),
+            why: why_read_only(&checked).unwrap_or(fallback),
+        };
+        let not_writable = |source: rusqlite::Error| match source.sqlite_error_code() {
+            Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied)
+                if why_read_only(&checked).is_some() =>
+            {
+                read_only(source.to_string())
+            }
+            Some(ErrorCode::ReadOnly) => read_only(source.to_string()),
+            _ => Self::classify(path, source, true),
+        };
+        if checked.exists {
+            // A damaged file is refused before anything is measured into it: a run
+            // written there could be lost with the rest.
+            store.quick_check()?;
+        }
         store.use_wal().map_err(not_writable)?;
+        // SQLite opens a file it may not write read-only, and a write lock taken and
+        // given back writes nothing: ask it.
+        if store.conn.is_readonly(rusqlite::DatabaseName::Main)? {
+            return Err(read_only("SQLite opened it read-only".into()));
+        }
         store.migrate()?;
         // A write that is rolled back: proves the file accepts writes now.
         store.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;").map_err(not_writable)?;
         Ok(store)
+    }
+
+    /// `PRAGMA quick_check`: the file's structure is whole, or what is wrong with it.
+    fn quick_check(&self) -> Result<(), StoreError> {
+        let damaged = |report: String| StoreError::Damaged { path: self.path.clone(), report };
+        let mut found = self.conn.prepare("PRAGMA quick_check(5)").map_err(|e| damaged(e.to_string()))?;
+        let lines: Vec<String> =
+            found.query_map([], |r| r.get(0)).and_then(|rows| rows.collect()).map_err(|e| damaged(e.to_string()))?;
+        match &lines[..] {
+            [ok] if ok == "ok" => Ok(()),
+            _ => Err(damaged(lines.join("; "))),
+        }
     }
 
     /// Opens an existing database for reading: never creates a file or a directory,
@@ -131,11 +202,17 @@ impl SqliteStore {
     }
 
     fn open_for_reading(path: &Path) -> Result<Self, StoreError> {
-        if !path.is_file() {
-            return Err(StoreError::Missing { path: path.to_path_buf() });
-        }
+        let missing = || StoreError::Missing { path: path.to_path_buf() };
+        let checked = match crate::files::resolve_db(path, false) {
+            Ok(c) if c.exists => c,
+            Ok(_) => return Err(missing()),
+            Err(crate::files::UnsafePath::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => {
+                return Err(missing());
+            }
+            Err(e) => return Err(StoreError::checked(path, e)),
+        };
         let known = MIGRATIONS.len() as i64;
-        let reader = Self::open_read_only(path)?;
+        let reader = Self::open_read_only(&checked.path, path)?;
         let seen: i64 = reader.conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if seen > known {
             return Err(StoreError::TooNew { path: path.to_path_buf(), found: seen, known });
@@ -143,8 +220,9 @@ impl SqliteStore {
         if seen < known {
             return reader.migrated_copy();
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if let Ok(conn) = Connection::open_with_flags(path, flags)
+        let flags =
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        if let Ok(conn) = Connection::open_with_flags(&checked.path, flags)
             && let Ok(store) = Self::prepare(conn, path)
         {
             return Ok(store);
@@ -170,9 +248,12 @@ impl SqliteStore {
 
     /// Read-only access, for a file (or a directory) this user cannot write. A WAL
     /// database whose shared-memory file cannot be made is read as immutable.
-    fn open_read_only(path: &Path) -> Result<Self, StoreError> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let uri = |extra: &str| format!("file:{}?mode=ro{extra}", path.display());
+    fn open_read_only(at: &Path, path: &Path) -> Result<Self, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let uri = |extra: &str| format!("file:{}?mode=ro{extra}", at.display());
         let usable = |c: &Connection| c.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0));
         let conn = match Connection::open_with_flags(uri(""), flags) {
             Ok(c) if usable(&c).is_ok() => c,

@@ -25,6 +25,7 @@ mod arch;
 #[path = "arch_other.rs"]
 mod arch;
 
+mod argv;
 mod calls;
 mod clock;
 mod ipc;
@@ -36,6 +37,7 @@ mod signal;
 mod thread;
 
 pub use arch::{counter_status, cycles_begin, cycles_end};
+pub use argv::*;
 pub use calls::*;
 pub use clock::*;
 pub use ipc::*;
