@@ -377,7 +377,7 @@ pub struct RunArgs {
     /// (each arm in a fresh worker, in alternating order), with the paired ratio, its
     /// interval, the MDE and a verdict: seccomp:allow=N|default|notify,
     /// ns:user,pid,net,mnt,uts,ipc,cgroup, cgroup:cpu.max=Q/P|cpu.weight=W|cpuset=LIST|split, spec:ssb|ib,
-    /// observer:perf|trace, neighbour:cpu|mem[@CPU], nice:N, policy:batch|idle|fifo,
+    /// observer:perf|trace, neighbour:cpu|mem (or cpu@CPU, mem@CPU), nice:N, policy:batch|idle|fifo,
     /// slack:DURATION, thp:always|never. Repeat for more; one this machine cannot
     /// measure is skipped with the reason.
     #[arg(long = "condition", value_name = "SPEC", conflicts_with = "precision")]

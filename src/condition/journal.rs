@@ -323,7 +323,11 @@ pub fn folder() -> Result<PathBuf, String> {
             .ok_or("no folder to record settings in before changing them (XDG_RUNTIME_DIR is not set)")?;
         (xdg.clone(), xdg.join("oscost"))
     };
-    crate::files::ensure_own_dir(&root, &dir).map_err(|e| e.to_string())?;
+    crate::files::ensure_own_dir(&root, &dir).map_err(|e| {
+        format!(
+            "{e} (a system setting is recorded there before it is changed: give the folder to the user oscost runs as, mode 0700, or point XDG_RUNTIME_DIR at a folder of yours)"
+        )
+    })?;
     Ok(dir)
 }
 
