@@ -106,15 +106,18 @@ fn stub_anchors_are_converted_exactly_and_set_beside_oscost() {
     let command = pipe["command"].as_str().unwrap();
     assert!(command.starts_with("perf bench sched pipe -l 20000 [CPU "), "{command}");
     // The gap perf's C library calls make is named with oscost's own figure of it.
-    assert_eq!(pipe["gap"]["what"], "glibc read+write", "{pipe}");
-    assert!(pipe["gap"]["figure"].as_f64().unwrap().is_finite(), "{pipe}");
+    assert_eq!(pipe["gaps"][0]["what"], "glibc read+write", "{pipe}");
+    assert!(pipe["gaps"][0]["figure"].as_f64().unwrap().is_finite(), "{pipe}");
+    // perf times its whole loop; oscost's figure is a median, its row's mean beside it.
+    assert_eq!(pipe["gaps"][1]["what"], "whole-loop time", "{pipe}");
+    assert!(pipe["rest"]["ratio"].as_f64().unwrap() > 0.0, "{pipe}");
 
     // perf bench syscall basic times glibc's syscall(): µs/op × 1000, beside the raw
     // row plus the wrapper oscost measures.
     assert_compared(&doc, "perf-syscall", 166.0);
     let syscall = entry(&doc, "perf-syscall");
     assert_eq!(syscall["oscost_row"], "syscall.getppid");
-    assert_eq!(syscall["gap"]["what"], "glibc syscall()");
+    assert_eq!(syscall["gaps"][0]["what"], "glibc syscall()");
 
     // hackbench: 2 groups × 20 senders × 20 receivers × 100 messages in 0.25 s.
     let hb = entry(&doc, "hackbench");

@@ -86,12 +86,13 @@ impl GapSpec {
 }
 
 /// oscost's side of a comparison.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct OscostSide {
     /// The benchmarks a B turn runs, each one round in a fresh worker.
     pub benches: &'static [&'static str],
     pub row: RowSpec,
-    pub gap: Option<GapSpec>,
+    /// The differences oscost measures, each added to its figure.
+    pub gaps: Vec<GapSpec>,
     /// A difference oscost cannot measure, named when the figures disagree.
     pub unmeasured: Option<&'static str>,
 }
@@ -112,6 +113,22 @@ const WRAPPER_SOURCE: &str = "oscost getpid via=libc - via=raw";
 /// A hand-off is one write and one read, each through the C library in perf.
 const PIPE_WRAPPERS: GapSpec =
     GapSpec { what: "glibc read+write", times: 2.0, with: GETPID_LIBC, without: GETPID_RAW, source: WRAPPER_SOURCE };
+const SYSCALL_WRAPPER: GapSpec =
+    GapSpec { what: "glibc syscall()", times: 1.0, with: GETPID_LIBC, without: GETPID_RAW, source: WRAPPER_SOURCE };
+
+/// A whole loop's time beside oscost's median: perf and the raw loop divide one loop's
+/// elapsed time by its operations, so every preemption and slow stretch is in their
+/// figure; oscost's figure is the median of its batches, and the same row's mean holds
+/// what the median leaves out.
+fn whole_loop(row: RowSpec) -> GapSpec {
+    GapSpec {
+        what: "whole-loop time",
+        times: 1.0,
+        with: RowSpec { mean: true, ..row },
+        without: row,
+        source: "oscost mean - median",
+    }
+}
 
 impl AnchorId {
     pub const ALL: [AnchorId; 8] = [
@@ -221,7 +238,7 @@ impl AnchorId {
         let pipe = |row| OscostSide {
             benches: &["ctx.pipe", "syscall.getpid"],
             row,
-            gap: Some(PIPE_WRAPPERS),
+            gaps: vec![PIPE_WRAPPERS, whole_loop(row)],
             unmeasured: None,
         };
         Ok(match self {
@@ -230,13 +247,7 @@ impl AnchorId {
             AnchorId::PerfSyscall => OscostSide {
                 benches: &["syscall.getppid", "syscall.getpid"],
                 row: GETPPID,
-                gap: Some(GapSpec {
-                    what: "glibc syscall()",
-                    times: 1.0,
-                    with: GETPID_LIBC,
-                    without: GETPID_RAW,
-                    source: WRAPPER_SOURCE,
-                }),
+                gaps: vec![SYSCALL_WRAPPER, whole_loop(GETPPID)],
                 unmeasured: None,
             },
             AnchorId::Hackbench => {
@@ -246,7 +257,7 @@ impl AnchorId {
             AnchorId::Cyclictest => OscostSide {
                 benches: &["load.wakeup"],
                 row: RowSpec { bench: "load.wakeup", method: Method::PerCall, params: &[("hogs", "0")], mean: true },
-                gap: None,
+                gaps: Vec::new(),
                 unmeasured: Some("cyclictest sleeps to absolute times, oscost 1 ms from each wake"),
             },
             AnchorId::Hyperfine => OscostSide {
@@ -257,13 +268,21 @@ impl AnchorId {
                     params: &[("phase", "full_cycle")],
                     mean: false,
                 },
-                gap: None,
+                gaps: Vec::new(),
                 unmeasured: Some("hyperfine's own work around each run (clock, rusage, /dev/null)"),
             },
-            AnchorId::RawGetppid => {
-                OscostSide { benches: &["syscall.getppid"], row: GETPPID, gap: None, unmeasured: None }
-            }
-            AnchorId::RawPipe => OscostSide { benches: &["ctx.pipe"], row: PIPE_PROCESS, gap: None, unmeasured: None },
+            AnchorId::RawGetppid => OscostSide {
+                benches: &["syscall.getppid"],
+                row: GETPPID,
+                gaps: vec![whole_loop(GETPPID)],
+                unmeasured: None,
+            },
+            AnchorId::RawPipe => OscostSide {
+                benches: &["ctx.pipe"],
+                row: PIPE_PROCESS,
+                gaps: vec![whole_loop(PIPE_PROCESS)],
+                unmeasured: None,
+            },
         })
     }
 }
@@ -300,9 +319,11 @@ mod tests {
         ];
         let side = AnchorId::PerfPipe.oscost().unwrap();
         assert_eq!(side.row.pick(&rows), Some(2000.0));
-        assert_eq!(side.gap.unwrap().figure(&rows), Some(7.0));
+        assert_eq!(side.gaps[0].figure(&rows), Some(7.0));
+        // Equal samples: the mean is the median, and the whole loop adds nothing.
+        assert_eq!(side.gaps[1].figure(&rows), Some(0.0));
         assert_eq!(AnchorId::PerfPipeThreads.oscost().unwrap().row.pick(&rows), Some(1500.0));
-        assert_eq!(AnchorId::PerfSyscall.oscost().unwrap().gap.unwrap().figure(&rows), Some(3.5));
+        assert_eq!(AnchorId::PerfSyscall.oscost().unwrap().gaps[0].figure(&rows), Some(3.5));
         // A numeric parameter is matched by its text.
         assert_eq!(AnchorId::Cyclictest.oscost().unwrap().row.pick(&rows), Some(55_000.0));
         assert_eq!(AnchorId::RawGetppid.oscost().unwrap().row.pick(&rows), None);

@@ -118,12 +118,13 @@ impl Ratio {
     }
 }
 
-/// One pair: the anchor's figure and oscost's (with the named gap, when there is one).
+/// One pair: the anchor's figure and oscost's, with the named gaps' figures in the
+/// order of the comparison's gaps (empty when a row they need is missing).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Pair {
     pub anchor: f64,
     pub oscost: f64,
-    pub gap: Option<f64>,
+    pub gaps: Vec<f64>,
 }
 
 /// A gap named and measured by oscost.
@@ -133,8 +134,6 @@ pub struct Gap {
     /// Its mean over the pairs, in the comparison's unit.
     pub figure: f64,
     pub source: String,
-    /// The anchor over oscost's figure plus the gap.
-    pub rest: Option<Ratio>,
 }
 
 /// How one anchor went.
@@ -147,7 +146,9 @@ pub enum Outcome {
         anchor_figure: f64,
         oscost_figure: f64,
         ratio: Option<Ratio>,
-        gap: Option<Gap>,
+        gaps: Vec<Gap>,
+        /// The anchor over oscost's figure plus every gap.
+        rest: Option<Ratio>,
         note: String,
     },
     /// oscost measures nothing this anchor can be set beside: its figure alone.
@@ -180,64 +181,70 @@ fn geomean(xs: &[f64]) -> f64 {
     (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len().max(1) as f64).exp()
 }
 
-/// The comparison of finished pairs: ratio, gap, and what the note says of them.
-pub fn compare(side: &OscostSide, pairs: Vec<Pair>, unit: &str) -> Outcome {
+/// The comparison of finished pairs: ratio, gaps, and what the note says of them.
+pub fn compare(side: &OscostSide, pairs: Vec<Pair>) -> Outcome {
     let anchors: Vec<f64> = pairs.iter().map(|p| p.anchor).collect();
     let ratio = Ratio::of(&pairs.iter().map(|p| p.anchor / p.oscost).collect::<Vec<_>>());
-    let gap = side.gap.and_then(|g| {
-        let figures: Vec<f64> = pairs.iter().filter_map(|p| p.gap).collect();
-        (!figures.is_empty()).then(|| Gap {
+    let measured: Vec<&Pair> =
+        pairs.iter().filter(|p| !side.gaps.is_empty() && p.gaps.len() == side.gaps.len()).collect();
+    let gaps: Vec<Gap> = if measured.is_empty() {
+        Vec::new()
+    } else {
+        let n = measured.len() as f64;
+        let gap = |(i, g): (usize, &anchor::GapSpec)| Gap {
             what: g.what.to_string(),
-            figure: figures.iter().sum::<f64>() / figures.len() as f64,
+            figure: measured.iter().map(|p| p.gaps[i]).sum::<f64>() / n,
             source: g.source.to_string(),
-            rest: Ratio::of(
-                &pairs.iter().filter_map(|p| p.gap.map(|gap| p.anchor / (p.oscost + gap))).collect::<Vec<_>>(),
-            ),
-        })
-    });
+        };
+        side.gaps.iter().enumerate().map(gap).collect()
+    };
+    let rest =
+        Ratio::of(&measured.iter().map(|p| p.anchor / (p.oscost + p.gaps.iter().sum::<f64>())).collect::<Vec<_>>());
     let ours: Vec<f64> = pairs.iter().map(|p| p.oscost).collect();
-    let note = note(ratio.as_ref(), gap.as_ref(), side.unmeasured, [&anchors, &ours], unit);
+    let note = note(ratio.as_ref(), (&gaps, rest.as_ref()), side.unmeasured, [&anchors, &ours]);
     Outcome::Compared {
         oscost_row: side.row.describe(),
         anchor_figure: geomean(&anchors),
         oscost_figure: geomean(&ours),
         pairs,
         ratio,
-        gap,
+        gaps,
+        rest,
         note,
     }
 }
 
-/// What a comparison's figures say: agreement, or the named gap with its figure and
-/// what is left; and the runs of either side that differ among themselves (each run is
+/// What a comparison's figures say: agreement, or the named gaps with their figures
+/// and what is left; and the runs of either side that differ among themselves (each run is
 /// a fresh process on both sides, so this is where a per-process mode shows).
 pub fn note(
     ratio: Option<&Ratio>,
-    gap: Option<&Gap>,
+    (gaps, rest): (&[Gap], Option<&Ratio>),
     unmeasured: Option<&str>,
     [anchors, ours]: [&[f64]; 2],
-    unit: &str,
 ) -> String {
     let mut parts = Vec::new();
-    match (ratio, gap) {
-        (None, _) => parts.push("no ratio".to_string()),
-        (Some(r), _) if r.agrees() => parts.push("agrees within 5%".to_string()),
-        (Some(r), Some(g)) => {
-            let named = format!("{} {:+.1} {unit} ({})", g.what, g.figure, g.source);
-            match g.rest {
-                Some(rest) if rest.agrees() => parts.push(format!("{named}: agrees with it")),
+    match ratio {
+        None => parts.push("no ratio".to_string()),
+        Some(r) if r.agrees() => parts.push("agrees within 5%".to_string()),
+        Some(r) if !gaps.is_empty() => {
+            let named: Vec<String> =
+                gaps.iter().map(|g| format!("{} {:+.1} ns ({})", g.what, g.figure, g.source)).collect();
+            let named = named.join(", ");
+            match rest {
+                Some(rest) if rest.agrees() => parts.push(format!("{named}: agrees with them")),
                 Some(rest) => parts.push(format!("{named}; rest x{:.3} not named", rest.ratio)),
                 None => parts.push(format!("{named}; x{:.3} not named", r.ratio)),
             }
         }
-        (Some(r), None) => match unmeasured {
+        Some(r) => match unmeasured {
             Some(why) => parts.push(format!("x{:.3}, not measured by oscost: {why}", r.ratio)),
             None => parts.push(format!("x{:.3} not named", r.ratio)),
         },
     }
     for (side, runs) in [("anchor", anchors), ("oscost", ours)] {
         if let Some(s) = spread(runs) {
-            parts.push(format!("{side} runs {}-{}", figure_text(s.0, unit), figure_text(s.1, unit)));
+            parts.push(format!("{side} runs {}-{}", figure_text(s.0, "ns"), figure_text(s.1, "ns")));
         }
     }
     parts.join("; ")
@@ -402,11 +409,12 @@ impl Oscost {
         Ok(rows)
     }
 
-    /// oscost's figure (and the gap's) from one turn.
-    fn pair_side(&self, side: &OscostSide) -> Result<(f64, Option<f64>), String> {
+    /// oscost's figure (and the gaps') from one turn.
+    fn pair_side(&self, side: &OscostSide) -> Result<(f64, Vec<f64>), String> {
         let rows = self.turn(side.benches)?;
         let figure = side.row.pick(&rows).ok_or_else(|| format!("no row {}", side.row.describe()))?;
-        Ok((figure, side.gap.and_then(|g| g.figure(&rows))))
+        let gaps: Option<Vec<f64>> = side.gaps.iter().map(|g| g.figure(&rows)).collect();
+        Ok((figure, gaps.unwrap_or_default()))
     }
 }
 
@@ -483,11 +491,11 @@ fn run_anchor(a: AnchorId, pairs: usize, quick: bool, oscost: &mut Option<Oscost
                 }
             }
         }
-        if let (Some(anchor), Some((figure, gap))) = (anchor, ours) {
-            done.push(Pair { anchor, oscost: figure, gap });
+        if let (Some(anchor), Some((figure, gaps))) = (anchor, ours) {
+            done.push(Pair { anchor, oscost: figure, gaps });
         }
     }
-    entry(a, command, compare(&side, done, a.unit()))
+    entry(a, command, compare(&side, done))
 }
 
 /// The whole JSON document.
@@ -576,45 +584,48 @@ mod tests {
     }
 
     #[test]
-    fn a_gap_oscost_measures_is_named_with_its_figure() {
+    fn the_gaps_oscost_measures_are_named_with_their_figures() {
         let pairs = vec![
-            Pair { anchor: 2500.0, oscost: 2000.0, gap: Some(8.0) },
-            Pair { anchor: 2500.0, oscost: 2000.0, gap: Some(8.0) },
+            Pair { anchor: 2500.0, oscost: 2000.0, gaps: vec![8.0, 2.0] },
+            Pair { anchor: 2500.0, oscost: 2000.0, gaps: vec![8.0, 2.0] },
         ];
-        let Outcome::Compared { anchor_figure, oscost_figure, ratio, gap, note, .. } =
-            compare(&side(AnchorId::PerfPipe), pairs, "ns/hand-off")
+        let Outcome::Compared { anchor_figure, oscost_figure, ratio, gaps, rest, note, .. } =
+            compare(&side(AnchorId::PerfPipe), pairs)
         else {
             panic!("compared")
         };
         assert!((anchor_figure - 2500.0).abs() < 1e-9 && (oscost_figure - 2000.0).abs() < 1e-9);
         assert!((ratio.unwrap().ratio - 1.25).abs() < 1e-12);
-        let gap = gap.unwrap();
-        assert_eq!(gap.figure, 8.0);
-        assert!((gap.rest.unwrap().ratio - 2500.0 / 2008.0).abs() < 1e-12);
-        assert!(note.contains("glibc read+write +8.0 ns/hand-off"), "{note}");
-        assert!(note.contains("rest x1.245 not named"), "{note}");
+        assert_eq!(gaps.iter().map(|g| g.figure).collect::<Vec<_>>(), [8.0, 2.0]);
+        assert!((rest.unwrap().ratio - 2500.0 / 2010.0).abs() < 1e-12);
+        assert!(note.starts_with("glibc read+write +8.0 ns (oscost getpid via=libc - via=raw)"), "{note}");
+        assert!(note.contains(", whole-loop time +2.0 ns (oscost mean - median)"), "{note}");
+        assert!(note.contains("rest x1.244 not named"), "{note}");
     }
 
     #[test]
-    fn agreement_and_the_gap_that_explains_it_are_said() {
-        let same = vec![Pair { anchor: 100.0, oscost: 98.0, gap: None }; 3];
-        let Outcome::Compared { note, .. } = compare(&side(AnchorId::RawGetppid), same, "ns/call") else {
-            panic!("compared")
-        };
+    fn agreement_and_the_gaps_that_explain_it_are_said() {
+        let same = vec![Pair { anchor: 100.0, oscost: 98.0, gaps: vec![1.0] }; 3];
+        let Outcome::Compared { note, .. } = compare(&side(AnchorId::RawGetppid), same) else { panic!("compared") };
         assert_eq!(note, "agrees within 5%");
-        let wrapped = vec![Pair { anchor: 166.0, oscost: 117.0, gap: Some(48.0) }; 3];
-        let Outcome::Compared { note, .. } = compare(&side(AnchorId::PerfSyscall), wrapped, "ns/call") else {
+        let wrapped = vec![Pair { anchor: 166.0, oscost: 117.0, gaps: vec![48.0, 1.0] }; 3];
+        let Outcome::Compared { note, .. } = compare(&side(AnchorId::PerfSyscall), wrapped) else { panic!("compared") };
+        assert!(note.starts_with("glibc syscall() +48.0 ns"), "{note}");
+        assert!(note.ends_with("agrees with them"), "{note}");
+        // A pair whose gap rows were missing names no gap.
+        let unmeasured = vec![Pair { anchor: 166.0, oscost: 117.0, gaps: vec![] }; 3];
+        let Outcome::Compared { gaps, rest, note, .. } = compare(&side(AnchorId::PerfSyscall), unmeasured) else {
             panic!("compared")
         };
-        assert!(note.starts_with("glibc syscall() +48.0 ns/call"), "{note}");
-        assert!(note.ends_with("agrees with it"), "{note}");
+        assert!(gaps.is_empty() && rest.is_none(), "{note}");
+        assert_eq!(note, "x1.419 not named");
     }
 
     #[test]
     fn anchor_runs_that_differ_are_named() {
-        let n = note(None, None, None, [&[1940.0, 2440.0], &[2000.0, 2010.0]], "ns/hand-off");
+        let n = note(None, (&[], None), None, [&[1940.0, 2440.0], &[2000.0, 2010.0]]);
         assert_eq!(n, "no ratio; anchor runs 1.940 us-2.440 us");
-        let n = note(None, None, None, [&[1940.0, 1950.0], &[1900.0, 2400.0]], "ns");
+        let n = note(None, (&[], None), None, [&[1940.0, 1950.0], &[1900.0, 2400.0]]);
         assert_eq!(n, "no ratio; oscost runs 1.900 us-2.400 us");
     }
 
