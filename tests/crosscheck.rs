@@ -241,3 +241,68 @@ fn every_installed_anchor_runs_end_to_end() {
         }
     }
 }
+
+/// Whether process `pid` is gone (or a zombie its new parent has yet to reap).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Starts a crosscheck whose perf hangs, and returns it with the hanging anchor's pid.
+fn hanging_anchor(dir: &Path) -> (std::process::Child, u32) {
+    let pidfile = dir.join("anchor.pid");
+    stub(
+        dir,
+        "perf",
+        &format!(
+            "case \"$*\" in\n  --version) echo \"perf version 6.1.stub\" ;;\n  *) echo $$ > {}; exec sleep 1000 ;;\nesac\n",
+            pidfile.display()
+        ),
+    );
+    let child = oscost()
+        .args(["crosscheck", "--quick", "--pairs", "2", "perf-syscall"])
+        // The stub first; sleep from the system's folders.
+        .env("PATH", format!("{}:/usr/bin:/bin", dir.display()))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Liveness, not speed: the anchor starts within a generous bound.
+    for _ in 0..400 {
+        if let Some(pid) = std::fs::read_to_string(&pidfile).ok().and_then(|s| s.trim().parse().ok()) {
+            return (child, pid);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the stub anchor never started");
+}
+
+fn wait_gone(pid: u32) {
+    for _ in 0..400 {
+        if gone(pid) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the anchor {pid} outlived oscost");
+}
+
+/// An anchor never outlives oscost: Ctrl-C ends it and the run (exit 130), and so does
+/// kill -9 of oscost itself (the anchor dies with the thread that started it).
+#[test]
+fn an_anchor_dies_with_oscost() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, pid) = hanging_anchor(dir.path());
+    assert!(!gone(pid));
+    rustix::process::kill_process(rustix::process::Pid::from_child(&child), rustix::process::Signal::INT).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status}");
+    wait_gone(pid);
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, pid) = hanging_anchor(dir.path());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    wait_gone(pid);
+}

@@ -19,6 +19,16 @@ pub enum AnchorId {
     RawPipe,
 }
 
+/// How a comparison's figures print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scale {
+    /// ns, shown in ns, µs or ms.
+    #[default]
+    Time,
+    /// Per second, shown in k or M.
+    Rate,
+}
+
 /// What an anchor's program is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Program {
@@ -178,6 +188,10 @@ impl AnchorId {
             AnchorId::Cyclictest => "ns late",
             AnchorId::Hyperfine => "ns/exec",
         }
+    }
+
+    pub fn scale(self) -> Scale {
+        if self == AnchorId::Hackbench { Scale::Rate } else { Scale::Time }
     }
 
     /// Whether the anchor runs on the CPU oscost's same-CPU rows use, with a 1 ns

@@ -27,7 +27,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use anchor::AnchorId;
-use anchor::OscostSide;
+use anchor::{OscostSide, Scale};
 pub use program::RAW_LOOP_ELF;
 use program::{Located, RunError};
 
@@ -172,6 +172,9 @@ pub struct Entry {
     /// What ran, as a command line (the program as found).
     pub command: String,
     pub unit: String,
+    /// How its figures print: a time, or (hackbench) a rate.
+    #[serde(skip)]
+    pub scale: anchor::Scale,
     #[serde(flatten)]
     pub outcome: Outcome,
 }
@@ -244,7 +247,7 @@ pub fn note(
     }
     for (side, runs) in [("anchor", anchors), ("oscost", ours)] {
         if let Some(s) = spread(runs) {
-            parts.push(format!("{side} runs {}-{}", figure_text(s.0, "ns"), figure_text(s.1, "ns")));
+            parts.push(format!("{side} runs {}-{}", figure_text(s.0, Scale::Time), figure_text(s.1, Scale::Time)));
         }
     }
     parts.join("; ")
@@ -258,8 +261,8 @@ fn spread(xs: &[f64]) -> Option<(f64, f64)> {
 }
 
 /// A figure as people read it: ns, µs or ms for times, k or M for rates.
-pub fn figure_text(x: f64, unit: &str) -> String {
-    if !unit.starts_with("ns") {
+pub fn figure_text(x: f64, scale: Scale) -> String {
+    if scale == Scale::Rate {
         return if x >= 1e6 {
             format!("{:.3} M", x / 1e6)
         } else if x >= 1e3 {
@@ -330,13 +333,13 @@ pub fn render_entry(e: &Entry) -> String {
             let lead = format!(
                 "{:<18} {:>13} {:>13}  {r}",
                 e.anchor,
-                figure_text(*anchor_figure, &e.unit),
-                figure_text(*oscost_figure, &e.unit)
+                figure_text(*anchor_figure, e.scale),
+                figure_text(*oscost_figure, e.scale)
             );
             wrap(&format!("{lead} "), note, "    ", WIDTH, Flow::Whole)
         }
         Outcome::NoEquivalent { anchor_figure, note, .. } => {
-            let lead = format!("{:<18} {:>13} {:>13} ", e.anchor, figure_text(*anchor_figure, &e.unit), "-");
+            let lead = format!("{:<18} {:>13} {:>13} ", e.anchor, figure_text(*anchor_figure, e.scale), "-");
             wrap(&lead, &format!("no equivalent: {note}"), "    ", WIDTH, Flow::Words)
         }
         Outcome::Skipped { why } => {
@@ -435,7 +438,7 @@ pub fn run(anchors: &[AnchorId], pairs: usize, quick: bool, mut done: impl FnMut
 }
 
 fn entry(a: AnchorId, command: String, outcome: Outcome) -> Entry {
-    Entry { anchor: a.name().to_string(), command, unit: a.unit().to_string(), outcome }
+    Entry { anchor: a.name().to_string(), command, unit: a.unit().to_string(), scale: a.scale(), outcome }
 }
 
 /// A run that gave no figure: a failure, or a skip when the anchor cannot run as this
@@ -631,10 +634,10 @@ mod tests {
 
     #[test]
     fn figures_print_in_their_scale() {
-        assert_eq!(figure_text(116.25, "ns/call"), "116.2 ns");
-        assert_eq!(figure_text(2500.0, "ns/hand-off"), "2.500 us");
-        assert_eq!(figure_text(1.5e6, "ns/exec"), "1.500 ms");
-        assert_eq!(figure_text(334_728.0, "messages/s"), "334.7 k");
+        assert_eq!(figure_text(116.25, Scale::Time), "116.2 ns");
+        assert_eq!(figure_text(2500.0, Scale::Time), "2.500 us");
+        assert_eq!(figure_text(1.5e6, Scale::Time), "1.500 ms");
+        assert_eq!(figure_text(334_728.0, Scale::Rate), "334.7 k");
     }
 
     #[test]
