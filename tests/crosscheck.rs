@@ -261,7 +261,7 @@ fn hanging_anchor(dir: &Path) -> (std::process::Child, u32) {
             pidfile.display()
         ),
     );
-    let child = oscost()
+    let mut child = oscost()
         .args(["crosscheck", "--quick", "--pairs", "2", "perf-syscall"])
         // The stub first; sleep from the system's folders.
         .env("PATH", format!("{}:/usr/bin:/bin", dir.display()))
@@ -275,6 +275,8 @@ fn hanging_anchor(dir: &Path) -> (std::process::Child, u32) {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the stub anchor never started");
 }
 
