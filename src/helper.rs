@@ -40,12 +40,18 @@ impl Executable {
         if NOOP_ELF.is_empty() {
             return Err("no no-op helper is built for this architecture; pass --noop PATH".into());
         }
-        let fd = sealed_memfd(NOOP_ELF).map_err(|e| {
+        let fd = sealed_memfd("oscost-noop", NOOP_ELF).map_err(|e| {
             format!(
                 "cannot hold the no-op helper in sealed memory ({e}); pass --noop PATH (a program owned by you or root)"
             )
         })?;
         Ok(Self { fd, origin: "oscost's embedded no-op helper (sealed memfd)".into() })
+    }
+
+    /// Another program embedded into oscost (`bytes`), held in a sealed, read-only
+    /// memfd named `name`, exactly as the no-op helper is.
+    pub fn sealed(name: &str, bytes: &[u8]) -> io::Result<Self> {
+        Ok(Self { fd: sealed_memfd(name, bytes)?, origin: format!("oscost's embedded {name} (sealed memfd)") })
     }
 
     /// Opens `path` and checks the open file: regular, executable, owned by the caller
@@ -122,15 +128,15 @@ pub fn check_trusted(mode: u32, owner: u32, euid: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// Writes `bytes` into a new memfd, seals it against writes, growth, shrinking and
+/// Writes `bytes` into a new memfd named `name`, seals it against writes, growth, shrinking and
 /// further sealing, checks the contents, and returns a read-only descriptor of it (a
 /// file that still has a writable descriptor cannot be executed: ETXTBSY).
-fn sealed_memfd(bytes: &[u8]) -> io::Result<OwnedFd> {
+fn sealed_memfd(name: &str, bytes: &[u8]) -> io::Result<OwnedFd> {
     let base = MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING;
     // MFD_EXEC (Linux 6.3+) asks for an executable memfd where vm.memfd_noexec would
     // otherwise refuse; older kernels reject the flag and make memfds executable anyway.
-    let rw = match rustix::fs::memfd_create("oscost-noop", base | MemfdFlags::EXEC) {
-        Err(rustix::io::Errno::INVAL) => rustix::fs::memfd_create("oscost-noop", base)?,
+    let rw = match rustix::fs::memfd_create(name, base | MemfdFlags::EXEC) {
+        Err(rustix::io::Errno::INVAL) => rustix::fs::memfd_create(name, base)?,
         r => r?,
     };
     let mut written = 0;
@@ -147,7 +153,7 @@ fn sealed_memfd(bytes: &[u8]) -> io::Result<OwnedFd> {
     let mut back = vec![0u8; bytes.len() + 1];
     let n = rustix::io::pread(&ro, &mut back, 0)?;
     if &back[..n] != bytes {
-        return Err(io::Error::other("the sealed copy does not match the embedded helper"));
+        return Err(io::Error::other("the sealed copy does not match the embedded program"));
     }
     Ok(ro)
 }

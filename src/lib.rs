@@ -31,7 +31,8 @@
 //! - `store` (SQLite and PostgreSQL behind one trait, one row codec) and `report`
 //!   (renderings: tables, charts, exports), which know the model, never a family;
 //! - `views` (layouts that name benchmarks: the founding texts' reprints);
-//! - `session` (a run's side effects), `select`, and `cli` (arguments and commands).
+//! - `session` (a run's side effects), `crosscheck` (oscost's figures beside other
+//!   tools, one worker round per pair), `select`, and `cli` (arguments and commands).
 //!
 //! A new benchmark is an entry in its family's `BENCHES`; a new family is its module
 //! and one line in `bench::registry`.
@@ -41,6 +42,7 @@ pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod condition;
+pub mod crosscheck;
 pub mod files;
 pub mod helper;
 pub mod histo;

@@ -41,6 +41,10 @@ pub enum Command {
     /// `compare` then widens a one-run side's interval by it on a machine with the same
     /// comparability key. Takes every option of `run`.
     Noise(Box<NoiseArgs>),
+    /// Put oscost's figures beside perf bench, hackbench, cyclictest, hyperfine and a raw
+    /// C loop, run interleaved pair by pair: each ratio with its interval, and each gap
+    /// named with its measured figure. Nothing is stored.
+    Crosscheck(crate::crosscheck::Args),
     /// List every benchmark with its description and timing model (or the suites).
     List {
         /// List the named suites instead.

@@ -213,6 +213,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(args) => run(*args, db()?),
         Command::Noise(args) => noise::noise(*args, db()?),
+        Command::Crosscheck(args) => crate::crosscheck::command(&args).map_err(|e| UsageError(e.to_string()).into()),
         Command::List { suites } => {
             out(&if suites { suites_text() } else { list_text() })?;
             Ok(0)

@@ -67,6 +67,23 @@ pub fn default_signals() {
     }
 }
 
+/// Makes a program `cmd` starts die (SIGKILL) when the thread that started it ends, so
+/// an outside program oscost runs never outlives it, kill -9 included; a child whose
+/// starter is gone before the signal is armed exits at once. The thread that spawns
+/// must therefore also wait for the child.
+pub fn command_dies_with_starter(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = super::getpid();
+    // SAFETY: the hook runs in the child between fork and exec and only makes system
+    // calls (prctl, getppid, _exit), which are async-signal-safe; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            die_with_parent(Some(parent));
+            Ok(())
+        })
+    };
+}
+
 /// Makes the calling child process receive SIGKILL when its parent dies, so no
 /// benchmark child outlives oscost; then, since a parent that died before the signal
 /// was armed sends none, exits at once if its parent is no longer `parent` (it was
