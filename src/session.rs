@@ -238,6 +238,9 @@ fn trace_spec_for(req: &RunRequest) -> Option<crate::trace::TraceSpec> {
 /// Runs the request. Errors before the first measurement are returned as errors;
 /// failures of single benchmarks are reported in the outcome and the run goes on.
 pub fn execute(req: RunRequest) -> Result<RunOutcome> {
+    if req.executor == crate::worker::Executor::Workers {
+        crate::leftovers::clean_up_after_killed_runs();
+    }
     let store = Store::open(&req.db)?;
     let setup = prepare(&req)?;
     let started_at = report::now_rfc3339();
