@@ -168,6 +168,10 @@ fn a_disk_that_fills_mid_run_loses_no_figure() {
     all.extend(ids(&other.path));
     let family = benchmark_ids("syscall.");
     assert_eq!(all, family, "{stderr}");
+    // Hardening, third pass, defect 8: the run's end is written though the disk is
+    // full, so it reads `failed`, not `abandoned` (killed without a word).
+    let runs = runs_json(&db.path);
+    assert_eq!(runs[0]["status"], "failed", "{stderr}");
     integrity_ok(&db.path);
 }
 
