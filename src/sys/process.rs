@@ -164,7 +164,7 @@ pub struct ExecArgs {
 }
 
 impl ExecArgs {
-    /// `path` to execute with `args` (argv[0] included) and an empty environment.
+    /// `path` to execute with `args` (`argv[0]` included) and an empty environment.
     pub fn new(path: &str, args: &[&str]) -> io::Result<Self> {
         let nul = |s: &str| CString::new(s).map_err(|_| io::Error::other(format!("NUL byte in {s:?}")));
         let path_c = nul(path)?;
