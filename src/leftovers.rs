@@ -156,13 +156,22 @@ impl GroupMarker {
 
     /// Records group `pgid` as started by `coordinator`, under the temp folder `temp`.
     pub fn record_in(temp: &Path, coordinator: &Owner, pgid: i32) -> Result<Self, LeftoverError> {
-        let dir = own_markers_dir(temp)?;
         let leader = stat_of(pgid).ok_or(LeftoverError::NoIdentity(pgid))?;
         let record =
             Record { coordinator: coordinator.clone(), pgid, leader_start: leader.start, session: leader.session };
-        let path = dir.join(format!("{pgid}.{}", leader.start));
-        crate::files::write_new(&path, record.to_text().as_bytes(), 0o600).map_err(io_at(&path))?;
-        Ok(GroupMarker { path })
+        let text = record.to_text();
+        // The folder goes when its last marker does: another run may remove it between
+        // its making and the marker's, so that is tried twice.
+        let mut attempt = 0;
+        loop {
+            let dir = own_markers_dir(temp)?;
+            let path = dir.join(format!("{pgid}.{}", leader.start));
+            match crate::files::write_new(&path, text.as_bytes(), 0o600) {
+                Ok(()) => return Ok(GroupMarker { path }),
+                Err(e) if e.kind() == io::ErrorKind::NotFound && attempt == 0 => attempt += 1,
+                Err(e) => return Err(io_at(&path)(e)),
+            }
+        }
     }
 
     /// Leaves the marker in place, as a coordinator killed with SIGKILL does; its path.
@@ -175,7 +184,17 @@ impl GroupMarker {
 
 impl Drop for GroupMarker {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        remove_marker(&self.path);
+    }
+}
+
+/// Removes a marker, and its folder once no marker is left in it (nothing of oscost
+/// stays in the temp folder after a run that ended).
+fn remove_marker(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    if let Some(dir) = path.parent() {
+        // Fails, as it should, while the folder holds another run's marker.
+        let _ = std::fs::remove_dir(dir);
     }
 }
 
@@ -268,9 +287,7 @@ pub fn end_orphan_groups(temp: &Path) -> Result<usize, LeftoverError> {
         let Some(record) = read_marker(&path).and_then(|t| Record::parse(&t)) else { continue };
         match judge(&record) {
             Verdict::Alive => {}
-            Verdict::Gone => {
-                let _ = std::fs::remove_file(&path);
-            }
+            Verdict::Gone => remove_marker(&path),
             Verdict::Ended(n) => {
                 ended += n;
                 pending.push((path, record));
@@ -283,7 +300,7 @@ pub fn end_orphan_groups(temp: &Path) -> Result<usize, LeftoverError> {
             std::thread::sleep(Duration::from_millis(10));
         }
         if members(&record).is_empty() {
-            let _ = std::fs::remove_file(&path);
+            remove_marker(&path);
         }
     }
     Ok(ended)
