@@ -48,7 +48,11 @@ pub fn write_new(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
 /// A folder of mode 0700 with an unguessable name under the temp folder, removed (with
 /// what it holds) when dropped.
 pub fn private_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
-    tempfile::Builder::new().prefix(prefix).permissions(std::fs::Permissions::from_mode(0o700)).tempdir()
+    // The creator in the name, so that a later run can remove a folder a killed run left.
+    tempfile::Builder::new()
+        .prefix(&crate::leftovers::scratch_prefix(prefix))
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()
 }
 
 /// Replaces `path` with `bytes` so that a reader sees the old file or the new one,

@@ -48,6 +48,7 @@ pub mod helper;
 pub mod histo;
 pub mod history;
 pub mod kcounts;
+pub mod leftovers;
 pub mod machine;
 pub mod model;
 pub mod noise;

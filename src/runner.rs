@@ -258,20 +258,26 @@ impl Default for Watch {
 }
 
 /// Times `n` back-to-back iterations; returns (elapsed ns, first failure code or 0).
+/// The first failure ends the batch: after one (a stop signal's EINTR, a peer gone),
+/// a hand-off's next call may wait for an answer that never comes, and a wake-up
+/// meant to end such a wait (a poisoned channel) is consumed by the first read.
 #[inline(never)]
 pub fn time_batch<P: Probe>(probe: &mut P, n: u64) -> (u64, i64) {
     let mut failure = 0i64;
     let t0 = sys::monotonic_raw_ns();
     for _ in 0..n {
         let r = probe.once();
-        failure = if failure == 0 { r } else { failure };
+        if r != 0 {
+            failure = r;
+            break;
+        }
     }
     let t1 = sys::monotonic_raw_ns();
     (t1 - t0, std::hint::black_box(failure))
 }
 
 /// Brackets each iteration with `S`, storing raw bracket readings into `out`;
-/// returns the first failure code or 0.
+/// returns the first failure code or 0, which ends the run (see [`time_batch`]).
 #[inline(never)]
 pub fn time_each<P: Probe, S: Stamp>(probe: &mut P, out: &mut [u64]) -> i64 {
     let mut failure = 0i64;
@@ -280,7 +286,10 @@ pub fn time_each<P: Probe, S: Stamp>(probe: &mut P, out: &mut [u64]) -> i64 {
         let r = probe.once();
         let t1 = S::end();
         *slot = t1.wrapping_sub(t0);
-        failure = if failure == 0 { r } else { failure };
+        if r != 0 {
+            failure = r;
+            break;
+        }
     }
     std::hint::black_box(failure)
 }
@@ -536,6 +545,20 @@ mod tests {
         let mut p = Counting { calls: 0, fail_at: 3, code: 7 };
         let mut buf = [0u64; 8];
         assert_eq!(time_each::<_, MonoStamp>(&mut p, &mut buf), 7);
+    }
+
+    /// Hardening, third pass, defect 8: a stop took 10 s when a hand-off went on after
+    /// its first failure (the stop signal's EINTR), its peer gone and the poison that
+    /// should have woken it read already. Nothing is called after a failure.
+    #[test]
+    fn a_failure_ends_the_batch_and_the_per_call_run() {
+        let mut p = Counting { calls: 0, fail_at: 5, code: libc::EINTR as i64 };
+        assert_eq!(time_batch(&mut p, 1000).1, libc::EINTR as i64);
+        assert_eq!(p.calls, 5, "no call after the failure");
+        let mut p = Counting { calls: 0, fail_at: 3, code: libc::EINTR as i64 };
+        let mut buf = [0u64; 64];
+        assert_eq!(time_each::<_, MonoStamp>(&mut p, &mut buf), libc::EINTR as i64);
+        assert_eq!(p.calls, 3, "no call after the failure");
     }
 
     #[test]

@@ -121,6 +121,9 @@ impl RunOutcome {
 struct OpenRun {
     store: Option<Store>,
     id: i64,
+    /// The database, to open again when the run's end cannot be written through the
+    /// connection that failed (see [`mark_finished`]).
+    db: Option<std::path::PathBuf>,
 }
 
 impl OpenRun {
@@ -129,18 +132,40 @@ impl OpenRun {
     }
 
     fn finish(mut self, status: RunStatus) -> Result<Store> {
-        let mut store = self.store.take().expect("a run finishes once");
-        store.finish_run(self.id, &report::now_rfc3339(), status)?;
-        Ok(store)
+        let store = self.store.take().expect("a run finishes once");
+        Ok(mark_finished(store, self.db.as_deref(), self.id, status)?)
     }
 }
 
 impl Drop for OpenRun {
     fn drop(&mut self) {
-        if let Some(store) = self.store.as_mut() {
-            let _ = store.finish_run(self.id, &report::now_rfc3339(), RunStatus::Failed);
+        if let Some(store) = self.store.take() {
+            let _ = mark_finished(store, self.db.as_deref(), self.id, RunStatus::Failed);
         }
     }
+}
+
+/// Writes how run `id` ended; the store to go on with. When a full disk (or a file-size
+/// limit) made the store fail, the connection's write-ahead log may be what cannot
+/// grow: the connection is closed (which folds the log into the database and removes
+/// it) and the database opened again, where the one-row update fits. Else the run
+/// would stay `running`, and read as `abandoned` once this process is gone, though
+/// it failed.
+fn mark_finished(
+    mut store: Store,
+    db: Option<&Path>,
+    id: i64,
+    status: RunStatus,
+) -> Result<Store, crate::store::StoreError> {
+    let first = match store.finish_run(id, &report::now_rfc3339(), status) {
+        Ok(()) => return Ok(store),
+        Err(e) => e,
+    };
+    let Some(db) = db else { return Err(first) };
+    drop(store);
+    let mut again = Store::open(db).map_err(|_| first)?;
+    again.finish_run(id, &report::now_rfc3339(), status)?;
+    Ok(again)
 }
 
 /// The estimated duration of the selected benchmarks measured in `rounds` rounds
@@ -238,11 +263,15 @@ fn trace_spec_for(req: &RunRequest) -> Option<crate::trace::TraceSpec> {
 /// Runs the request. Errors before the first measurement are returned as errors;
 /// failures of single benchmarks are reported in the outcome and the run goes on.
 pub fn execute(req: RunRequest) -> Result<RunOutcome> {
+    if req.executor == crate::worker::Executor::Workers {
+        crate::leftovers::clean_up_after_killed_runs();
+    }
     let store = Store::open(&req.db)?;
     let setup = prepare(&req)?;
     let started_at = report::now_rfc3339();
     let what = Begin { command_line: &req.command_line, save: req.save.clone(), kind: req.kind };
     let mut run = begin(what, store, &setup.machine, &started_at)?;
+    run.db = Some(req.db.clone());
     let mut tally = Tally::new(&req, &setup);
     measure_rounds(&req, &setup, &mut run, &mut tally);
     keep_unfinished(&mut run, &req, &mut tally.progress, &mut tally.unstored);
@@ -457,7 +486,7 @@ fn begin(what: Begin<'_>, mut store: Store, machine: &machine::Machine, started_
         kind: what.kind,
     };
     let id = store.begin_run(&start, machine, owner.as_ref())?;
-    Ok(OpenRun { store: Some(store), id })
+    Ok(OpenRun { store: Some(store), id, db: None })
 }
 
 /// A run recorded rather than measured by the benchmarks (`observe`, `trace`, `sim`).

@@ -95,6 +95,9 @@ const PER_TASK: usize = 2;
 /// Bounds on the group's start-up, and on each stage of its stop.
 const START_LIMIT: Duration = Duration::from_secs(30);
 const STOP_LIMIT: Duration = Duration::from_secs(5);
+/// How long tasks still starting when a stop signal comes may take to announce
+/// themselves (see `TaskGroup::wait_ready`).
+const STOP_GRACE_TO_START: Duration = Duration::from_secs(1);
 
 /// A task's view of its group.
 #[derive(Clone)]
@@ -171,7 +174,26 @@ impl TaskGroup {
         n: usize,
         cpus: &[usize],
         nice: Option<i32>,
+        make: M,
+    ) -> Result<Self, BenchError>
+    where
+        M: FnMut(usize) -> B,
+        B: FnOnce(&Member) -> i32 + Send + 'static,
+    {
+        Self::start_nudged(mode, n, cpus, nice, make, None)
+    }
+
+    /// As [`TaskGroup::start_with`], with what unblocks the tasks (see
+    /// [`TaskGroup::set_nudge`]) set before the first starts: a start that fails
+    /// part-way (a stop signal while the tasks announce themselves) then still wakes
+    /// those already waiting, instead of waiting for them until its deadlines pass.
+    pub fn start_nudged<B, M>(
+        mode: Mode,
+        n: usize,
+        cpus: &[usize],
+        nice: Option<i32>,
         mut make: M,
+        nudge: Option<Box<dyn Fn() + Send>>,
     ) -> Result<Self, BenchError>
     where
         M: FnMut(usize) -> B,
@@ -183,7 +205,7 @@ impl TaskGroup {
             Mode::Thread => Handles::Threads(Vec::with_capacity(n)),
             Mode::Process => Handles::Processes(Vec::with_capacity(n)),
         };
-        let mut group = TaskGroup { words, handles, n, nudge: None, tasks: Vec::new() };
+        let mut group = TaskGroup { words, handles, n, nudge, tasks: Vec::new() };
         for index in 0..n {
             let m = Member { words: group.words.clone(), index };
             let body = make(index);
@@ -230,14 +252,23 @@ impl TaskGroup {
     }
 
     /// Waits until every task announced itself; fails at once if one ended instead.
+    /// A stop signal gives the tasks a short grace to announce themselves rather than
+    /// failing the start at once: a task that announced itself may already wait for its
+    /// first hand-off, which only the caller's own stop (its wake) ends promptly, and a
+    /// group dropped half-started could only wait for it until its deadlines pass.
     fn wait_ready(&mut self) -> Result<(), BenchError> {
         let start = Instant::now();
+        let mut stopped_at: Option<Instant> = None;
         loop {
             let ready = self.words.word(READY).load(Ordering::SeqCst) as usize;
             if ready >= self.n {
                 return Ok(());
             }
-            if self.any_exited() || start.elapsed() > START_LIMIT || sys::interrupted() {
+            if sys::interrupted() {
+                stopped_at.get_or_insert_with(Instant::now);
+            }
+            let given_up = stopped_at.is_some_and(|t| t.elapsed() > STOP_GRACE_TO_START);
+            if self.any_exited() || start.elapsed() > START_LIMIT || given_up {
                 return Err(BenchError::Setup(format!(
                     "only {ready} of {} tasks started (a task could not be pinned or reniced, or exited)",
                     self.n

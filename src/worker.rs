@@ -158,7 +158,12 @@ fn wire_noop(opts: &BenchOptions, fd: Option<i32>) -> Result<(i32, String), Stri
 pub fn serve() -> i32 {
     // The coordinator names itself, so a worker whose coordinator died before the death
     // signal was armed ends at once instead of measuring for no one.
-    sys::die_with_parent(std::env::var(COORDINATOR_ENV).ok().and_then(|p| p.parse().ok()));
+    // It takes its process group with it: a child a benchmark forked has no death
+    // signal of its own, and would outlive a coordinator killed with SIGKILL.
+    let coordinator = std::env::var(COORDINATOR_ENV).ok().and_then(|p| p.parse().ok());
+    if sys::die_with_parent_taking_group(coordinator).is_err() {
+        sys::die_with_parent(coordinator);
+    }
     let mut out = Output::reporting_to(|p| {
         // A coordinator that stopped reading is gone: the death signal ends us.
         let _ = send(&p.into());
@@ -358,6 +363,9 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
         .map_err(|e| BenchError::setup("starting a worker process", e))?;
     drop(inherited);
     let pgid = child.id() as libc::pid_t;
+    // Kept until the group is reaped, so that a later run can end what is left of it if
+    // this process is killed first.
+    let marker = crate::leftovers::GroupMarker::record(pgid);
     // The worker reads its whole request before measuring; a worker that died first
     // shows up below as one that wrote no reply.
     if let Some(mut stdin) = child.stdin.take() {
@@ -401,6 +409,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
     sys::signal_group(pgid, libc::SIGKILL);
     let status = child.wait().map_err(|e| BenchError::setup("waiting for the worker", e))?;
     sys::reap_group(pgid, Instant::now() + Duration::from_secs(5));
+    drop(marker);
     let _ = reader.join();
     // The rows already reported are kept whatever happened after them.
     let (mut reply, ended, garbled) = parse_reply(&received);

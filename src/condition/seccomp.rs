@@ -499,29 +499,62 @@ pub fn enter(f: &Filter) -> Result<Entered, String> {
     Ok(Entered::Here { evidence })
 }
 
+/// Where the listener stands in its hand-over from the measuring thread to the
+/// supervisor (see [`supervise`]).
+const WAITING: u8 = 0;
+/// The supervisor holds the listener in a descriptor table of its own: the measuring
+/// thread closes its copy, and no process it forks inherits one.
+const PRIVATE: u8 = 1;
+/// The supervisor could not take a table of its own and serves the shared copy.
+const SHARED: u8 = 2;
+/// The filter could not be installed: the supervisor ends.
+const ABANDONED: u8 = 3;
+
 /// Starts the supervisor thread, then installs the filter with a listener and hands
 /// the listener over; the count of calls the supervisor answered.
 ///
-/// The hand-over is a spin on a once-cell, not a channel: once the filter is in place
+/// The hand-over is a spin on atomics, not a channel: once the filter is in place
 /// every call of this thread (a futex wake included) waits for the supervisor, which
-/// must not itself be waiting for this thread. Setting a cell nobody waits on makes no
+/// must not itself be waiting for this thread. Setting a word nobody waits on makes no
 /// call.
+///
+/// The listener ends up in the supervisor's own descriptor table only: a process the
+/// measured code forks carries the filter (by design) but no copy of the listener. So
+/// when the worker dies, the listener dies with it, and a forked child still waiting
+/// for an answer gets ENOSYS instead of waiting for ever on a copy it holds itself.
 fn supervise(program: &[BpfInstruction]) -> Result<std::sync::Arc<std::sync::atomic::AtomicU64>, String> {
-    use std::os::fd::{AsFd, OwnedFd};
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    use std::sync::{Arc, OnceLock};
-    let (cell, failed, answered) =
-        (Arc::new(OnceLock::<OwnedFd>::new()), Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
-    let (c, f, a) = (cell.clone(), failed.clone(), answered.clone());
+    use std::os::fd::{AsFd, AsRawFd, IntoRawFd};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI32, AtomicU8, AtomicU64, Ordering};
+    let (raw, state, answered) =
+        (Arc::new(AtomicI32::new(-1)), Arc::new(AtomicU8::new(WAITING)), Arc::new(AtomicU64::new(0)));
+    let (r, st, a) = (raw.clone(), state.clone(), answered.clone());
     std::thread::Builder::new()
         .name("oscost-seccomp".into())
         .spawn(move || {
-            let listener = loop {
-                match c.get() {
-                    Some(l) => break l,
-                    None if f.load(Ordering::Acquire) => return,
-                    None => std::hint::spin_loop(),
+            let fd = loop {
+                match (r.load(Ordering::Acquire), st.load(Ordering::Acquire)) {
+                    (_, ABANDONED) => return,
+                    (fd, _) if fd >= 0 => break fd,
+                    _ => std::hint::spin_loop(),
                 }
+            };
+            let listener = match crate::sys::take_into_private_table(fd) {
+                Ok(own) => {
+                    st.store(PRIVATE, Ordering::Release);
+                    own
+                }
+                // The shared descriptor, which the measuring thread gives up to us.
+                Err(_) => match crate::sys::adopt_inherited_fd(fd) {
+                    Ok(shared) => {
+                        st.store(SHARED, Ordering::Release);
+                        shared
+                    }
+                    Err(e) => {
+                        eprintln!("oscost: the seccomp supervisor lost its listener ({e}); the worker ends");
+                        std::process::abort();
+                    }
+                },
             };
             while let Ok(true) = crate::sys::continue_next_call(listener.as_fd()) {
                 a.fetch_add(1, Ordering::SeqCst);
@@ -533,16 +566,28 @@ fn supervise(program: &[BpfInstruction]) -> Result<std::sync::Arc<std::sync::ato
             std::process::abort();
         })
         .map_err(|e| format!("starting the supervisor: {e}"))?;
-    match crate::sys::install_seccomp_listener(program) {
-        Ok(listener) => {
-            let _ = cell.set(listener);
-            Ok(answered)
-        }
+    let listener = match crate::sys::install_seccomp_listener(program) {
+        Ok(listener) => listener,
         Err(e) => {
-            failed.store(true, Ordering::Release);
-            Err(format!("installing the seccomp filter with a listener: {e}"))
+            state.store(ABANDONED, Ordering::Release);
+            return Err(format!("installing the seccomp filter with a listener: {e}"));
         }
+    };
+    raw.store(listener.as_raw_fd(), Ordering::Release);
+    let taken = loop {
+        match state.load(Ordering::Acquire) {
+            WAITING => std::hint::spin_loop(),
+            s => break s,
+        }
+    };
+    if taken == PRIVATE {
+        // A call (close), answered by the supervisor, which holds its own copy now.
+        drop(listener);
+    } else {
+        // The supervisor owns this very descriptor now.
+        let _ = listener.into_raw_fd();
     }
+    Ok(answered)
 }
 
 #[cfg(test)]

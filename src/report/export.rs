@@ -46,25 +46,43 @@ pub fn to_json(runs: &[(RunDocument, Vec<Skipped>)]) -> String {
     serde_json::to_string(&v).expect("plain data serialises")
 }
 
-/// Turns every row's `histogram` back into its `samples`, in one exported run (an
-/// import's first step for each run).
-fn expand_histograms(run: &mut serde_json::Value) -> Result<(), String> {
+/// Takes every row's `histogram` out of one exported run (an import's first step for
+/// each run): the blobs by row, their samples counted (from the histograms, none
+/// expanded) against the run's budget, so that a few kilobytes claiming millions of
+/// samples are refused before anything is allocated for them.
+fn take_histograms(run: &mut serde_json::Value) -> Result<Vec<(usize, Vec<u8>)>, String> {
     use base64::Engine;
+    let mut budget = crate::histo::SampleBudget::default();
+    let mut blobs = Vec::new();
     let rows = run.get_mut("results").and_then(|r| r.as_array_mut()).into_iter().flatten();
     for (i, row) in rows.enumerate() {
         let Some(obj) = row.as_object_mut() else { continue };
-        let Some(h) = obj.remove("histogram") else { continue };
         let at = |m: String| format!("result {i}: {m}");
+        if let Some(samples) = obj.get("samples").and_then(|s| s.as_array()) {
+            budget.take(samples.len() as u64).map_err(|e| at(e.to_string()))?;
+        }
+        let Some(h) = obj.remove("histogram") else { continue };
         let text = h.as_str().ok_or_else(|| at("the histogram is not a string".into()))?;
         if text.len() > MAX_SAMPLES {
             return Err(at(format!("a histogram of {} bytes (at most {MAX_SAMPLES})", text.len())));
         }
         let blob = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| at(format!("histogram: {e}")))?;
-        let rounds = crate::histo::decode(&blob).map_err(|e| at(e.to_string()))?;
-        if rounds.iter().map(Vec::len).sum::<usize>() > MAX_SAMPLES {
-            return Err(at(format!("more than {MAX_SAMPLES} samples")));
+        let n = crate::histo::count(&blob).map_err(|e| at(e.to_string()))?;
+        budget.take(n).map_err(|e| at(e.to_string()))?;
+        blobs.push((i, blob));
+    }
+    Ok(blobs)
+}
+
+/// Puts the samples of the histograms [`take_histograms`] took back in their rows.
+fn expand_histograms(run: &mut ExportedRun, blobs: Vec<(usize, Vec<u8>)>) -> Result<(), String> {
+    for (i, blob) in blobs {
+        let at = |m: String| format!("result {i}: {m}");
+        let row = run.doc.results.get_mut(i).ok_or_else(|| at("no such row".into()))?;
+        if !row.samples.is_empty() {
+            return Err(at("both samples and a histogram are given".into()));
         }
-        obj.insert("samples".into(), rounds.concat().into());
+        row.samples = crate::histo::decode(&blob).map_err(|e| at(e.to_string()))?.concat();
     }
     Ok(())
 }
@@ -211,8 +229,10 @@ impl Reading<'_> {
         if self.runs > MAX_RUNS {
             return Err(format!("more than {MAX_RUNS} runs in one file"));
         }
-        expand_histograms(&mut value).map_err(where_)?;
-        let run: ExportedRun = serde_json::from_value(value).map_err(|e| where_(format!("not an oscost run: {e}")))?;
+        let blobs = take_histograms(&mut value).map_err(where_)?;
+        let mut run: ExportedRun =
+            serde_json::from_value(value).map_err(|e| where_(format!("not an oscost run: {e}")))?;
+        expand_histograms(&mut run, blobs).map_err(where_)?;
         self.rows += run.doc.results.len();
         if self.rows > MAX_ROWS {
             return Err(format!("more than {MAX_ROWS} results in one file"));

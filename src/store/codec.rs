@@ -4,7 +4,8 @@
 //! order [`row_params!`] gives. Before, the 21 columns were written twice by hand
 //! (SQLite and PostgreSQL), and a column added to one could be missed in the other.
 
-use super::{StoreError, counts_json, json, load_samples, parse_json, stored_samples};
+use super::{HDR_FORMAT, StoreError, counts_json, json, load_samples, parse_json, stored_samples};
+use crate::histo::SampleBudget;
 use crate::model::{Method, ResultRow};
 
 /// The stored columns of a row, in order, after `run_id` and `seq`.
@@ -119,13 +120,25 @@ impl StoredRow {
         })
     }
 
-    /// A stored row read back through a backend's columns, in [`COLUMNS`]' order.
-    pub fn decode<C: Columns>(c: &C) -> Result<ResultRow, StoreError> {
+    /// A stored row read back through a backend's columns, in [`COLUMNS`]' order. Its
+    /// samples are counted, and taken from `budget` (shared by the rows of one load),
+    /// before any is expanded: a row of crafted counts is refused, not decoded.
+    pub fn decode<C: Columns>(c: &C, budget: &mut SampleBudget) -> Result<ResultRow, StoreError> {
         let method: String = c.text(2)?;
         let figure = |i: usize| c.real(6 + i).map(|x| x.unwrap_or(f64::NAN));
         let format: Option<String> = c.opt_text(17)?;
+        let benchmark: String = c.text(0)?;
+        let blob = c.blob(15)?;
+        let format = format.as_deref().unwrap_or("f64");
+        let refused = |e: crate::histo::HistoError| {
+            let shown: String = benchmark.chars().take(64).collect();
+            StoreError::Malformed(format!("the samples of a row of {shown:?}: {e}"))
+        };
+        let claimed =
+            if format == HDR_FORMAT { crate::histo::count(&blob).map_err(refused)? } else { blob.len() as u64 / 8 };
+        budget.take(claimed).map_err(refused)?;
         Ok(ResultRow {
-            benchmark: c.text(0)?,
+            benchmark: benchmark.clone(),
             params: parse_json("params", &c.text(1)?)?,
             method: Method::parse(&method).ok_or_else(|| StoreError::Malformed(format!("method {method:?}")))?,
             unit: c.text(3)?.into(),
@@ -141,7 +154,7 @@ impl StoredRow {
             counts: crate::model::finite_counts::deserialize(&mut serde_json::Deserializer::from_str(&c.text(13)?))
                 .map_err(|e| StoreError::Malformed(format!("counts: {e}")))?,
             flags: parse_json("flags", &c.text(14)?)?,
-            samples: load_samples(&c.blob(15)?, format.as_deref().unwrap_or("f64"))?,
+            samples: load_samples(&blob, format)?,
             rounds: c.opt_text(16)?.map(|t| parse_json("rounds", &t)).transpose()?.unwrap_or_default(),
             trace: c.opt_text(18)?.map(|t| parse_json("trace", &t)).transpose()?,
         })

@@ -333,7 +333,8 @@ impl PgConnection {
 
     fn load_results(&mut self, run_id: i64) -> Result<Vec<ResultRow>, PgOrStore> {
         let rows = self.client.query(&codec::select_sql("$1", &[]), &[&run_id])?;
-        Ok(rows.iter().map(codec::StoredRow::decode).collect::<Result<_, _>>()?)
+        let mut budget = crate::histo::SampleBudget::default();
+        Ok(rows.iter().map(|r| codec::StoredRow::decode(r, &mut budget)).collect::<Result<_, _>>()?)
     }
 }
 

@@ -527,9 +527,9 @@ impl SqliteStore {
         }
         let mut stmt = self.conn.prepare(&codec::select_sql("?1", &older))?;
         let mut rows = stmt.query(params![run_id])?;
-        let mut results = Vec::new();
+        let (mut results, mut budget) = (Vec::new(), crate::histo::SampleBudget::default());
         while let Some(row) = rows.next()? {
-            results.push(codec::StoredRow::decode(row)?);
+            results.push(codec::StoredRow::decode(row, &mut budget)?);
         }
         Ok(results)
     }

@@ -88,6 +88,26 @@ pub fn install_seccomp_listener(program: &[BpfInstruction]) -> io::Result<std::o
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(r as i32) })
 }
 
+/// Takes descriptor `raw` into a descriptor table of the calling thread's own: the
+/// thread leaves the process's shared table for a private copy of it (unshare
+/// CLONE_FILES), in which the returned descriptor is `raw`. The caller then closes `raw`
+/// in the shared table, so that what the other threads fork later never inherits it.
+/// The calling thread must use no other descriptor it does not own from then on (its
+/// copies of the others stay open until it exits, whatever the other threads close).
+pub fn take_into_private_table(raw: std::os::fd::RawFd) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: only the calling thread's table changes; it is a copy of the shared one,
+    // so every descriptor the thread's code holds stays valid in it. The hazard
+    // `unshare_unsafe` names (code on this thread closing a descriptor that other
+    // threads still see open, or the reverse) is the caller's to avoid, as stated above.
+    unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::FILES) }?;
+    // SAFETY: F_GETFD only reads the (now private) table's entry for `raw`.
+    super::check(unsafe { libc::fcntl(raw, libc::F_GETFD) })?;
+    // SAFETY: `raw` is open in this thread's private table (checked above), which no
+    // other thread sees, and the caller hands it over: nothing else here owns it.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) })
+}
+
 /// Waits for the next call on a seccomp `listener` and lets it go on unchanged
 /// (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Ok(true) when a call was answered (or ended
 /// before it could be: interrupted, its task gone), Ok(false) when the filter has no

@@ -164,7 +164,7 @@ pub struct ExecArgs {
 }
 
 impl ExecArgs {
-    /// `path` to execute with `args` (argv[0] included) and an empty environment.
+    /// `path` to execute with `args` (`argv[0]` included) and an empty environment.
     pub fn new(path: &str, args: &[&str]) -> io::Result<Self> {
         let nul = |s: &str| CString::new(s).map_err(|_| io::Error::other(format!("NUL byte in {s:?}")));
         let path_c = nul(path)?;
@@ -377,4 +377,17 @@ pub fn fork_and_wait() -> io::Result<Option<i32>> {
             }))
         }
     }
+}
+
+/// A handle on process `pid` (a pidfd) that keeps naming that process even after its
+/// number is reused: what is checked through /proc after opening it is what
+/// [`kill_process_handle`] then kills.
+pub fn process_handle(pid: libc::pid_t) -> io::Result<std::os::fd::OwnedFd> {
+    let pid = rustix::process::Pid::from_raw(pid).ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))?;
+    Ok(rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())?)
+}
+
+/// Sends SIGKILL to the process a [`process_handle`] names (an error once it is gone).
+pub fn kill_process_handle(handle: &std::os::fd::OwnedFd) -> io::Result<()> {
+    Ok(rustix::process::pidfd_send_signal(handle, rustix::process::Signal::KILL)?)
 }

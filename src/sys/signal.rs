@@ -97,3 +97,32 @@ pub fn die_with_parent(parent: Option<libc::pid_t>) {
         super::exit_now(0);
     }
 }
+
+/// The death signal of a worker ([`die_with_parent_taking_group`]); no benchmark uses it.
+const GROUP_DEATH_SIGNAL: libc::c_int = libc::SIGUSR2;
+
+extern "C" fn on_parent_death(_: libc::c_int) {
+    // SAFETY: getpid, getpgrp and kill are async-signal-safe; the group is killed only
+    // when this process leads it (a worker's own group), never its parent's.
+    unsafe {
+        if libc::getpgrp() == libc::getpid() {
+            libc::kill(0, libc::SIGKILL);
+        }
+        libc::kill(libc::getpid(), libc::SIGKILL);
+    }
+}
+
+/// As [`die_with_parent`], for a process that leads a process group of its own (a
+/// worker): when its parent dies, it kills its whole group, itself and everything it
+/// started that stayed in the group (forked children have no death signal of their
+/// own), instead of itself alone.
+pub fn die_with_parent_taking_group(parent: Option<libc::pid_t>) -> io::Result<()> {
+    set_action(GROUP_DEATH_SIGNAL, on_parent_death as extern "C" fn(libc::c_int) as libc::sighandler_t)?;
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::USR2))?;
+    if let Some(parent) = parent
+        && rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get()) != parent
+    {
+        super::exit_now(0);
+    }
+    Ok(())
+}

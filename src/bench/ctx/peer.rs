@@ -32,8 +32,11 @@ impl Peer {
         F: FnOnce(&Control) -> i32 + Send + 'static,
     {
         let mut body = Some(body);
-        let mut group = TaskGroup::start_with(mode, 1, cpus, None, |_| body.take().expect("one peer, one body"))?;
-        group.set_nudge(move || poison_peer.poison());
+        // The nudge is set before the peer starts, so a start cut short (a stop signal
+        // while it announces itself) wakes a peer already waiting for its first token.
+        let nudge: Box<dyn Fn() + Send> = Box::new(move || poison_peer.poison());
+        let take = |_| body.take().expect("one peer, one body");
+        let group = TaskGroup::start_nudged(mode, 1, cpus, None, take, Some(nudge))?;
         let watch = (mode == Mode::Process).then(|| ExitWatch::start(&group.pids(), move || poison_main.poison()));
         let task = group.tasks[0];
         crate::tasks::move_peer(&task, mode)?;
