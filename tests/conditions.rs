@@ -329,6 +329,21 @@ fn a_paired_run_reads_back_paired_and_two_runs_compare_unpaired() {
 /// as it was, failed or not).
 struct PutBack(String);
 
+/// What a test that changes THP holds: the tests' one lock, the setting as found, and
+/// its restoration when dropped; None (the skip said, with why) without THP or root.
+fn thp_as_root(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, String, PutBack)> {
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(found) = thp() else {
+        eprintln!("skipped: {test} needs a kernel with THP ({THP})");
+        return None;
+    };
+    if !is_root() {
+        eprintln!("skipped: {test} needs root (it changes {THP})");
+        return None;
+    }
+    Some((serial, found.clone(), PutBack(found)))
+}
+
 impl Drop for PutBack {
     fn drop(&mut self) {
         let _ = std::fs::write(THP, &self.0);
@@ -352,16 +367,9 @@ fn rows_by_condition(db: &Path) -> std::collections::BTreeMap<String, usize> {
 /// `OSCOST_THP_TRIALS` sets the trials (3 by default).
 #[test]
 fn concurrent_thp_runs_leave_the_setting_as_found_and_label_no_row_wrongly() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(found) = thp() else {
-        eprintln!("skipped: concurrent_thp_runs_leave_the_setting_as_found needs a kernel with THP ({THP})");
+    let Some((_serial, found, _put_back)) = thp_as_root("concurrent_thp_runs_leave_the_setting_as_found") else {
         return;
     };
-    if !is_root() {
-        eprintln!("skipped: concurrent_thp_runs_leave_the_setting_as_found needs root (it changes {THP})");
-        return;
-    }
-    let _put_back = PutBack(found.clone());
     let trials = std::env::var("OSCOST_THP_TRIALS").ok().and_then(|t| t.parse().ok()).unwrap_or(3);
     for trial in 0..trials {
         // One run long (beyond the wait a second run allows it), one short: whichever
@@ -422,16 +430,7 @@ fn concurrent_thp_runs_leave_the_setting_as_found_and_label_no_row_wrongly() {
 /// in effect in its own rounds, and the setting is left as found.
 #[test]
 fn one_run_with_both_thp_modes_measures_each() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(found) = thp() else {
-        eprintln!("skipped: one_run_with_both_thp_modes_measures_each needs a kernel with THP ({THP})");
-        return;
-    };
-    if !is_root() {
-        eprintln!("skipped: one_run_with_both_thp_modes_measures_each needs root (it changes {THP})");
-        return;
-    }
-    let _put_back = PutBack(found.clone());
+    let Some((_serial, found, _put_back)) = thp_as_root("one_run_with_both_thp_modes_measures_each") else { return };
     let db = temp_db();
     let out = oscost()
         .args(["--db"])
@@ -453,16 +452,10 @@ fn one_run_with_both_thp_modes_measures_each() {
 /// their own: the next run leaves the administrator's value and says so.
 #[test]
 fn an_administrators_change_after_kill_9_is_left_and_said() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(found) = thp() else {
-        eprintln!("skipped: an_administrators_change_after_kill_9_is_left_and_said needs a kernel with THP ({THP})");
+    let Some((_serial, found, _put_back)) = thp_as_root("an_administrators_change_after_kill_9_is_left_and_said")
+    else {
         return;
     };
-    if !is_root() {
-        eprintln!("skipped: an_administrators_change_after_kill_9_is_left_and_said needs root (it changes {THP})");
-        return;
-    }
-    let _put_back = PutBack(found.clone());
     let mode = if found == "never" { "always" } else { "never" };
     let admin = ["always", "madvise", "never"].into_iter().find(|v| *v != found && *v != mode).unwrap();
     let db = temp_db();
@@ -504,16 +497,10 @@ fn an_administrators_change_after_kill_9_is_left_and_said() {
 /// administrator's value, and the run says so.
 #[test]
 fn an_administrators_change_during_a_run_wins_and_is_said() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(found) = thp() else {
-        eprintln!("skipped: an_administrators_change_during_a_run_wins_and_is_said needs a kernel with THP ({THP})");
+    let Some((_serial, found, _put_back)) = thp_as_root("an_administrators_change_during_a_run_wins_and_is_said")
+    else {
         return;
     };
-    if !is_root() {
-        eprintln!("skipped: an_administrators_change_during_a_run_wins_and_is_said needs root (it changes {THP})");
-        return;
-    }
-    let _put_back = PutBack(found.clone());
     let mode = if found == "never" { "always" } else { "never" };
     let admin = ["always", "madvise", "never"].into_iter().find(|v| *v != found && *v != mode).unwrap();
     let db = temp_db();

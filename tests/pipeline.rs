@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use oscost::bench::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from};
 use oscost::model::{Count, Flag, FlagCode, Method, ResultRow, RunDocument, Skipped};
-use oscost::placement::Placement;
 use oscost::report;
 use oscost::runner::{BenchError, MeasureConfig, Probe, Watch};
 use oscost::session::{self, RunRequest};
@@ -94,17 +93,7 @@ static COUNTING: BenchDef = BenchDef {
 };
 
 fn options() -> BenchOptions {
-    BenchOptions {
-        placement: Placement::default(),
-        noop: Err("not used".into()),
-        parent_mem: vec![0],
-        footprint_sizes: vec![0],
-        footprint_stride: 64,
-        tasks: vec![2],
-        storm_tasks: vec![2],
-        rooms: 1,
-        messages: 1,
-    }
+    BenchOptions::smallest(Err("not used".into()), 1)
 }
 
 fn run(db: &Path, def: &'static BenchDef, save: Option<&str>) -> i64 {

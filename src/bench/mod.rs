@@ -45,6 +45,25 @@ pub struct BenchOptions {
     pub messages: usize,
 }
 
+impl BenchOptions {
+    /// The smallest sweep of every family (one parent size, one working set, two
+    /// tasks, one chat room of `messages`), for a run that needs one figure of each
+    /// benchmark it names and no sweep.
+    pub fn smallest(noop: Result<Arc<crate::helper::Executable>, String>, messages: usize) -> Self {
+        BenchOptions {
+            placement: Placement::default(),
+            noop,
+            parent_mem: vec![0],
+            footprint_sizes: vec![0],
+            footprint_stride: 64,
+            tasks: vec![2],
+            storm_tasks: vec![2],
+            rooms: 1,
+            messages,
+        }
+    }
+}
+
 fn noop_not_passed() -> Result<Arc<crate::helper::Executable>, String> {
     Err("the no-op helper was not passed on".into())
 }

@@ -34,7 +34,6 @@ use program::{Located, RunError};
 use crate::bench::{BenchOptions, Scope};
 use crate::clock::Calibration;
 use crate::model::ResultRow;
-use crate::placement::Placement;
 use crate::runner::MeasureConfig;
 
 /// Ratios within this of 1 agree.
@@ -373,17 +372,7 @@ struct Oscost {
 impl Oscost {
     fn new(quick: bool) -> Self {
         let noop = crate::helper::Executable::embedded().map(std::sync::Arc::new);
-        let opts = BenchOptions {
-            placement: Placement::default(),
-            noop,
-            parent_mem: vec![0],
-            footprint_sizes: vec![0],
-            footprint_stride: 64,
-            tasks: vec![2],
-            storm_tasks: vec![2],
-            rooms: 1,
-            messages: 100,
-        };
+        let opts = BenchOptions::smallest(noop, 100);
         let cfg = if quick { MeasureConfig::quick() } else { MeasureConfig::standard() };
         Oscost { cfg, calib: crate::session::calibrate(quick), opts }
     }
