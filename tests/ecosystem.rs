@@ -221,3 +221,44 @@ fn version_names_the_commit() {
     assert!(text.starts_with(&format!("oscost {}", env!("CARGO_PKG_VERSION"))), "{text}");
     assert!(commit == "unknown" || (commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit())), "{text}");
 }
+
+/// Every command's `--help` is wrapped to the terminal: at most 80 columns where the
+/// terminal says 80 (`COLUMNS`), at most 100 written to a pipe.
+#[test]
+fn help_is_wrapped_to_the_terminal() {
+    let commands = [
+        "run",
+        "show",
+        "runs",
+        "compare",
+        "export",
+        "import",
+        "report",
+        "observe",
+        "trace",
+        "sim",
+        "info",
+        "list",
+        "noise",
+        "plan",
+        "history",
+        "push",
+        "crosscheck",
+        "completions",
+        "man",
+    ];
+    for (columns, width) in [(Some("80"), 80), (None, 100)] {
+        for args in std::iter::once(vec!["--help"]).chain(commands.iter().map(|c| vec![*c, "--help"])) {
+            let mut cmd = oscost();
+            cmd.args(&args).env_remove("COLUMNS");
+            if let Some(c) = columns {
+                cmd.env("COLUMNS", c);
+            }
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8(out.stdout).unwrap();
+            let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+            assert!(widest <= width, "{args:?} at {columns:?}: a line of {widest} columns\n{text}");
+        }
+    }
+}
