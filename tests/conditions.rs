@@ -329,6 +329,27 @@ fn a_paired_run_reads_back_paired_and_two_runs_compare_unpaired() {
 /// as it was, failed or not).
 struct PutBack(String);
 
+/// A THP mode other than the one found, and an administrator's value other than both.
+fn mode_and_admin(found: &str) -> (&'static str, &'static str) {
+    let mode = if found == "never" { "always" } else { "never" };
+    let admin = ["always", "madvise", "never"].into_iter().find(|v| *v != found && *v != mode).unwrap();
+    (mode, admin)
+}
+
+/// A run of `ctx.pipe` long enough to be caught holding `thp:MODE`, its standard
+/// error as `stderr` says.
+fn thp_run(db: &common::TempDb, mode: &str, stderr: Stdio) -> std::process::Child {
+    oscost()
+        .args(["--db"])
+        .arg(&db.path)
+        .args(["run", "ctx.pipe", "--quick", "--rounds", "6", "--condition"])
+        .arg(format!("thp:{mode}"))
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
 /// What a test that changes THP holds: the tests' one lock, the setting as found, and
 /// its restoration when dropped; None (the skip said, with why) without THP or root.
 fn thp_as_root(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, String, PutBack)> {
@@ -456,18 +477,9 @@ fn an_administrators_change_after_kill_9_is_left_and_said() {
     else {
         return;
     };
-    let mode = if found == "never" { "always" } else { "never" };
-    let admin = ["always", "madvise", "never"].into_iter().find(|v| *v != found && *v != mode).unwrap();
+    let (mode, admin) = mode_and_admin(&found);
     let db = temp_db();
-    let mut child = oscost()
-        .args(["--db"])
-        .arg(&db.path)
-        .args(["run", "ctx.pipe", "--quick", "--rounds", "6", "--condition"])
-        .arg(format!("thp:{mode}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = thp_run(&db, mode, Stdio::null());
     let pid = child.id();
     assert!(eventually(Duration::from_secs(60), || thp().as_deref() == Some(mode)), "THP never changed");
     child.kill().unwrap();
@@ -501,18 +513,9 @@ fn an_administrators_change_during_a_run_wins_and_is_said() {
     else {
         return;
     };
-    let mode = if found == "never" { "always" } else { "never" };
-    let admin = ["always", "madvise", "never"].into_iter().find(|v| *v != found && *v != mode).unwrap();
+    let (mode, admin) = mode_and_admin(&found);
     let db = temp_db();
-    let child = oscost()
-        .args(["--db"])
-        .arg(&db.path)
-        .args(["run", "ctx.pipe", "--quick", "--rounds", "6", "--condition"])
-        .arg(format!("thp:{mode}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = thp_run(&db, mode, Stdio::piped());
     assert!(eventually(Duration::from_secs(60), || thp().as_deref() == Some(mode)), "THP never changed");
     std::fs::write(THP, admin).unwrap();
     let out = child.wait_with_output().unwrap();
