@@ -3,6 +3,8 @@
    between another tool and oscost can be told apart from a gap inside oscost.
 
    Usage: rawloop getppid N   N getppid calls, each one inline `syscall` instruction
+          rawloop enosys N    N calls of a number no kernel implements (1023): the bare
+                              entry and exit, which no per-process kernel object touches
           rawloop pipe N      N round trips of one byte each way over two pipes between
                               two processes (raw read/write), timed by the parent
    Prints one line, "<what> <ns per op> ns/<op>"; a pipe round trip is two hand-offs,
@@ -41,14 +43,15 @@ static int fail(const char *what) {
     return 1;
 }
 
-static int getppid_loop(long n) {
-    long expected = raw0(SYS_getppid);
-    for (long i = 0; i < n / 10; i++) raw0(SYS_getppid); /* warm-up */
+/* N calls of `nr`, each of which must return what the first returned. */
+static int call_loop(const char *name, long nr, long n) {
+    long expected = raw0(nr);
+    for (long i = 0; i < n / 10; i++) raw0(nr); /* warm-up */
     double t0 = now_ns();
     for (long i = 0; i < n; i++)
-        if (raw0(SYS_getppid) != expected) return fail("getppid changed");
+        if (raw0(nr) != expected) return fail("the call's result changed");
     double t1 = now_ns();
-    printf("getppid %.3f ns/call\n", (t1 - t0) / (double)n);
+    printf("%s %.3f ns/call\n", name, (t1 - t0) / (double)n);
     return 0;
 }
 
@@ -82,11 +85,12 @@ static int pipe_loop(long n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) return fail("usage: rawloop getppid|pipe N");
+    if (argc != 3) return fail("usage: rawloop getppid|enosys|pipe N");
     char *end = NULL;
     long n = strtol(argv[2], &end, 10);
     if (*end != '\0' || n < 1 || n > 1000000000L) return fail("N must be 1..1000000000");
-    if (strcmp(argv[1], "getppid") == 0) return getppid_loop(n);
+    if (strcmp(argv[1], "getppid") == 0) return call_loop("getppid", SYS_getppid, n);
+    if (strcmp(argv[1], "enosys") == 0) return call_loop("enosys", 1023, n);
     if (strcmp(argv[1], "pipe") == 0) return pipe_loop(n);
-    return fail("usage: rawloop getppid|pipe N");
+    return fail("usage: rawloop getppid|enosys|pipe N");
 }

@@ -188,11 +188,13 @@ fn bad_input_is_refused_with_exit_2() {
 /// The raw loop oscost builds runs as an anchor (where it is built: x86_64).
 #[test]
 fn the_raw_loop_runs_beside_oscost() {
-    let out =
-        oscost().args(["crosscheck", "--quick", "--pairs", "2", "--json", "raw-getppid", "raw-pipe"]).output().unwrap();
+    let out = oscost()
+        .args(["crosscheck", "--quick", "--pairs", "2", "--json", "raw-getppid", "raw-enosys", "raw-pipe"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for name in ["raw-getppid", "raw-pipe"] {
+    for name in ["raw-getppid", "raw-enosys", "raw-pipe"] {
         let e = entry(&doc, name);
         if !cfg!(target_arch = "x86_64") {
             assert_eq!(e["status"], "skipped", "{e}");
@@ -223,6 +225,7 @@ fn every_installed_anchor_runs_end_to_end() {
         ("cyclictest", "ns late"),
         ("hyperfine", "ns/exec"),
         ("raw-getppid", "ns/call"),
+        ("raw-enosys", "ns/call"),
         ("raw-pipe", "ns/hand-off"),
     ];
     assert_eq!(doc["anchors"].as_array().unwrap().len(), units.len(), "{doc}");

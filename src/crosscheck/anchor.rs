@@ -16,6 +16,7 @@ pub enum AnchorId {
     Cyclictest,
     Hyperfine,
     RawGetppid,
+    RawEnosys,
     RawPipe,
 }
 
@@ -115,6 +116,10 @@ const PIPE_PROCESS: RowSpec = RowSpec {
 };
 const PIPE_THREAD: RowSpec = RowSpec { params: &[("mode", "thread"), ("placement", "same_cpu")], ..PIPE_PROCESS };
 const GETPPID: RowSpec = RowSpec { bench: "syscall.getppid", method: Method::Batch, params: &[], mean: false };
+/// The bare entry and exit: no per-process kernel object is read, so where getppid's
+/// figure differs between processes and this one does not, the difference is in the
+/// call's own work.
+const ENOSYS: RowSpec = RowSpec { bench: "syscall.enosys", ..GETPPID };
 const GETPID_LIBC: RowSpec =
     RowSpec { bench: "syscall.getpid", method: Method::Batch, params: &[("via", "libc")], mean: false };
 const GETPID_RAW: RowSpec = RowSpec { params: &[("via", "raw")], ..GETPID_LIBC };
@@ -141,7 +146,7 @@ fn whole_loop(row: RowSpec) -> GapSpec {
 }
 
 impl AnchorId {
-    pub const ALL: [AnchorId; 8] = [
+    pub const ALL: [AnchorId; 9] = [
         AnchorId::PerfPipe,
         AnchorId::PerfPipeThreads,
         AnchorId::PerfSyscall,
@@ -149,6 +154,7 @@ impl AnchorId {
         AnchorId::Cyclictest,
         AnchorId::Hyperfine,
         AnchorId::RawGetppid,
+        AnchorId::RawEnosys,
         AnchorId::RawPipe,
     ];
 
@@ -161,6 +167,7 @@ impl AnchorId {
             AnchorId::Cyclictest => "cyclictest",
             AnchorId::Hyperfine => "hyperfine",
             AnchorId::RawGetppid => "raw-getppid",
+            AnchorId::RawEnosys => "raw-enosys",
             AnchorId::RawPipe => "raw-pipe",
         }
     }
@@ -175,7 +182,7 @@ impl AnchorId {
             AnchorId::Hackbench => Program::Tool("hackbench"),
             AnchorId::Cyclictest => Program::Tool("cyclictest"),
             AnchorId::Hyperfine => Program::Tool("hyperfine"),
-            AnchorId::RawGetppid | AnchorId::RawPipe => Program::RawLoop,
+            AnchorId::RawGetppid | AnchorId::RawEnosys | AnchorId::RawPipe => Program::RawLoop,
         }
     }
 
@@ -183,7 +190,7 @@ impl AnchorId {
     pub fn unit(self) -> &'static str {
         match self {
             AnchorId::PerfPipe | AnchorId::PerfPipeThreads | AnchorId::RawPipe => "ns/hand-off",
-            AnchorId::PerfSyscall | AnchorId::RawGetppid => "ns/call",
+            AnchorId::PerfSyscall | AnchorId::RawGetppid | AnchorId::RawEnosys => "ns/call",
             AnchorId::Hackbench => "messages/s",
             AnchorId::Cyclictest => "ns late",
             AnchorId::Hyperfine => "ns/exec",
@@ -220,6 +227,7 @@ impl AnchorId {
                 v(&["-N", "--runs", &n(300), "--warmup", "20", "--style", "none", "--export-json", export, helper])
             }
             AnchorId::RawGetppid => v(&["getppid", &n(2_000_000)]),
+            AnchorId::RawEnosys => v(&["enosys", &n(2_000_000)]),
             AnchorId::RawPipe => v(&["pipe", &n(200_000)]),
         }
     }
@@ -243,6 +251,7 @@ impl AnchorId {
             AnchorId::Cyclictest => parse::cyclictest(output)?.avg,
             AnchorId::Hyperfine => parse::hyperfine_ns(parse::hyperfine(output)?.median),
             AnchorId::RawGetppid => parse::raw_loop(output, "getppid")?,
+            AnchorId::RawEnosys => parse::raw_loop(output, "enosys")?,
             AnchorId::RawPipe => parse::raw_loop(output, "pipe")?,
         })
     }
@@ -289,6 +298,12 @@ impl AnchorId {
                 benches: &["syscall.getppid"],
                 row: GETPPID,
                 gaps: vec![whole_loop(GETPPID)],
+                unmeasured: None,
+            },
+            AnchorId::RawEnosys => OscostSide {
+                benches: &["syscall.enosys"],
+                row: ENOSYS,
+                gaps: vec![whole_loop(ENOSYS)],
                 unmeasured: None,
             },
             AnchorId::RawPipe => OscostSide {
