@@ -22,6 +22,56 @@ use rustix::fs::{MemfdFlags, Mode, OFlags, SealFlags};
 /// The helper's bytes (empty on architectures without a helper source).
 pub const NOOP_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/oscost-noop"));
 
+/// Why a program cannot be held or executed.
+#[derive(Debug, thiserror::Error)]
+pub enum HelperError {
+    #[error("no no-op helper is built for this architecture; pass --noop PATH")]
+    NotBuilt,
+    #[error("cannot hold the no-op helper in sealed memory ({0}); pass --noop PATH (a program owned by you or root)")]
+    Sealing(#[source] io::Error),
+    #[error("the no-op helper {} cannot be opened: {source}", .path.display())]
+    Open { path: std::path::PathBuf, source: io::Error },
+    #[error("fstat of {}: {source}", .path.display())]
+    Stat { path: std::path::PathBuf, source: io::Error },
+    #[error("the no-op helper {} {why}; it is not executed", .path.display())]
+    Untrusted { path: std::path::PathBuf, why: Untrusted },
+    #[error("the no-op helper's descriptor {fd} was not passed on: {source}")]
+    NotInherited { fd: std::os::fd::RawFd, source: io::Error },
+}
+
+/// Why a file's mode or owner makes it unsafe to execute.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Untrusted {
+    #[error("is not a regular file")]
+    NotRegular,
+    #[error("is not executable")]
+    NotExecutable,
+    #[error("belongs to uid {owner}, neither you (uid {euid}) nor root")]
+    Owner { owner: u32, euid: u32 },
+    #[error("is writable by {} (mode {:o})", if .mode & 0o002 != 0 { "anyone" } else { "its group" }, .mode & 0o7777)]
+    Writable { mode: u32 },
+}
+
+/// Why a run has no no-op program to exec, as the user is to read it. It crosses into
+/// worker processes (JSON) with the options, so it holds the message, made once where
+/// the failure happened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[error("{0}")]
+#[serde(transparent)]
+pub struct NoNoop(pub String);
+
+impl From<HelperError> for NoNoop {
+    fn from(e: HelperError) -> Self {
+        NoNoop(e.to_string())
+    }
+}
+
+impl From<&str> for NoNoop {
+    fn from(why: &str) -> Self {
+        NoNoop(why.into())
+    }
+}
+
 /// A program to exec, opened and verified once.
 pub struct Executable {
     fd: OwnedFd,
@@ -36,15 +86,11 @@ impl fmt::Debug for Executable {
 
 impl Executable {
     /// The embedded no-op helper in a sealed, read-only memfd.
-    pub fn embedded() -> Result<Self, String> {
+    pub fn embedded() -> Result<Self, HelperError> {
         if NOOP_ELF.is_empty() {
-            return Err("no no-op helper is built for this architecture; pass --noop PATH".into());
+            return Err(HelperError::NotBuilt);
         }
-        let fd = sealed_memfd("oscost-noop", NOOP_ELF).map_err(|e| {
-            format!(
-                "cannot hold the no-op helper in sealed memory ({e}); pass --noop PATH (a program owned by you or root)"
-            )
-        })?;
+        let fd = sealed_memfd("oscost-noop", NOOP_ELF).map_err(HelperError::Sealing)?;
         Ok(Self { fd, origin: "oscost's embedded no-op helper (sealed memfd)".into() })
     }
 
@@ -56,23 +102,22 @@ impl Executable {
 
     /// Opens `path` and checks the open file: regular, executable, owned by the caller
     /// (effective uid) or root, and not writable by group or others.
-    pub fn open_verified(path: &Path) -> Result<Self, String> {
-        let shown = path.display();
+    pub fn open_verified(path: &Path) -> Result<Self, HelperError> {
+        let at = || path.to_path_buf();
         // Non-blocking: a FIFO planted or named here must not hang the open (it is then
         // refused as not a regular file).
         let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK, Mode::empty())
-            .map_err(|e| format!("the no-op helper {shown} cannot be opened: {}", io::Error::from(e)))?;
-        let st = rustix::fs::fstat(&fd).map_err(|e| format!("fstat of {shown}: {}", io::Error::from(e)))?;
+            .map_err(|e| HelperError::Open { path: at(), source: e.into() })?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| HelperError::Stat { path: at(), source: e.into() })?;
         check_trusted(st.st_mode, st.st_uid, rustix::process::geteuid().as_raw())
-            .map_err(|why| format!("the no-op helper {shown} {why}; it is not executed"))?;
-        Ok(Self { fd, origin: shown.to_string() })
+            .map_err(|why| HelperError::Untrusted { path: at(), why })?;
+        Ok(Self { fd, origin: path.display().to_string() })
     }
 
     /// The program a parent process opened and verified, received as the inherited
     /// descriptor `fd` (a worker process's view of the run's helper).
-    pub fn adopt(fd: std::os::fd::RawFd, origin: String) -> Result<Self, String> {
-        let fd = crate::sys::adopt_inherited_fd(fd)
-            .map_err(|e| format!("the no-op helper's descriptor {fd} was not passed on: {e}"))?;
+    pub fn adopt(fd: std::os::fd::RawFd, origin: String) -> Result<Self, HelperError> {
+        let fd = crate::sys::adopt_inherited_fd(fd).map_err(|e| HelperError::NotInherited { fd, source: e })?;
         Ok(Self { fd, origin })
     }
 
@@ -108,22 +153,18 @@ impl Inherited {
 
 /// Why a file may not be executed by oscost, from its mode and owner; `Ok` when its
 /// contents can change only by its owner and that owner is `euid` or root.
-pub fn check_trusted(mode: u32, owner: u32, euid: u32) -> Result<(), String> {
+pub fn check_trusted(mode: u32, owner: u32, euid: u32) -> Result<(), Untrusted> {
     if mode & libc::S_IFMT != libc::S_IFREG {
-        return Err("is not a regular file".into());
+        return Err(Untrusted::NotRegular);
     }
     if mode & 0o111 == 0 {
-        return Err("is not executable".into());
+        return Err(Untrusted::NotExecutable);
     }
     if owner != euid && owner != 0 {
-        return Err(format!("belongs to uid {owner}, neither you (uid {euid}) nor root"));
+        return Err(Untrusted::Owner { owner, euid });
     }
     if mode & 0o022 != 0 {
-        return Err(format!(
-            "is writable by {} (mode {:o})",
-            if mode & 0o002 != 0 { "anyone" } else { "its group" },
-            mode & 0o7777
-        ));
+        return Err(Untrusted::Writable { mode });
     }
     Ok(())
 }
@@ -168,11 +209,11 @@ mod tests {
         assert!(check_trusted(reg | 0o755, 0, 0).is_ok());
         assert!(check_trusted(reg | 0o700, 1000, 1000).is_ok());
         assert!(check_trusted(reg | 0o755, 0, 1000).is_ok(), "root's programs are trusted by everyone");
-        assert!(check_trusted(reg | 0o755, 65534, 0).unwrap_err().contains("uid 65534"));
-        assert!(check_trusted(reg | 0o777, 0, 0).unwrap_err().contains("anyone"));
-        assert!(check_trusted(reg | 0o775, 0, 0).unwrap_err().contains("group"));
-        assert!(check_trusted(reg | 0o644, 0, 0).unwrap_err().contains("not executable"));
-        assert!(check_trusted(libc::S_IFDIR | 0o755, 0, 0).unwrap_err().contains("regular"));
+        assert!(check_trusted(reg | 0o755, 65534, 0).unwrap_err().to_string().contains("uid 65534"));
+        assert!(check_trusted(reg | 0o777, 0, 0).unwrap_err().to_string().contains("anyone"));
+        assert!(check_trusted(reg | 0o775, 0, 0).unwrap_err().to_string().contains("group"));
+        assert!(check_trusted(reg | 0o644, 0, 0).unwrap_err().to_string().contains("not executable"));
+        assert!(check_trusted(libc::S_IFDIR | 0o755, 0, 0).unwrap_err().to_string().contains("regular"));
     }
 
     #[test]
@@ -214,8 +255,8 @@ mod tests {
         let inherited = exe.inherit().unwrap();
         assert!(std::process::Command::new(inherited.exec_path()).status().unwrap().success());
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o757)).unwrap();
-        assert!(Executable::open_verified(&p).unwrap_err().contains("writable by anyone"));
+        assert!(Executable::open_verified(&p).unwrap_err().to_string().contains("writable by anyone"));
         let missing = dir.path().join("absent");
-        assert!(Executable::open_verified(&missing).unwrap_err().contains("absent"));
+        assert!(Executable::open_verified(&missing).unwrap_err().to_string().contains("absent"));
     }
 }

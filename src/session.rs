@@ -687,7 +687,7 @@ fn run_arm(
             drop(hold);
             reply
         }
-        Err(why) => crate::worker::RoundReply::empty(Err(BenchError::Setup(why))),
+        Err(why) => crate::worker::RoundReply::empty(Err(BenchError::Setup(why.to_string()))),
     };
     if let Some(p) = prepared {
         if !req.quiet {
@@ -698,7 +698,7 @@ fn run_arm(
         // killed or stopped reported no count, and its failure is its own.
         if let (Ok(()), Err(why)) = (&reply.outcome, p.acted(&report)) {
             reply.rows.clear();
-            reply.outcome = Err(BenchError::Skipped(why));
+            reply.outcome = Err(BenchError::Skipped(why.to_string()));
         }
     }
     label_arm(&mut reply, arm);

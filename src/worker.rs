@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::{self, BenchDef, BenchOptions, Ctx, Output, Produced, Scope};
 use crate::clock::Calibration;
-use crate::helper::Executable;
+use crate::helper::{Executable, NoNoop};
 use crate::model::{ResultRow, Skipped};
 use crate::placement::{Policy, PolicyGuard};
 use crate::runner::{BenchError, MeasureConfig};
@@ -81,7 +81,7 @@ pub struct RoundRequest {
     pub calib: Calibration,
     pub options: BenchOptions,
     /// The helper as an inherited descriptor and its origin, or why there is none.
-    pub noop: Result<(i32, String), String>,
+    pub noop: Result<(i32, String), NoNoop>,
     /// The real-time watchdog's bound, when the policy is real-time.
     pub policy_bound: Duration,
     /// The test hook ([`FAULT_ENV`]), when it names this benchmark.
@@ -143,7 +143,7 @@ impl<'a> From<Produced<'a>> for MessageRef<'a> {
 }
 
 /// The helper as it crosses exec: the number of the descriptor the worker inherits.
-fn wire_noop(opts: &BenchOptions, fd: Option<i32>) -> Result<(i32, String), String> {
+fn wire_noop(opts: &BenchOptions, fd: Option<i32>) -> Result<(i32, String), NoNoop> {
     match (&opts.noop, fd) {
         (Ok(exe), Some(fd)) => Ok((fd, exe.origin().to_string())),
         (Ok(_), None) => Err("the no-op helper could not be passed to the worker".into()),
@@ -170,7 +170,7 @@ pub fn serve() -> i32 {
     });
     let req = match read_request() {
         Ok(req) => req,
-        Err(e) => return end(&Err(BenchError::Setup(e))),
+        Err(e) => return end(&Err(BenchError::Setup(e.to_string()))),
     };
     if let Some(condition) = &req.condition {
         match crate::condition::enter(condition) {
@@ -179,7 +179,7 @@ pub fn serve() -> i32 {
             }
             // A child in a new PID namespace measured and replied.
             Ok(crate::condition::Entered::WaitedFor(code)) => return code,
-            Err(e) => return end(&Err(BenchError::Setup(e))),
+            Err(e) => return end(&Err(BenchError::Setup(e.to_string()))),
         }
     }
     let outcome = measure_round(req, &mut out);
@@ -200,10 +200,19 @@ fn send(message: &MessageRef) -> bool {
     serde_json::to_writer(&mut out, message).is_ok() && out.write_all(b"\n").is_ok() && out.flush().is_ok()
 }
 
-fn read_request() -> Result<RoundRequest, String> {
+/// Why a worker could not read its round's request.
+#[derive(Debug, thiserror::Error)]
+enum RequestError {
+    #[error("reading the round's request: {0}")]
+    Read(#[source] std::io::Error),
+    #[error("the round's request is malformed: {0}")]
+    Malformed(#[source] serde_json::Error),
+}
+
+fn read_request() -> Result<RoundRequest, RequestError> {
     let mut text = String::new();
-    std::io::stdin().read_to_string(&mut text).map_err(|e| format!("reading the round's request: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("the round's request is malformed: {e}"))
+    std::io::stdin().read_to_string(&mut text).map_err(RequestError::Read)?;
+    serde_json::from_str(&text).map_err(RequestError::Malformed)
 }
 
 fn measure_round(req: RoundRequest, out: &mut Output) -> Result<(), BenchError> {
@@ -214,7 +223,7 @@ fn measure_round(req: RoundRequest, out: &mut Output) -> Result<(), BenchError> 
         .ok_or_else(|| BenchError::Setup(format!("no benchmark {:?} in this binary", req.bench)))?;
     inject_fault(req.fault.as_deref());
     let mut opts = req.options;
-    opts.noop = req.noop.and_then(|(fd, origin)| Executable::adopt(fd, origin)).map(Arc::new);
+    opts.noop = req.noop.and_then(|(fd, origin)| Executable::adopt(fd, origin).map_err(NoNoop::from)).map(Arc::new);
     opts.placement.apply_static().map_err(|e| BenchError::Setup(e.to_string()))?;
     // The request's text and whatever parsing it left: given back before measuring.
     sys::release_free_memory();

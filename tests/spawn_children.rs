@@ -13,7 +13,7 @@ use oscost::sys;
 fn options(noop: &std::path::Path) -> BenchOptions {
     BenchOptions {
         placement: Placement::default(),
-        noop: Executable::open_verified(noop).map(std::sync::Arc::new),
+        noop: Executable::open_verified(noop).map(std::sync::Arc::new).map_err(Into::into),
         parent_mem: vec![0, 8 << 20],
         footprint_sizes: vec![0],
         footprint_stride: 64,

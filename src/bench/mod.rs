@@ -29,7 +29,7 @@ pub struct BenchOptions {
     pub placement: Placement,
     /// The no-op program the creation family execs, opened and verified (or why not).
     #[serde(skip, default = "noop_not_passed")]
-    pub noop: Result<Arc<crate::helper::Executable>, String>,
+    pub noop: Result<Arc<crate::helper::Executable>, crate::helper::NoNoop>,
     /// Parent sizes for the fork memory sweep, in bytes.
     pub parent_mem: Vec<u64>,
     /// Working-set sizes for the context-switch footprint sweep, in bytes.
@@ -49,7 +49,7 @@ impl BenchOptions {
     /// The smallest sweep of every family (one parent size, one working set, two
     /// tasks, one chat room of `messages`), for a run that needs one figure of each
     /// benchmark it names and no sweep.
-    pub fn smallest(noop: Result<Arc<crate::helper::Executable>, String>, messages: usize) -> Self {
+    pub fn smallest(noop: Result<Arc<crate::helper::Executable>, crate::helper::NoNoop>, messages: usize) -> Self {
         BenchOptions {
             placement: Placement::default(),
             noop,
@@ -64,8 +64,39 @@ impl BenchOptions {
     }
 }
 
-fn noop_not_passed() -> Result<Arc<crate::helper::Executable>, String> {
+fn noop_not_passed() -> Result<Arc<crate::helper::Executable>, crate::helper::NoNoop> {
     Err("the no-op helper was not passed on".into())
+}
+
+/// Why options a benchmark reads cannot be run with; each names the option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("{flag}: give at least one {what}")]
+    Empty { flag: &'static str, what: &'static str },
+    #[error("{flag}: {given} is too few; each count must be at least {min}")]
+    TooFew { flag: &'static str, given: usize, min: usize },
+    /// The option (with its value where it helps) and the limit it would exceed.
+    #[error("{option}: {source}")]
+    Limits { option: String, source: load::group::LimitError },
+    #[error("--rooms and --messages must be at least 1")]
+    NoChat,
+    #[error("--stride must be at least 1 byte")]
+    ZeroStride,
+    #[error("--parent-mem {} MiB is more than the {} MiB of memory available now", .size >> 20, .available >> 20)]
+    ParentMemory { size: u64, available: u64 },
+    #[error(
+        "--parent-mem {} MiB does not fit the address-space limit (ulimit -v) of {} MiB beside the {} MiB a worker maps before it",
+        .size >> 20, .limit >> 20, .base >> 20
+    )]
+    AddressSpace { size: u64, limit: u64, base: u64 },
+}
+
+/// The first refusal of [`check_options`], with the benchmark's id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{id}: {source}")]
+pub struct OptionsRefused {
+    pub id: &'static str,
+    pub source: OptionError,
 }
 
 /// Everything a benchmark needs to run.
@@ -247,18 +278,18 @@ pub struct BenchDef {
     pub cost: fn(Scope, &BenchOptions, &MeasureConfig) -> Cost,
     /// Refuses options this benchmark cannot run with (sizes beyond the machine's
     /// limits), before anything is measured; the reason names the option.
-    pub check: fn(&BenchOptions) -> Result<(), String>,
+    pub check: fn(&BenchOptions) -> Result<(), OptionError>,
     pub run: fn(&Ctx, &mut Output) -> Result<(), BenchError>,
 }
 
 /// The check of a benchmark that takes every option as it comes.
-pub fn no_check(_: &BenchOptions) -> Result<(), String> {
+pub fn no_check(_: &BenchOptions) -> Result<(), OptionError> {
     Ok(())
 }
 
 /// Checks the options of every selected benchmark; the first refusal, with its id.
-pub fn check_options(selected: &[(&BenchDef, Scope)], opts: &BenchOptions) -> Result<(), String> {
-    selected.iter().try_for_each(|(b, _)| (b.check)(opts).map_err(|e| format!("{}: {e}", b.id)))
+pub fn check_options(selected: &[(&BenchDef, Scope)], opts: &BenchOptions) -> Result<(), OptionsRefused> {
+    selected.iter().try_for_each(|(b, _)| (b.check)(opts).map_err(|source| OptionsRefused { id: b.id, source }))
 }
 
 /// Every benchmark, in the order a full run executes them.

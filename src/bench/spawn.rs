@@ -12,7 +12,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
+use super::{
+    BenchDef, BenchOptions, Cost, Ctx, Family, OptionError, Output, RoundPlan, Scope, no_check, rows_from, tag,
+};
 use crate::clock::PerCallSource;
 use crate::helper::Inherited;
 use crate::model::{Count, Method, ResultRow};
@@ -160,7 +162,7 @@ pub const RUNS_HELPER: [&str; 3] = ["spawn.fork_exec", "spawn.posix_spawn", "spa
 /// The no-op program, as a descriptor the benchmark's children inherit (see
 /// [`crate::helper`]: it is never executed by a path another user could change).
 fn noop(ctx: &Ctx) -> Result<(Inherited, String), BenchError> {
-    let exe = ctx.opts.noop.as_ref().map_err(|why| BenchError::Failed(why.clone()))?;
+    let exe = ctx.opts.noop.as_ref().map_err(|why| BenchError::Failed(why.to_string()))?;
     let fd = exe.inherit().map_err(|e| BenchError::setup("duplicating the no-op helper's descriptor", e))?;
     Ok((fd, exe.origin().to_string()))
 }
@@ -270,13 +272,9 @@ fn thp_modes() -> Vec<(&'static str, Option<bool>)> {
 }
 
 /// Refuses parent sizes larger than the memory available now.
-pub fn check_parent_mem(sizes: &[u64], available: u64) -> Result<(), String> {
+pub fn check_parent_mem(sizes: &[u64], available: u64) -> Result<(), OptionError> {
     match sizes.iter().max() {
-        Some(&max) if max > available => Err(format!(
-            "--parent-mem {} MiB is more than the {} MiB of memory available now",
-            max >> 20,
-            available >> 20
-        )),
+        Some(&max) if max > available => Err(OptionError::ParentMemory { size: max, available }),
         _ => Ok(()),
     }
 }
@@ -300,7 +298,7 @@ pub fn fit_row(id: &str, points: &[(f64, f64)]) -> Option<ResultRow> {
 /// fork+exit with a parent that has touched S bytes of private anonymous memory.
 fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let sizes = &ctx.opts.parent_mem;
-    check_parent_mem(sizes, sys::available_memory_bytes()).map_err(BenchError::Skipped)?;
+    check_parent_mem(sizes, sys::available_memory_bytes()).map_err(|e| BenchError::Skipped(e.to_string()))?;
     let page = sys::page_size();
     for (label, advice) in thp_modes() {
         let mut points = Vec::new();
@@ -351,9 +349,9 @@ fn sweep(_: Scope, o: &BenchOptions, _: &MeasureConfig) -> Cost {
     let mib: u64 = o.parent_mem.iter().map(|b| b >> 20).sum();
     Cost::probes(o.parent_mem.len()).plus(Duration::from_micros(2_800) * mib.min(u64::from(u32::MAX)) as u32)
 }
-fn check_fork_mem(o: &BenchOptions) -> Result<(), String> {
+fn check_fork_mem(o: &BenchOptions) -> Result<(), OptionError> {
     if o.parent_mem.is_empty() {
-        return Err("--parent-mem: give at least one size".into());
+        return Err(OptionError::Empty { flag: "--parent-mem", what: "size" });
     }
     check_parent_mem(&o.parent_mem, sys::available_memory_bytes())?;
     check_address_space(&o.parent_mem, sys::address_space_limit(), crate::procfs::mapped_bytes().unwrap_or(0))
@@ -362,14 +360,11 @@ fn check_fork_mem(o: &BenchOptions) -> Result<(), String> {
 /// Refuses parent sizes that the address-space limit (`ulimit -v`) cannot hold beside
 /// what a worker maps before it allocates them (`base`): the worker would abort on the
 /// allocation instead.
-pub fn check_address_space(sizes: &[u64], limit: Option<u64>, base: u64) -> Result<(), String> {
+pub fn check_address_space(sizes: &[u64], limit: Option<u64>, base: u64) -> Result<(), OptionError> {
     match (sizes.iter().max(), limit) {
-        (Some(&max), Some(limit)) if max.saturating_add(base) > limit => Err(format!(
-            "--parent-mem {} MiB does not fit the address-space limit (ulimit -v) of {} MiB beside the {} MiB a worker maps before it",
-            max >> 20,
-            limit >> 20,
-            base >> 20
-        )),
+        (Some(&max), Some(limit)) if max.saturating_add(base) > limit => {
+            Err(OptionError::AddressSpace { size: max, limit, base })
+        }
         _ => Ok(()),
     }
 }
@@ -546,7 +541,7 @@ mod tests {
     #[test]
     fn parent_mem_limit() {
         assert!(check_parent_mem(&[0, 64 << 20], 1 << 30).is_ok());
-        let e = check_parent_mem(&[0, 4 << 30], 1 << 30).unwrap_err();
+        let e = check_parent_mem(&[0, 4 << 30], 1 << 30).unwrap_err().to_string();
         assert!(e.contains("4096 MiB") && e.contains("1024 MiB"), "{e}");
     }
 
@@ -556,7 +551,7 @@ mod tests {
     fn parent_mem_beyond_the_address_space_limit_is_refused() {
         assert!(check_address_space(&[0, 64 << 20], None, 30 << 20).is_ok());
         assert!(check_address_space(&[0, 64 << 20], Some(200 << 20), 30 << 20).is_ok());
-        let e = check_address_space(&[0, 256 << 20], Some(200 << 20), 30 << 20).unwrap_err();
+        let e = check_address_space(&[0, 256 << 20], Some(200 << 20), 30 << 20).unwrap_err().to_string();
         assert!(e.contains("256 MiB") && e.contains("200 MiB") && e.contains("ulimit -v"), "{e}");
     }
 

@@ -878,11 +878,11 @@ fn plan(args: &RunArgs) -> Result<Plan> {
     // and oscost refuses stops the run here, before anything is measured.
     let runs_helper = selected.iter().any(|(b, _)| bench::spawn::RUNS_HELPER.contains(&b.id));
     let noop = match (&args.noop, runs_helper) {
-        (_, false) => Err("no selected benchmark runs the no-op helper".to_string()),
+        (_, false) => Err("no selected benchmark runs the no-op helper".into()),
         (Some(p), true) => {
             Ok(crate::helper::Executable::open_verified(p).map_err(|e| UsageError(format!("--noop: {e}")))?)
         }
-        (None, true) => crate::helper::Executable::embedded(),
+        (None, true) => crate::helper::Executable::embedded().map_err(Into::into),
     }
     .map(std::sync::Arc::new);
     let mut options = BenchOptions {
@@ -908,7 +908,7 @@ fn plan(args: &RunArgs) -> Result<Plan> {
         }
     }
     crate::sys::raise_nofile_limit();
-    bench::check_options(&selected, &options).map_err(UsageError)?;
+    bench::check_options(&selected, &options).map_err(|e| UsageError(e.to_string()))?;
     Ok(Plan { selected, suite, options })
 }
 

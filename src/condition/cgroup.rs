@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::journal::{self, Restore, Undo};
-use super::{Condition, Entered, Kind, MAX_CPUS, Unavailable};
+use super::{Condition, EnterError, Entered, Kind, MAX_CPUS, Malformed, NotActed, Unavailable};
 
 pub const KIND: Kind = Kind {
     name: "cgroup",
@@ -33,21 +33,21 @@ pub enum Setting {
     Split,
 }
 
-fn parse(rest: &str) -> Result<Condition, String> {
+fn parse(rest: &str) -> Result<Condition, Malformed> {
     let setting = if rest == "split" {
         Setting::Split
     } else if let Some(v) = rest.strip_prefix("cpu.max=") {
-        let (quota_us, period_us) = parse_cpu_max(v).map_err(|e| e.to_string())?;
+        let (quota_us, period_us) = parse_cpu_max(v)?;
         Setting::CpuMax { quota_us, period_us }
     } else if let Some(v) = rest.strip_prefix("cpu.weight=") {
         match v.parse::<u64>() {
             Ok(w) if (1..=10_000).contains(&w) => Setting::Weight(w),
-            _ => return Err("cpu.weight takes 1 to 10000".into()),
+            _ => return Err(Malformed::Range { what: "cpu.weight", low: 1, high: 10_000, of: "" }),
         }
     } else if let Some(v) = rest.strip_prefix("cpuset=") {
-        Setting::Cpuset(parse_cpuset(v).map_err(|e| e.to_string())?)
+        Setting::Cpuset(parse_cpuset(v)?)
     } else {
-        return Err(format!("{rest:?} is no cgroup setting"));
+        return Err(Malformed::NoCgroupSetting { given: rest.into() });
     };
     Ok(Condition::Cgroup(setting))
 }
@@ -69,8 +69,8 @@ fn parse_cpu_max(v: &str) -> Result<(u64, u64), SpecError> {
 const LAST_CPU: usize = MAX_CPUS - 1;
 
 /// Why a cgroup setting's numbers are refused.
-#[derive(Debug, thiserror::Error)]
-enum SpecError {
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
     #[error("cpu.max=QUOTA/PERIOD, in microseconds")]
     CpuMaxForm,
     #[error("cpu.max wants a period of 1000–1000000 µs and a quota from 1000 µs to {MAX_CPUS} periods")]
@@ -214,14 +214,17 @@ pub fn prepare(s: &Setting) -> Result<(Groups, Join), Unavailable> {
 }
 
 /// Joins the groups and checks each lists this process.
-pub fn enter(j: &Join) -> Result<Entered, String> {
+pub fn enter(j: &Join) -> Result<Entered, EnterError> {
     let me = crate::sys::getpid().to_string();
     let mut evidence = Vec::new();
     for procs in &j.procs {
-        std::fs::write(procs, "0").map_err(|e| format!("joining {}: {e}", procs.display()))?;
-        let listed = std::fs::read_to_string(procs).map_err(|e| format!("{}: {e}", procs.display()))?;
+        std::fs::write(procs, "0").map_err(EnterError::call(format!("joining {}", procs.display())))?;
+        let listed = std::fs::read_to_string(procs).map_err(EnterError::call(procs.display().to_string()))?;
         if !listed.split_whitespace().any(|p| p == me) {
-            return Err(format!("{} does not list this worker ({me}) after it joined", procs.display()));
+            return Err(EnterError::NotInEffect(format!(
+                "{} does not list this worker ({me}) after it joined",
+                procs.display()
+            )));
         }
         evidence.push(format!("{} lists the worker ({me})", procs.display()));
     }
@@ -233,9 +236,9 @@ pub fn enter(j: &Join) -> Result<Entered, String> {
 }
 
 /// Whether `split` acted: the worker moved at least one peer.
-pub fn split_acted(peers_moved: Option<usize>) -> Result<(), String> {
+pub fn split_acted(peers_moved: Option<usize>) -> Result<(), NotActed> {
     match peers_moved {
         Some(n) if n > 0 => Ok(()),
-        _ => Err("cgroup:split acts on hand-offs between two tasks; this benchmark started no peer".into()),
+        _ => Err(NotActed::NoPeer),
     }
 }

@@ -88,8 +88,8 @@ pub enum UndoError {
 /// Why a change could not be recorded (and so is not made).
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("{0}")]
-    Folder(String),
+    #[error(transparent)]
+    Folder(FolderError),
     #[error("not recording the change: {0}")]
     Refused(#[from] Refusal),
     #[error("reading this process's start time from /proc")]
@@ -312,22 +312,29 @@ struct Entry {
     undo: Undo,
 }
 
+/// Why there is no folder to record a change in before it is made.
+#[derive(Debug, thiserror::Error)]
+pub enum FolderError {
+    #[error("no folder to record settings in before changing them (XDG_RUNTIME_DIR is not set)")]
+    NoRuntimeDir,
+    #[error(
+        "{0} (a system setting is recorded there before it is changed: give the folder to the user oscost runs as, mode 0700, or point XDG_RUNTIME_DIR at a folder of yours)"
+    )]
+    Unsafe(crate::files::UnsafeDir),
+}
+
 /// The folder the records live in, made safe (the user's own, not writable by others).
-pub fn folder() -> Result<PathBuf, String> {
+pub fn folder() -> Result<PathBuf, FolderError> {
     let (root, dir) = if crate::sys::is_root() {
         (PathBuf::from("/run"), PathBuf::from("/run/oscost"))
     } else {
         let xdg = std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
-            .ok_or("no folder to record settings in before changing them (XDG_RUNTIME_DIR is not set)")?;
+            .ok_or(FolderError::NoRuntimeDir)?;
         (xdg.clone(), xdg.join("oscost"))
     };
-    crate::files::ensure_own_dir(&root, &dir).map_err(|e| {
-        format!(
-            "{e} (a system setting is recorded there before it is changed: give the folder to the user oscost runs as, mode 0700, or point XDG_RUNTIME_DIR at a folder of yours)"
-        )
-    })?;
+    crate::files::ensure_own_dir(&root, &dir).map_err(FolderError::Unsafe)?;
     Ok(dir)
 }
 
@@ -403,8 +410,8 @@ pub struct Claim {
 /// Why a setting could not be claimed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClaimError {
-    #[error("{0}")]
-    Folder(String),
+    #[error(transparent)]
+    Folder(FolderError),
     #[error("the lock file {}: {cause}", .path.display())]
     Lock { path: PathBuf, cause: io::Error },
     #[error("{} is not a regular file of this user's; oscost takes no lock through it", .0.display())]

@@ -56,7 +56,7 @@ pub enum Condition {
 /// is, for `--help` and errors.
 pub struct Kind {
     pub name: &'static str,
-    pub parse: fn(&str) -> Result<Condition, String>,
+    pub parse: fn(&str) -> Result<Condition, Malformed>,
     pub forms: &'static str,
 }
 
@@ -84,7 +84,70 @@ pub enum ConditionError {
     #[error("unknown condition {0:?}; conditions are: {forms}", forms = all_forms())]
     Unknown(String),
     #[error("condition {text:?}: {why} (forms: {forms})")]
-    Malformed { text: String, why: String, forms: &'static str },
+    Malformed { text: String, why: Malformed, forms: &'static str },
+}
+
+/// Why the text after a condition's name does not parse; each names what was given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Malformed {
+    #[error("{given:?} is not {expected}")]
+    NotOneOf { given: String, expected: &'static str },
+    #[error("{given:?} needs a unit: ns, us or ms")]
+    NoUnit { given: String },
+    #[error("{given:?} is longer than the longest timer slack taken, 1000ms (1 s)")]
+    SlackTooLong { given: String },
+    #[error("{what} takes {low} to {high}{of}")]
+    Range { what: &'static str, low: u64, high: u64, of: &'static str },
+    #[error("{given:?} is no cgroup setting")]
+    NoCgroupSetting { given: String },
+    #[error(transparent)]
+    Cgroup(#[from] cgroup::SpecError),
+    #[error("{given:?} is not a CPU number (0 to {})", MAX_CPUS - 1)]
+    CpuNumber { given: String },
+    /// Nothing after the name, or a part missing: what to give.
+    #[error("{hint}")]
+    Incomplete { hint: &'static str },
+}
+
+/// Why a worker could not enter its condition, or cannot show it is in effect.
+#[derive(Debug, thiserror::Error)]
+pub enum EnterError {
+    /// A call or a file the entering needs failed.
+    #[error("entering the condition failed: {what}: {source}")]
+    Call { what: String, source: std::io::Error },
+    /// The kernel took the change but does not read back as in effect: what it reads.
+    #[error("entering the condition failed: {0}")]
+    NotInEffect(String),
+}
+
+impl EnterError {
+    /// The failure of `what` (a call or a file), for `map_err`.
+    fn call(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let what = what.into();
+        move |source| EnterError::Call { what, source }
+    }
+}
+
+/// Why the coordinator could not hold a condition through one of its rounds.
+#[derive(Debug, thiserror::Error)]
+pub enum RoundError {
+    #[error(transparent)]
+    Setting(#[from] thp::SetError),
+    #[error(transparent)]
+    Neighbour(#[from] neighbour::StartError),
+    #[error(transparent)]
+    Observer(#[from] observer::WatchError),
+}
+
+/// Why a round's rows are not measured under its condition, though the round ran.
+#[derive(Debug, thiserror::Error)]
+pub enum NotActed {
+    #[error(transparent)]
+    SettingChanged(#[from] thp::NotHeld),
+    #[error("cgroup:split acts on hand-offs between two tasks; this benchmark started no peer")]
+    NoPeer,
+    #[error("observer:perf attaches to benchmarks of at most 4 tasks, and no counter could be attached here")]
+    NoCounter,
 }
 
 /// Every kind's forms, for help and errors.
@@ -135,13 +198,19 @@ impl Condition {
         match self {
             Condition::Sched(s) => s.params_changed(),
             Condition::Thp(_) => &["thp"],
-            _ => &[],
+            Condition::Seccomp(_)
+            | Condition::Namespaces(_)
+            | Condition::Cgroup(_)
+            | Condition::Spec(_)
+            | Condition::Observer(_)
+            | Condition::Neighbour(_) => &[],
         }
     }
 }
 
 /// Why a condition cannot be measured on this machine, as said to the user.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct Unavailable(pub String);
 
 /// What a worker does to enter a condition before it measures.
@@ -166,7 +235,7 @@ pub enum Entered {
 }
 
 /// Enters `w` in the worker and checks it is in effect.
-pub fn enter(w: &InWorker) -> Result<Entered, String> {
+pub fn enter(w: &InWorker) -> Result<Entered, EnterError> {
     match w {
         InWorker::Seccomp(f) => seccomp::enter(f),
         InWorker::Namespaces(e) => ns::enter(e),
@@ -174,7 +243,6 @@ pub fn enter(w: &InWorker) -> Result<Entered, String> {
         InWorker::Spec(s) => spec::enter(*s),
         InWorker::Slack(ns) => sched::enter_slack(*ns),
     }
-    .map_err(|e| format!("entering the condition failed: {e}"))
 }
 
 /// What a condition holds for the whole run; undone when dropped.
@@ -234,12 +302,17 @@ impl Prepared {
         match &self.condition {
             Condition::Observer(o) => o.adjust(cfg),
             Condition::Sched(s) => s.adjust(opts),
-            _ => {}
+            Condition::Seccomp(_)
+            | Condition::Namespaces(_)
+            | Condition::Cgroup(_)
+            | Condition::Spec(_)
+            | Condition::Neighbour(_)
+            | Condition::Thp(_) => {}
         }
     }
 
     /// Starts what the condition holds while one of its rounds runs.
-    pub fn hold_round(&self, opts: &BenchOptions) -> Result<RoundHold, String> {
+    pub fn hold_round(&self, opts: &BenchOptions) -> Result<RoundHold, RoundError> {
         Ok(match &self.condition {
             Condition::Thp(_) => match &self.setting {
                 Some(held) => RoundHold::Setting(thp::set(held)?),
@@ -247,7 +320,11 @@ impl Prepared {
             },
             Condition::Neighbour(n) => RoundHold::Neighbour(neighbour::start(n, opts)?),
             Condition::Observer(o) => o.watch()?.map_or(RoundHold::Nothing, RoundHold::Observer),
-            _ => RoundHold::Nothing,
+            Condition::Seccomp(_)
+            | Condition::Namespaces(_)
+            | Condition::Cgroup(_)
+            | Condition::Spec(_)
+            | Condition::Sched(_) => RoundHold::Nothing,
         })
     }
 
@@ -262,7 +339,7 @@ impl Prepared {
             RoundHold::Setting(round) => match round.held() {
                 Ok(seen) => vec![seen],
                 Err(why) => {
-                    fault = Some(why.to_string());
+                    fault = Some(why);
                     Vec::new()
                 }
             },
@@ -274,7 +351,12 @@ impl Prepared {
         match &self.condition {
             Condition::Observer(o) => said.extend(o.evidence(report.rows)),
             Condition::Sched(s) => said.extend(s.evidence(report.rows)),
-            _ => {}
+            Condition::Seccomp(_)
+            | Condition::Namespaces(_)
+            | Condition::Cgroup(_)
+            | Condition::Spec(_)
+            | Condition::Neighbour(_)
+            | Condition::Thp(_) => {}
         }
         if let Some(held) = &self.setting {
             held.set_fault(fault);
@@ -286,14 +368,22 @@ impl Prepared {
     /// (`cgroup:split` acts only where a hand-off has a peer; `observer:perf` only
     /// where a counter could be attached), and ran under it (a setting that held
     /// through the round); the reason if not.
-    pub fn acted(&self, report: &RoundReport) -> Result<(), String> {
+    pub fn acted(&self, report: &RoundReport) -> Result<(), NotActed> {
         if let Some(why) = self.setting.as_ref().and_then(|held| held.take_fault()) {
-            return Err(why);
+            return Err(why.into());
         }
         match &self.condition {
             Condition::Cgroup(cgroup::Setting::Split) => cgroup::split_acted(report.peers_moved),
             Condition::Observer(o) => o.acted(report.rows),
-            _ => Ok(()),
+            Condition::Cgroup(
+                cgroup::Setting::CpuMax { .. } | cgroup::Setting::Weight(_) | cgroup::Setting::Cpuset(_),
+            )
+            | Condition::Seccomp(_)
+            | Condition::Namespaces(_)
+            | Condition::Spec(_)
+            | Condition::Neighbour(_)
+            | Condition::Sched(_)
+            | Condition::Thp(_) => Ok(()),
         }
     }
 }

@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, Kind, MAX_CPUS, Unavailable};
+use super::{Condition, Kind, MAX_CPUS, Malformed, Unavailable};
 use crate::bench::BenchOptions;
 
 pub const KIND: Kind = Kind { name: "neighbour", parse, forms: "neighbour:cpu, neighbour:mem (@CPU to pin it)" };
@@ -36,19 +36,16 @@ pub struct Load {
     pub cpu: Option<usize>,
 }
 
-fn parse(rest: &str) -> Result<Condition, String> {
+fn parse(rest: &str) -> Result<Condition, Malformed> {
     let (work, cpu) = rest.split_once('@').map_or((rest, None), |(w, c)| (w, Some(c)));
     let work = match work {
         "cpu" => Work::Cpu,
         "mem" => Work::Mem,
-        _ => return Err(format!("{work:?} is not cpu or mem")),
+        _ => return Err(Malformed::NotOneOf { given: work.into(), expected: "cpu or mem" }),
     };
     let cpu = cpu
         .map(|c| {
-            c.parse::<usize>()
-                .ok()
-                .filter(|n| *n < MAX_CPUS)
-                .ok_or_else(|| format!("{c:?} is not a CPU number (0 to {})", MAX_CPUS - 1))
+            c.parse::<usize>().ok().filter(|n| *n < MAX_CPUS).ok_or_else(|| Malformed::CpuNumber { given: c.into() })
         })
         .transpose()?;
     Ok(Condition::Neighbour(Load { work, cpu }))
@@ -115,9 +112,25 @@ impl Running {
     }
 }
 
+/// Why the neighbour did not start for a round.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Cpu(#[from] Unavailable),
+    #[error("starting the neighbour: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("the neighbour's output")]
+    NoOutput,
+    #[error("the neighbour: {0}")]
+    Read(#[source] std::io::Error),
+    /// What it said instead of that it runs.
+    #[error("the neighbour did not start ({said})")]
+    NotStarted { said: String },
+}
+
 /// Starts the neighbour and returns once it runs.
-pub fn start(n: &Load, opts: &BenchOptions) -> Result<Running, String> {
-    let cpu = cpu_of(n, opts).map_err(|u| u.0)?;
+pub fn start(n: &Load, opts: &BenchOptions) -> Result<Running, StartError> {
+    let cpu = cpu_of(n, opts)?;
     let work = if n.work == Work::Cpu { "cpu" } else { "mem" };
     let child = Command::new("/proc/self/exe")
         .args([NEIGHBOUR_COMMAND, work, &cpu.to_string(), &crate::sys::getpid().to_string()])
@@ -125,13 +138,13 @@ pub fn start(n: &Load, opts: &BenchOptions) -> Result<Running, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|e| format!("starting the neighbour: {e}"))?;
+        .map_err(StartError::Spawn)?;
     let mut running = Running { child, cpu };
     let mut line = String::new();
-    let stdout = running.child.stdout.take().ok_or("the neighbour's output")?;
-    BufReader::new(stdout).read_line(&mut line).map_err(|e| format!("the neighbour: {e}"))?;
+    let stdout = running.child.stdout.take().ok_or(StartError::NoOutput)?;
+    BufReader::new(stdout).read_line(&mut line).map_err(StartError::Read)?;
     if line.trim() != "running" {
-        return Err(format!("the neighbour did not start ({})", line.trim()));
+        return Err(StartError::NotStarted { said: line.trim().into() });
     }
     Ok(running)
 }

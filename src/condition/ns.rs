@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, Entered, Kind, Unavailable};
+use super::{Condition, EnterError, Entered, Kind, Malformed, Unavailable};
 use crate::sys::NamespaceFlags;
 
 pub const KIND: Kind = Kind { name: "ns", parse, forms: "ns:LIST of user,pid,net,mnt,uts,ipc,cgroup" };
@@ -42,16 +42,16 @@ fn flag(name: &str) -> NamespaceFlags {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Namespaces(Vec<String>);
 
-fn parse(rest: &str) -> Result<Condition, String> {
+fn parse(rest: &str) -> Result<Condition, Malformed> {
     let mut names = Vec::new();
     for part in rest.split(',').filter(|p| !p.is_empty()) {
         if !NAMES.contains(&part) {
-            return Err(format!("{part:?} is not a namespace"));
+            return Err(Malformed::NotOneOf { given: part.into(), expected: "a namespace" });
         }
         names.push(part.to_string());
     }
     if names.is_empty() {
-        return Err("name at least one namespace".into());
+        return Err(Malformed::Incomplete { hint: "name at least one namespace" });
     }
     names.sort_by_key(|n| NAMES.iter().position(|m| m == n));
     names.dedup();
@@ -95,35 +95,34 @@ pub fn prepare(n: &Namespaces) -> Result<Entry, Unavailable> {
 }
 
 /// Leaves the namespaces; in a new PID namespace, forks and returns in the child.
-pub fn enter(e: &Entry) -> Result<Entered, String> {
+pub fn enter(e: &Entry) -> Result<Entered, EnterError> {
     let mut flags = e.names.iter().fold(NamespaceFlags::empty(), |f, n| f | flag(n));
     if flags.contains(NamespaceFlags::NEWPID) {
         flags |= NamespaceFlags::NEWNS;
     }
     let (uid, gid) = (rustix::process::geteuid().as_raw(), rustix::process::getegid().as_raw());
-    crate::sys::unshare_namespaces(flags).map_err(|err| format!("unshare({}): {err}", e.names.join(",")))?;
+    crate::sys::unshare_namespaces(flags).map_err(EnterError::call(format!("unshare({})", e.names.join(","))))?;
     if flags.contains(NamespaceFlags::NEWUSER) {
         map_to_root(uid, gid)?;
     }
     if flags.contains(NamespaceFlags::NEWNET) {
-        crate::sys::bring_loopback_up().map_err(|err| format!("bringing lo up in the new network namespace: {err}"))?;
+        crate::sys::bring_loopback_up().map_err(EnterError::call("bringing lo up in the new network namespace"))?;
     }
     if flags.contains(NamespaceFlags::NEWPID) {
         // The parent waits; the child (process 1 of the new namespace) goes on.
-        if let Some(code) =
-            crate::sys::fork_and_wait().map_err(|err| format!("forking into the PID namespace: {err}"))?
-        {
+        if let Some(code) = crate::sys::fork_and_wait().map_err(EnterError::call("forking into the PID namespace"))? {
             return Ok(Entered::WaitedFor(code));
         }
-        crate::sys::remount_proc().map_err(|err| format!("mounting /proc for the PID namespace: {err}"))?;
+        crate::sys::remount_proc().map_err(EnterError::call("mounting /proc for the PID namespace"))?;
     }
     evidence(e).map(|evidence| Entered::Here { evidence })
 }
 
 /// Maps the worker's user and group to root in its new user namespace.
-fn map_to_root(uid: u32, gid: u32) -> Result<(), String> {
+fn map_to_root(uid: u32, gid: u32) -> Result<(), EnterError> {
     let write = |file: &str, text: String| {
-        std::fs::write(format!("/proc/self/{file}"), text).map_err(|err| format!("writing /proc/self/{file}: {err}"))
+        std::fs::write(format!("/proc/self/{file}"), text)
+            .map_err(EnterError::call(format!("writing /proc/self/{file}")))
     };
     write("setgroups", "deny".into())?;
     write("uid_map", format!("0 {uid} 1"))?;
@@ -131,21 +130,24 @@ fn map_to_root(uid: u32, gid: u32) -> Result<(), String> {
 }
 
 /// Each namespace's inode here against the coordinator's; an error if one is the same.
-fn evidence(e: &Entry) -> Result<Vec<String>, String> {
+fn evidence(e: &Entry) -> Result<Vec<String>, EnterError> {
     let mut said = Vec::new();
     for (name, outer) in e.names.iter().zip(&e.outer) {
-        let here = inode(name).map_err(|err| format!("/proc/self/ns/{name}: {err}"))?;
+        let here = inode(name).map_err(EnterError::call(format!("/proc/self/ns/{name}")))?;
         if here == *outer {
-            return Err(format!("the {name} namespace is still the coordinator's ({here})"));
+            return Err(EnterError::NotInEffect(format!("the {name} namespace is still the coordinator's ({here})")));
         }
         said.push(format!("{name} namespace {here} (coordinator's {outer})"));
     }
     if e.names.iter().any(|n| n == "pid") {
         let me = rustix::process::getpid().as_raw_nonzero().get();
         // With /proc remounted, /proc/self is this process as the namespace numbers it.
-        let seen = std::fs::read_link("/proc/self").map_err(|err| format!("/proc/self: {err}"))?;
+        let seen = std::fs::read_link("/proc/self").map_err(EnterError::call("/proc/self"))?;
         if seen.to_string_lossy() != me.to_string() {
-            return Err(format!("/proc/self is {} but this process is {me} in its PID namespace", seen.display()));
+            return Err(EnterError::NotInEffect(format!(
+                "/proc/self is {} but this process is {me} in its PID namespace",
+                seen.display()
+            )));
         }
         said.push(format!("process {me} in its PID namespace, /proc mounted for it"));
     }

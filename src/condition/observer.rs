@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, Kind, Unavailable};
+use super::{Condition, Kind, Malformed, NotActed, Unavailable};
 use crate::runner::MeasureConfig;
 
 pub const KIND: Kind = Kind { name: "observer", parse, forms: "observer:perf, observer:trace" };
@@ -26,11 +26,11 @@ pub enum Observer {
     Trace,
 }
 
-fn parse(rest: &str) -> Result<Condition, String> {
+fn parse(rest: &str) -> Result<Condition, Malformed> {
     match rest {
         "perf" => Ok(Condition::Observer(Observer::Perf)),
         "trace" => Ok(Condition::Observer(Observer::Trace)),
-        _ => Err(format!("{rest:?} is not perf or trace")),
+        _ => Err(Malformed::NotOneOf { given: rest.into(), expected: "perf or trace" }),
     }
 }
 
@@ -63,14 +63,11 @@ impl Observer {
     }
 
     /// Whether the rows show the observer was attached (the per-task counters counted).
-    pub fn acted(&self, rows: &[crate::model::ResultRow]) -> Result<(), String> {
+    pub fn acted(&self, rows: &[crate::model::ResultRow]) -> Result<(), NotActed> {
         let counted = rows.iter().any(|r| r.counts.contains_key(&crate::model::Count::PerfContextSwitches));
         match self {
-            Observer::Perf if !counted && !rows.is_empty() => {
-                Err("observer:perf attaches to benchmarks of at most 4 tasks, and no counter could be attached here"
-                    .into())
-            }
-            _ => Ok(()),
+            Observer::Perf if !counted && !rows.is_empty() => Err(NotActed::NoCounter),
+            Observer::Perf | Observer::Trace => Ok(()),
         }
     }
 
@@ -81,18 +78,27 @@ impl Observer {
             Observer::Perf if !rows.is_empty() => {
                 vec![format!("per-task perf counters open: they counted {switches:.0} switches over the round's rows")]
             }
-            _ => Vec::new(),
+            Observer::Perf | Observer::Trace => Vec::new(),
         }
     }
 
     /// Starts watching for one round (the tracepoints); None for `perf`, which the
     /// worker attaches itself.
-    pub fn watch(&self) -> Result<Option<Watching>, String> {
+    pub fn watch(&self) -> Result<Option<Watching>, WatchError> {
         match self {
             Observer::Perf => Ok(None),
             Observer::Trace => Watching::start().map(Some),
         }
     }
+}
+
+/// Why the trace observer could not watch a round.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error(transparent)]
+    Trace(#[from] crate::trace::TraceError),
+    #[error("the trace observer's thread ended before it started")]
+    ThreadEnded,
 }
 
 /// The tracepoints open and drained, until dropped.
@@ -106,8 +112,8 @@ pub struct Watching {
 const DRAIN_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 
 impl Watching {
-    fn start() -> Result<Self, String> {
-        let spec = crate::trace::prepare().map_err(|e| e.to_string())?;
+    fn start() -> Result<Self, WatchError> {
+        let spec = crate::trace::prepare()?;
         let (stop, records) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
         let (tx, rx) = std::sync::mpsc::channel();
         let (s, r) = (stop.clone(), records.clone());
@@ -117,7 +123,7 @@ impl Watching {
             let mut recorder = match opened.and_then(|mut rec| rec.enable().map(|()| rec)) {
                 Ok(rec) => rec,
                 Err(e) => {
-                    let _ = tx.send(Err(e.to_string()));
+                    let _ = tx.send(Err(e));
                     return;
                 }
             };
@@ -133,8 +139,8 @@ impl Watching {
         });
         match rx.recv() {
             Ok(Ok(())) => Ok(Watching { stop, records, thread: Some(thread) }),
-            Ok(Err(e)) => Err(e),
-            Err(_) => Err("the trace observer's thread ended before it started".into()),
+            Ok(Err(e)) => Err(e.into()),
+            Err(_) => Err(WatchError::ThreadEnded),
         }
     }
 

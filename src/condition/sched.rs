@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, Entered, InWorker, Kind, Unavailable};
+use super::{Condition, EnterError, Entered, InWorker, Kind, Malformed, Unavailable};
 use crate::bench::BenchOptions;
 use crate::placement::{Placement, Policy};
 
@@ -24,19 +24,19 @@ pub enum Setting {
     Slack(u64),
 }
 
-fn parse_nice(rest: &str) -> Result<Condition, String> {
+fn parse_nice(rest: &str) -> Result<Condition, Malformed> {
     match rest.parse::<i32>() {
         Ok(n) if (-20..=19).contains(&n) => Ok(Condition::Sched(Setting::Nice(n))),
-        _ => Err(format!("{rest:?} is not a nice value from -20 to 19")),
+        _ => Err(Malformed::NotOneOf { given: rest.into(), expected: "a nice value from -20 to 19" }),
     }
 }
 
-fn parse_policy(rest: &str) -> Result<Condition, String> {
+fn parse_policy(rest: &str) -> Result<Condition, Malformed> {
     let p = match rest {
         "batch" => Policy::Batch,
         "idle" => Policy::Idle,
         "fifo" => Policy::Fifo,
-        _ => return Err(format!("{rest:?} is not batch, idle or fifo")),
+        _ => return Err(Malformed::NotOneOf { given: rest.into(), expected: "batch, idle or fifo" }),
     };
     Ok(Condition::Sched(Setting::Policy(p)))
 }
@@ -47,16 +47,19 @@ const UNITS: [(&str, u64); 4] = [("ms", 1_000_000), ("us", 1_000), ("µs", 1_000
 /// slack of more than a second delays every sleep past what any program asks for.
 const MAX_SLACK_NS: u64 = 1_000_000_000;
 
-fn parse_slack(rest: &str) -> Result<Condition, String> {
+fn parse_slack(rest: &str) -> Result<Condition, Malformed> {
     let (digits, scale) = UNITS
         .iter()
         .find_map(|(u, scale)| rest.strip_suffix(u).map(|d| (d, *scale)))
-        .ok_or_else(|| format!("{rest:?} needs a unit: ns, us or ms"))?;
-    let n =
-        digits.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| format!("{rest:?} is not a positive duration"))?;
+        .ok_or_else(|| Malformed::NoUnit { given: rest.into() })?;
+    let n = digits
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| Malformed::NotOneOf { given: rest.into(), expected: "a positive duration" })?;
     match n.checked_mul(scale) {
         Some(ns) if ns <= MAX_SLACK_NS => Ok(Condition::Sched(Setting::Slack(ns))),
-        _ => Err(format!("{rest:?} is longer than the longest timer slack taken, 1000ms (1 s)")),
+        _ => Err(Malformed::SlackTooLong { given: rest.into() }),
     }
 }
 
@@ -129,12 +132,12 @@ pub fn prepare(s: &Setting, opts: &BenchOptions) -> Result<Option<InWorker>, Una
 }
 
 /// Sets the worker's timer slack and reads it back.
-pub fn enter_slack(ns: u64) -> Result<Entered, String> {
-    crate::sys::set_timer_slack(ns).map_err(|e| format!("PR_SET_TIMERSLACK: {e}"))?;
+pub fn enter_slack(ns: u64) -> Result<Entered, EnterError> {
+    crate::sys::set_timer_slack(ns).map_err(EnterError::call("PR_SET_TIMERSLACK"))?;
     match crate::sys::timer_slack() {
         Ok(now) if now == ns => {
             Ok(Entered::Here { evidence: vec![format!("timer slack {now} ns (PR_GET_TIMERSLACK)")] })
         }
-        other => Err(format!("PR_GET_TIMERSLACK reads {other:?} after setting {ns} ns")),
+        other => Err(EnterError::NotInEffect(format!("PR_GET_TIMERSLACK reads {other:?} after setting {ns} ns"))),
     }
 }

@@ -24,7 +24,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, Entered, Kind, Unavailable};
+use super::{Condition, EnterError, Entered, Kind, Malformed, Unavailable};
 use crate::sys::BpfInstruction;
 
 pub const KIND: Kind =
@@ -45,16 +45,16 @@ pub enum Filter {
     Notify,
 }
 
-fn parse(rest: &str) -> Result<Condition, String> {
+fn parse(rest: &str) -> Result<Condition, Malformed> {
     match rest {
         "default" => return Ok(Condition::Seccomp(Filter::Default)),
         "notify" => return Ok(Condition::Seccomp(Filter::Notify)),
         _ => {}
     }
-    let n = rest.strip_prefix("allow=").ok_or("give allow=N or default")?;
-    let rules: u16 = n.parse().map_err(|_| format!("{n:?} is not a rule count"))?;
+    let n = rest.strip_prefix("allow=").ok_or(Malformed::Incomplete { hint: "give allow=N or default" })?;
+    let rules: u16 = n.parse().map_err(|_| Malformed::NotOneOf { given: n.into(), expected: "a rule count" })?;
     if !(1..=MAX_RULES).contains(&rules) {
-        return Err(format!("allow=N takes 1 to {MAX_RULES} rules"));
+        return Err(Malformed::Range { what: "allow=N", low: 1, high: MAX_RULES.into(), of: " rules" });
     }
     Ok(Condition::Seccomp(Filter::AllowAll { rules }))
 }
@@ -468,22 +468,24 @@ fn kernel_before(release: &str, (major, minor): (u32, u32)) -> bool {
 }
 
 /// Installs the filter in the worker and reads back that the kernel holds it.
-pub fn enter(f: &Filter) -> Result<Entered, String> {
+pub fn enter(f: &Filter) -> Result<Entered, EnterError> {
     let answered = match f {
         Filter::Notify => Some(supervise(&program(f))?),
-        _ => {
+        Filter::AllowAll { .. } | Filter::Default => {
             crate::sys::install_seccomp_filter(&program(f))
-                .map_err(|e| format!("installing the seccomp filter: {e}"))?;
+                .map_err(EnterError::call("installing the seccomp filter"))?;
             None
         }
     };
-    let status = std::fs::read_to_string("/proc/self/status").map_err(|e| format!("/proc/self/status: {e}"))?;
+    let status = std::fs::read_to_string("/proc/self/status").map_err(EnterError::call("/proc/self/status"))?;
     let field = |name: &str| {
         status.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_string()).unwrap_or_default()
     };
     let (mode, filters) = (field("Seccomp:"), field("Seccomp_filters:"));
     if mode != "2" {
-        return Err(format!("/proc/self/status says Seccomp: {mode:?} after the filter was installed"));
+        return Err(EnterError::NotInEffect(format!(
+            "/proc/self/status says Seccomp: {mode:?} after the filter was installed"
+        )));
     }
     let mut evidence = vec![format!(
         "seccomp mode {mode}, {filters} filter(s), {} instructions (/proc/self/status)",
@@ -492,7 +494,9 @@ pub fn enter(f: &Filter) -> Result<Entered, String> {
     if let Some(n) = answered {
         let n = n.load(std::sync::atomic::Ordering::SeqCst);
         if n == 0 {
-            return Err("the supervisor answered no call after the filter was installed".into());
+            return Err(EnterError::NotInEffect(
+                "the supervisor answered no call after the filter was installed".into(),
+            ));
         }
         evidence.push(format!("the supervisor has let {n} calls go on so far"));
     }
@@ -522,7 +526,7 @@ const ABANDONED: u8 = 3;
 /// measured code forks carries the filter (by design) but no copy of the listener. So
 /// when the worker dies, the listener dies with it, and a forked child still waiting
 /// for an answer gets ENOSYS instead of waiting for ever on a copy it holds itself.
-fn supervise(program: &[BpfInstruction]) -> Result<std::sync::Arc<std::sync::atomic::AtomicU64>, String> {
+fn supervise(program: &[BpfInstruction]) -> Result<std::sync::Arc<std::sync::atomic::AtomicU64>, EnterError> {
     use std::os::fd::{AsFd, AsRawFd, IntoRawFd};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicI32, AtomicU8, AtomicU64, Ordering};
@@ -565,12 +569,12 @@ fn supervise(program: &[BpfInstruction]) -> Result<std::sync::Arc<std::sync::ato
             eprintln!("oscost: the seccomp supervisor stopped; the worker ends");
             std::process::abort();
         })
-        .map_err(|e| format!("starting the supervisor: {e}"))?;
+        .map_err(EnterError::call("starting the supervisor"))?;
     let listener = match crate::sys::install_seccomp_listener(program) {
         Ok(listener) => listener,
         Err(e) => {
             state.store(ABANDONED, Ordering::Release);
-            return Err(format!("installing the seccomp filter with a listener: {e}"));
+            return Err(EnterError::call("installing the seccomp filter with a listener")(e));
         }
     };
     raw.store(listener.as_raw_fd(), Ordering::Release);

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, Entered, Kind, Unavailable};
+use super::{Condition, EnterError, Entered, Kind, Malformed, Unavailable};
 use crate::sys::{SpeculationFeature, SpeculationFeatureState};
 
 pub const KIND: Kind = Kind { name: "spec", parse, forms: "spec:ssb, spec:ib" };
@@ -21,11 +21,11 @@ pub enum Feature {
     Ib,
 }
 
-fn parse(rest: &str) -> Result<Condition, String> {
+fn parse(rest: &str) -> Result<Condition, Malformed> {
     match rest {
         "ssb" => Ok(Condition::Spec(Feature::Ssb)),
         "ib" => Ok(Condition::Spec(Feature::Ib)),
-        _ => Err(format!("{rest:?} is not ssb or ib")),
+        _ => Err(Malformed::NotOneOf { given: rest.into(), expected: "ssb or ib" }),
     }
 }
 
@@ -69,13 +69,15 @@ pub fn check(f: Feature) -> Result<Feature, Unavailable> {
 }
 
 /// Force-disables the feature in the worker and reads back that it is.
-pub fn enter(f: Feature) -> Result<Entered, String> {
-    crate::sys::force_disable_speculation(f.raw()).map_err(|e| format!("PR_SET_SPECULATION_CTRL: {e}"))?;
-    let state = crate::sys::speculation_state(f.raw()).map_err(|e| format!("PR_GET_SPECULATION_CTRL: {e}"))?;
+pub fn enter(f: Feature) -> Result<Entered, EnterError> {
+    crate::sys::force_disable_speculation(f.raw()).map_err(EnterError::call("PR_SET_SPECULATION_CTRL"))?;
+    let state = crate::sys::speculation_state(f.raw()).map_err(EnterError::call("PR_GET_SPECULATION_CTRL"))?;
     match state {
         Some(s) if s.contains(SpeculationFeatureState::FORCE_DISABLE) => Ok(Entered::Here {
             evidence: vec![format!("{f} force-disabled (PR_GET_SPECULATION_CTRL = {:#x})", s.bits())],
         }),
-        other => Err(format!("PR_GET_SPECULATION_CTRL reads {other:?} after force-disabling {f}")),
+        other => {
+            Err(EnterError::NotInEffect(format!("PR_GET_SPECULATION_CTRL reads {other:?} after force-disabling {f}")))
+        }
     }
 }

@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::journal::{self, Claim, Restore, Undo};
-use super::{Condition, Kind, Unavailable};
+use super::{Condition, Kind, Malformed, Unavailable};
 
 pub const KIND: Kind = Kind { name: "thp", parse, forms: "thp:always, thp:never" };
 
@@ -40,11 +40,11 @@ pub enum Mode {
     Never,
 }
 
-fn parse(rest: &str) -> Result<Condition, String> {
+fn parse(rest: &str) -> Result<Condition, Malformed> {
     match rest {
         "always" => Ok(Condition::Thp(Mode::Always)),
         "never" => Ok(Condition::Thp(Mode::Never)),
-        _ => Err(format!("{rest:?} is not always or never")),
+        _ => Err(Malformed::NotOneOf { given: rest.into(), expected: "always or never" }),
     }
 }
 
@@ -70,7 +70,7 @@ pub fn check(_: Mode) -> Result<(), Unavailable> {
     if !crate::sys::is_root() {
         return Err(Unavailable(format!("changing {SETTING} needs root")));
     }
-    journal::folder().map(drop).map_err(Unavailable)
+    journal::folder().map(drop).map_err(|e| Unavailable(e.to_string()))
 }
 
 /// The setting held by this run: the lock, and the record of the original value and
@@ -82,7 +82,7 @@ pub struct Held {
     original: String,
     /// Why the last round's rows are not the condition's (the setting did not hold
     /// through it): set from the evidence, taken when the round is judged.
-    fault: std::sync::Mutex<Option<String>>,
+    fault: std::sync::Mutex<Option<NotHeld>>,
     _restore: Restore,
     _claim: std::sync::Arc<Claim>,
 }
@@ -102,12 +102,12 @@ pub fn prepare(m: Mode) -> Result<Held, Unavailable> {
 
 impl Held {
     /// Keeps why the round just ended is not the condition's (None: it is).
-    pub fn set_fault(&self, why: Option<String>) {
+    pub fn set_fault(&self, why: Option<NotHeld>) {
         *self.fault.lock().unwrap_or_else(|e| e.into_inner()) = why;
     }
 
     /// Why the round just ended is not the condition's, once.
-    pub fn take_fault(&self) -> Option<String> {
+    pub fn take_fault(&self) -> Option<NotHeld> {
         self.fault.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
@@ -122,6 +122,21 @@ pub struct NotHeld {
     mode: Mode,
 }
 
+/// Why the mode could not be set for a round.
+#[derive(Debug, thiserror::Error)]
+pub enum SetError {
+    #[error("reading {SETTING}")]
+    Unreadable,
+    #[error(
+        "{SETTING} reads {now}, not the {found} this run found: someone else changed it, so it is left as it is and the round is not measured under thp:{mode}"
+    )]
+    Changed { now: String, found: String, mode: Mode },
+    #[error("writing {mode} to {SETTING}: {source}")]
+    Write { mode: Mode, source: std::io::Error },
+    #[error("{SETTING} does not read {mode} after it was written")]
+    NotWritten { mode: Mode },
+}
+
 /// The mode set for one round: the original put back when dropped, if the setting
 /// still reads the mode.
 pub struct Round {
@@ -131,19 +146,16 @@ pub struct Round {
 
 /// Sets the mode for a round, if the setting reads the original the run found (else
 /// someone else changed it, and it is theirs).
-pub fn set(h: &Held) -> Result<Round, String> {
-    let now = current().ok_or_else(|| format!("reading {SETTING}"))?;
+pub fn set(h: &Held) -> Result<Round, SetError> {
+    let now = current().ok_or(SetError::Unreadable)?;
     if now != h.original {
-        return Err(format!(
-            "{SETTING} reads {now}, not the {} this run found: someone else changed it, so it is left as it is and the round is not measured under thp:{}",
-            h.original, h.mode
-        ));
+        return Err(SetError::Changed { now, found: h.original.clone(), mode: h.mode });
     }
     let m = h.mode;
-    journal::write_setting(Path::new(SETTING), &m.to_string()).map_err(|e| format!("writing {m} to {SETTING}: {e}"))?;
+    journal::write_setting(Path::new(SETTING), &m.to_string()).map_err(|source| SetError::Write { mode: m, source })?;
     let round = Round { mode: m, original: h.original.clone() };
     if current().as_deref() != Some(&m.to_string()) {
-        return Err(format!("{SETTING} does not read {m} after it was written"));
+        return Err(SetError::NotWritten { mode: m });
     }
     Ok(round)
 }

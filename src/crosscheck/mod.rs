@@ -388,7 +388,7 @@ struct Oscost {
 
 impl Oscost {
     fn new(quick: bool) -> Self {
-        let noop = crate::helper::Executable::embedded().map(std::sync::Arc::new);
+        let noop = crate::helper::Executable::embedded().map(std::sync::Arc::new).map_err(Into::into);
         let opts = BenchOptions::smallest(noop, 100);
         let cfg = if quick { MeasureConfig::quick() } else { MeasureConfig::standard() };
         Oscost { cfg, calib: crate::session::calibrate(quick), opts }

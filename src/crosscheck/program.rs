@@ -103,7 +103,7 @@ pub fn locate(program: Program) -> Located {
         let exe = match Executable::open_verified(&path) {
             Ok(exe) => exe,
             Err(why) => {
-                refused.push(why);
+                refused.push(why.to_string());
                 continue;
             }
         };
@@ -243,6 +243,7 @@ impl Prepared {
         let helper = match a {
             AnchorId::Hyperfine => Some(
                 Executable::embedded()
+                    .map_err(|e| e.to_string())
                     .and_then(|h| h.inherit().map_err(|e| e.to_string()))
                     .map_err(|e| format!("the no-op helper: {e}"))?,
             ),

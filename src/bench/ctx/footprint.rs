@@ -25,11 +25,12 @@ pub fn cost(_: Scope, o: &BenchOptions, _: &MeasureConfig) -> Cost {
 }
 
 /// The sweep needs a size, and the walk a stride of at least one byte.
-pub fn check(o: &BenchOptions) -> Result<(), String> {
+pub fn check(o: &BenchOptions) -> Result<(), crate::bench::OptionError> {
+    use crate::bench::OptionError;
     if o.footprint_sizes.is_empty() {
-        return Err("--sizes: give at least one working-set size".into());
+        return Err(OptionError::Empty { flag: "--sizes", what: "working-set size" });
     }
-    if o.footprint_stride == 0 { Err("--stride must be at least 1 byte".into()) } else { Ok(()) }
+    if o.footprint_stride == 0 { Err(OptionError::ZeroStride) } else { Ok(()) }
 }
 
 /// Reads one word per stride of `buf`: the working-set walk.

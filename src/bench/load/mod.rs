@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{BenchDef, BenchOptions, Cost, Family, RoundPlan, Scope, no_check};
+use super::{BenchDef, BenchOptions, Cost, Family, OptionError, RoundPlan, Scope, no_check};
 use crate::runner::MeasureConfig;
 use crate::tasks::Mode;
 
@@ -44,31 +44,31 @@ fn seconds(s: f64) -> Duration {
 }
 
 /// A list of task counts: not empty, each at least `min`, and within the limits.
-fn check_counts(flag: &str, counts: &[usize], min: usize, mode: Mode, fds: usize) -> Result<(), String> {
+fn check_counts(flag: &'static str, counts: &[usize], min: usize, mode: Mode, fds: usize) -> Result<(), OptionError> {
     let Some(&max) = counts.iter().max() else {
-        return Err(format!("{flag}: give at least one task count"));
+        return Err(OptionError::Empty { flag, what: "task count" });
     };
     if let Some(&small) = counts.iter().find(|&&n| n < min) {
-        return Err(format!("{flag}: {small} is too few; each count must be at least {min}"));
+        return Err(OptionError::TooFew { flag, given: small, min });
     }
-    group::check_limits(mode, max, fds).map_err(|e| format!("{flag}: {e}"))
+    group::check_limits(mode, max, fds).map_err(|source| OptionError::Limits { option: flag.into(), source })
 }
 
 /// The sweep needs the measuring task and at least one more on the CPU.
-fn check_tasks(o: &BenchOptions) -> Result<(), String> {
+fn check_tasks(o: &BenchOptions) -> Result<(), OptionError> {
     check_counts("--tasks", &o.tasks, 2, Mode::Process, 2)
 }
 
-fn check_storm(o: &BenchOptions) -> Result<(), String> {
+fn check_storm(o: &BenchOptions) -> Result<(), OptionError> {
     check_counts("--storm-tasks", &o.storm_tasks, 1, Mode::Thread, 0)
 }
 
-fn check_chat(o: &BenchOptions) -> Result<(), String> {
+fn check_chat(o: &BenchOptions) -> Result<(), OptionError> {
     if o.rooms == 0 || o.messages == 0 {
-        return Err("--rooms and --messages must be at least 1".into());
+        return Err(OptionError::NoChat);
     }
     group::check_limits(Mode::Thread, o.rooms * chat::THREADS_PER_ROOM, 4)
-        .map_err(|e| format!("--rooms {}: {e}", o.rooms))
+        .map_err(|source| OptionError::Limits { option: format!("--rooms {}", o.rooms), source })
 }
 
 pub static BENCHES: [BenchDef; 5] = [

@@ -202,7 +202,11 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             let mut curve = Vec::new();
             for &n in &sizes {
                 if let Err(why) = check_limits(mode, n, if design == "ring" { 2 } else { 0 }) {
-                    out.skip("load.runqueue", &format!("design={design} mode={} tasks={n}", mode.as_str()), why);
+                    out.skip(
+                        "load.runqueue",
+                        &format!("design={design} mode={} tasks={n}", mode.as_str()),
+                        why.to_string(),
+                    );
                     continue;
                 }
                 let row = point(ctx, design, mode, n, &cpu)?;

@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
     for &n in &ctx.opts.storm_tasks {
         if let Err(why) = check_limits(Mode::Thread, n, 0) {
-            out.skip("load.yield_storm", &format!("tasks={n}"), why);
+            out.skip("load.yield_storm", &format!("tasks={n}"), why.to_string());
             continue;
         }
         let group = TaskGroup::start(Mode::Thread, n, &allowed, None, yield_counting)?;
