@@ -68,6 +68,7 @@ pub mod session;
 pub mod sim;
 pub mod stats;
 pub mod store;
+pub mod stored_profiles;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod tasks;

@@ -263,6 +263,17 @@ fn trace_spec_for(req: &RunRequest) -> Option<crate::trace::TraceSpec> {
 /// Runs the request. Errors before the first measurement are returned as errors;
 /// failures of single benchmarks are reported in the outcome and the run goes on.
 pub fn execute(req: RunRequest) -> Result<RunOutcome> {
+    execute_then(req, None)
+}
+
+/// [`execute`] for a suite: its simulations (see [`add_suite_simulations`]) are added
+/// to the run once the benchmarks are done, before the run is marked finished.
+pub fn execute_suite(req: RunRequest, suite: &str) -> Result<RunOutcome> {
+    execute_then(req, Some(suite))
+}
+
+/// The run's lifecycle: begun, measured, `suite`'s simulations added, finished.
+fn execute_then(req: RunRequest, suite: Option<&str>) -> Result<RunOutcome> {
     if req.executor == crate::worker::Executor::Workers {
         crate::leftovers::clean_up_after_killed_runs();
     }
@@ -280,6 +291,9 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     if let Some(b) = tally.bar.take() {
         b.finish_and_clear();
     }
+    if let Some(suite) = suite.filter(|_| storage_error.is_none()) {
+        add_suite_simulations(suite, &mut run, &req.db)?;
+    }
     let stopped_by = sys::stop_signal();
     let status = final_status(storage_error.is_some(), stopped_by.is_some(), !tally.failures.is_empty());
     let id = run.id;
@@ -295,6 +309,24 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
         elapsed: setup.started.elapsed(),
         round_caps,
     })
+}
+
+/// A suite's simulations, added to its run: the texts' experiments under the period
+/// profile and under `live` (its switch costs from this very run, else from the newest
+/// run stored in `db` that has them). Said on standard error, as the run's notes are.
+fn add_suite_simulations(suite: &str, run: &mut OpenRun, db: &Path) -> Result<()> {
+    let id = run.id;
+    let (doc, _) = run.store().load_run(id)?;
+    let source = crate::stored_profiles::StoredProfiles::reading(db);
+    let Some(chosen) = crate::sim::profile_source::suite_profiles(suite, &doc, &source) else { return Ok(()) };
+    for note in &chosen.notes {
+        eprintln!("note: {note}");
+    }
+    let names: Vec<&str> = chosen.profiles.iter().map(|p| p.name.as_str()).collect();
+    eprintln!("simulating the suite's experiments ({}) …", names.join(", "));
+    let rows = crate::sim::suites::rows(suite, &chosen.profiles, sys::interrupted);
+    run.store().add_benchmark(id, &rows, &[])?;
+    Ok(())
 }
 
 /// What a run measures with, settled before it begins.

@@ -944,11 +944,10 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
         wait_until(when, args.quiet || args.json)?;
     }
     let req = run_request(&args, (selected, options), db, crate::model::RunKind::Measure);
-    let db = req.db.clone();
-    let mut outcome = session::execute(req)?;
-    if let Some(s) = suite {
-        add_suite_simulations(s.name, &db, &mut outcome)?;
-    }
+    let outcome = match suite {
+        Some(s) => session::execute_suite(req, s.name)?,
+        None => session::execute(req)?,
+    };
     let (doc, skipped) = outcome.store.load_run(outcome.run_id).context("reading the run back from the database")?;
     let run = [(doc, skipped)];
     let unwritten = write_exports(&args, &run);
@@ -1141,30 +1140,6 @@ fn wait_until(when: args::StartAt, quiet: bool) -> Result<()> {
     Ok(())
 }
 
-/// A suite's simulations, added to its run: the texts' experiments under the period
-/// profile and under `live` (its switch costs from this very run, else from the newest
-/// stored run that has them).
-fn add_suite_simulations(suite: &str, db: &Path, outcome: &mut session::RunOutcome) -> Result<()> {
-    let mut profiles = Vec::new();
-    match crate::sim::suites::period_profile(suite) {
-        Some(Ok(p)) => profiles.push(p),
-        Some(Err(e)) => eprintln!("note: no period simulation: {e}"),
-        None => return Ok(()),
-    }
-    let (doc, _) = outcome.store.load_run(outcome.run_id)?;
-    match crate::sim::cost::StoredSwitch::from_run(&doc).or_else(|| stored_switch(db).ok()) {
-        Some(s) => profiles.push(crate::sim::cost::live(s)),
-        None => eprintln!("note: no live simulation: no run has load.runqueue yield rows at 2 tasks"),
-    }
-    eprintln!(
-        "simulating the suite's experiments ({}) …",
-        profiles.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
-    );
-    let rows = crate::sim::suites::rows(suite, &profiles, crate::sys::interrupted);
-    outcome.store.add_benchmark(outcome.run_id, &rows, &[])?;
-    Ok(())
-}
-
 /// A stop signal's name, for messages.
 fn signal_name(sig: i32) -> &'static str {
     match sig {
@@ -1241,83 +1216,14 @@ fn trace(d: std::time::Duration, command: &[String], json: bool, db: PathBuf) ->
     })
 }
 
-/// The switch costs a live profile takes from the newest stored run that has them.
-fn stored_switch(db: &std::path::Path) -> Result<crate::sim::cost::StoredSwitch, String> {
-    crate::sim::stored::switch_costs(db).map_err(|e| e.to_string())
-}
-
-/// The stored switch costs, measured now (a run of `load.runqueue` at 2 tasks in a
-/// child oscost, stored in `db` like any run) when no stored run has them.
-fn stored_or_measured_switch(db: &std::path::Path) -> Result<crate::sim::cost::StoredSwitch> {
-    if let Ok(s) = stored_switch(db) {
-        return Ok(s);
-    }
-    let args = ["run", "load.runqueue", "--tasks", "2", "--rounds", "3", "--quick", "--no-trace"];
-    eprintln!(
-        "the live profile needs this machine's thread and process switch: no stored run has them, so measuring them now (oscost {} --db {})",
-        args.join(" "),
-        db.display()
-    );
-    let exe = std::env::current_exe().context("finding oscost's own executable")?;
-    let status = std::process::Command::new(exe)
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .context("running the switch measurement")?;
-    if !status.success() {
-        anyhow::bail!("measuring the switch costs failed ({status})");
-    }
-    stored_switch(db).map_err(anyhow::Error::msg)
-}
-
-/// The profile `--profile` names: `live` (this machine, measured now), `live@RUN` (the
-/// profile a stored sim run carries), `pentium200` or `smp2002` (fitted).
-fn sim_profile(name: &str, db: &std::path::Path) -> Result<crate::sim::CostProfile> {
-    use crate::sim::cost;
-    if let Some(run) = name.strip_prefix("live@") {
-        let id: i64 = run.parse().map_err(|_| UsageError(format!("--profile live@RUN takes a run id, not {run:?}")))?;
-        return crate::sim::stored::profile_of_run(db, id).map_err(|e| match e {
-            crate::sim::stored::StoredProfileError::NotASimulation(_) => UsageError(e.to_string()).into(),
-            other => other.into(),
-        });
-    }
-    Ok(match name {
-        "live" => cost::live(stored_or_measured_switch(db)?),
-        "pentium200" => cost::pentium200()?,
-        "smp2002" => crate::sim::fit::smp2002()?,
-        other => return Err(UsageError(cost::ProfileError::Unknown(other.into()).to_string()).into()),
-    })
-}
-
-/// Longest run of one simulation's sizes (virtual work grows with them).
-const SIM_MAX_TASKS: usize = 4096;
-const SIM_MAX_CPUS: usize = 64;
-
 fn sim(plan: crate::sim::run::Plan, profile: &str, json: bool, db: PathBuf) -> Result<i32> {
-    if plan.cpus.iter().any(|&c| c == 0 || c > SIM_MAX_CPUS) {
-        return Err(UsageError(format!("--cpus must be between 1 and {SIM_MAX_CPUS}")).into());
-    }
-    if let Some(t) = &plan.tasks
-        && t.iter().any(|&n| n == 0 || n > SIM_MAX_TASKS)
-    {
-        return Err(UsageError(format!("--tasks must be between 1 and {SIM_MAX_TASKS}")).into());
-    }
-    if plan.messages == 0 || plan.messages > 10_000 {
-        return Err(UsageError("--messages must be between 1 and 10000".into()).into());
-    }
-    let profile = sim_profile(profile, &db)?;
+    crate::sim::command::check(&plan).map_err(|e| UsageError(e.to_string()))?;
+    let source = crate::stored_profiles::StoredProfiles::measuring(&db);
+    let profile = crate::sim::profile_source::choose(profile, &source)
+        .map_err(|e| if e.is_usage() { UsageError(e.to_string()).into() } else { anyhow::Error::from(e) })?;
     eprintln!("simulating with the {} profile ({}) …", profile.name, profile.machine);
     recorded_run(db, crate::model::RunKind::Sim, json, || {
-        let mut rows = Vec::new();
-        for p in plan.params() {
-            if crate::sys::interrupted() {
-                break;
-            }
-            rows.extend(crate::sim::run::simulate_rows(&p, &profile));
-        }
-        Ok((rows, Vec::new()))
+        Ok((crate::sim::command::rows(&plan, &profile, crate::sys::interrupted), Vec::new()))
     })
 }
 

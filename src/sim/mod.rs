@@ -11,12 +11,13 @@
 //! seed and same profile: the same output, to the nanosecond (a stored run carries its
 //! profile, so `--profile live@RUN` repeats it).
 
+pub mod command;
 pub mod cost;
 pub mod engine;
 pub mod fit;
 pub mod policy;
+pub mod profile_source;
 pub mod run;
-pub mod stored;
 pub mod suites;
 pub mod types;
 pub mod workload;

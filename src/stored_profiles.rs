@@ -1,0 +1,139 @@
+//! The simulator's profiles from a results database: `live` from the newest stored
+//! run that measured this machine's thread and process switch (`load.runqueue` yield
+//! rows at 2 tasks), measured now in a child oscost when none has them and the caller
+//! allows it, and `live@RUN` from a stored simulation, which carries the profile it
+//! ran under. The simulator sees only the [`ProfileSource`] this is.
+
+use std::path::Path;
+
+use crate::sim::CostProfile;
+use crate::sim::cost::StoredSwitch;
+use crate::sim::profile_source::{ProfileSource, SourceError};
+use crate::store::{RunFilter, Store, StoreError};
+
+/// Why no stored profile could be had.
+#[derive(Debug, thiserror::Error)]
+pub enum StoredProfileError {
+    #[error("{0} holds no runs")]
+    NoDatabase(String),
+    #[error("no run in {0} has them")]
+    NoRunHasThem(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why measuring the switch costs failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    #[error("the switch costs are only read here, not measured")]
+    NotAllowed,
+    #[error("finding oscost's own executable")]
+    OwnExecutable(#[source] std::io::Error),
+    #[error("running the switch measurement")]
+    Start(#[source] std::io::Error),
+    #[error("measuring the switch costs failed ({0})")]
+    Failed(std::process::ExitStatus),
+}
+
+/// The switch costs of the newest run in `db` that has them.
+pub fn switch_costs(db: &Path) -> Result<StoredSwitch, StoredProfileError> {
+    if !db.exists() && !crate::store::is_postgres(db) {
+        return Err(StoredProfileError::NoDatabase(db.display().to_string()));
+    }
+    let store = Store::open(db)?;
+    let filter = RunFilter { benchmark: Some("load.runqueue".into()), ..Default::default() };
+    for listing in store.list_runs(&filter)? {
+        let (doc, _) = store.load_run(listing.id)?;
+        if let Some(s) = StoredSwitch::from_run(&doc) {
+            return Ok(s);
+        }
+    }
+    Err(StoredProfileError::NoRunHasThem(db.display().to_string()))
+}
+
+/// The profile stored run `run` in `db` ran under; `None` when it is not a simulation.
+pub fn profile_of_run(db: &Path, run: i64) -> Result<Option<CostProfile>, StoredProfileError> {
+    let store = Store::open_existing(db)?;
+    let (doc, _) = store.load_run(run)?;
+    Ok(doc.results.iter().find_map(crate::sim::run::profile_of))
+}
+
+/// The switch measurement a `live` profile runs when no stored run has the figures.
+const MEASURE_ARGS: [&str; 8] = ["run", "load.runqueue", "--tasks", "2", "--rounds", "3", "--quick", "--no-trace"];
+
+/// Measures the switch costs now: a run of `load.runqueue` at 2 tasks in a child
+/// oscost (this executable), stored in `db` like any run.
+fn measure_into(db: &Path) -> Result<(), MeasureError> {
+    eprintln!(
+        "the live profile needs this machine's thread and process switch: no stored run has them, so measuring them now (oscost {} --db {})",
+        MEASURE_ARGS.join(" "),
+        db.display()
+    );
+    let exe = std::env::current_exe().map_err(MeasureError::OwnExecutable)?;
+    let status = std::process::Command::new(exe)
+        .args(MEASURE_ARGS)
+        .arg("--db")
+        .arg(db)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(MeasureError::Start)?;
+    if !status.success() {
+        return Err(MeasureError::Failed(status));
+    }
+    Ok(())
+}
+
+/// A database as the simulator's profile source.
+pub struct StoredProfiles<'a> {
+    db: &'a Path,
+    measure: bool,
+}
+
+impl<'a> StoredProfiles<'a> {
+    /// Reads `db` only: a `live` profile without stored switch costs is refused.
+    pub fn reading(db: &'a Path) -> Self {
+        Self { db, measure: false }
+    }
+
+    /// Reads `db`, and measures the switch costs into it when no run there has them
+    /// (this executable must be oscost).
+    pub fn measuring(db: &'a Path) -> Self {
+        Self { db, measure: true }
+    }
+}
+
+impl ProfileSource for StoredProfiles<'_> {
+    fn stored_switch(&self) -> Result<StoredSwitch, SourceError> {
+        Ok(switch_costs(self.db)?)
+    }
+
+    fn measure_switch(&self) -> Result<StoredSwitch, SourceError> {
+        if !self.measure {
+            return Err(MeasureError::NotAllowed.into());
+        }
+        measure_into(self.db)?;
+        Ok(switch_costs(self.db)?)
+    }
+
+    fn profile_of_run(&self, run: i64) -> Result<Option<CostProfile>, SourceError> {
+        Ok(profile_of_run(self.db, run)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_not_there_has_no_costs_and_reading_never_measures() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("none.db");
+        let source = StoredProfiles::reading(&db);
+        assert!(source.stored_switch().unwrap_err().to_string().contains("holds no runs"));
+        assert!(matches!(
+            source.measure_switch().unwrap_err().downcast_ref::<MeasureError>(),
+            Some(MeasureError::NotAllowed)
+        ));
+        assert!(!db.exists(), "reading created no database");
+    }
+}
