@@ -50,9 +50,20 @@ pub fn write_new(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
 pub fn private_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
     // The creator in the name, so that a later run can remove a folder a killed run left.
     tempfile::Builder::new()
-        .prefix(&crate::leftovers::scratch_prefix(prefix))
+        .prefix(&scratch_prefix(prefix))
         .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir()
+}
+
+/// The name prefix of a scratch folder of kind `kind` (one of the kinds a later run sweeps, such
+/// as `oscost-target-`): the kind, then this process's pid and start time, so that a
+/// later run can tell whether its creator is gone. Just `kind` when /proc cannot say.
+pub fn scratch_prefix(kind: &str) -> String {
+    let pid = crate::sys::getpid();
+    match crate::procfs::process_start_ticks(pid) {
+        Some(start) => format!("{kind}{pid}.{start}-"),
+        None => kind.to_string(),
+    }
 }
 
 /// Replaces `path` with `bytes` so that a reader sees the old file or the new one,

@@ -13,7 +13,7 @@
 //! another leader, or a marker of another boot, is dropped without killing anything.
 //!
 //! Scratch folders ([`crate::files::private_dir`]) carry their creator's pid and start
-//! time in their names ([`scratch_prefix`]). A later run removes those a killed oscost
+//! time in their names ([`crate::files::scratch_prefix`]). A later run removes those a killed oscost
 //! left: real folders (never a link), owned by the user it runs as, mode 0700, of a
 //! scratch kind ([`SCRATCH_KINDS`]; a rescue folder is kept for the user), whose
 //! creator is gone. Anything else is left alone.
@@ -23,7 +23,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::store::Owner;
+use crate::procfs::Owner;
 
 /// The kinds of scratch folder a later run may remove: what a run creates for itself
 /// and drops when it ends.
@@ -304,17 +304,6 @@ pub fn end_orphan_groups(temp: &Path) -> Result<usize, LeftoverError> {
         }
     }
     Ok(ended)
-}
-
-/// The name prefix of a scratch folder of kind `kind` (one of [`SCRATCH_KINDS`], such
-/// as `oscost-target-`): the kind, then this process's pid and start time, so that a
-/// later run can tell whether its creator is gone. Just `kind` when /proc cannot say.
-pub fn scratch_prefix(kind: &str) -> String {
-    let pid = crate::sys::getpid();
-    match crate::procfs::process_start_ticks(pid) {
-        Some(start) => format!("{kind}{pid}.{start}-"),
-        None => kind.to_string(),
-    }
 }
 
 /// The creator (pid, start time) a scratch folder's name records, if it is one.

@@ -69,6 +69,7 @@ pub mod sim;
 pub mod stats;
 pub mod store;
 pub mod stored_profiles;
+pub mod sweep;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod tasks;

@@ -245,6 +245,28 @@ pub fn parse_cpu_list(text: &str) -> Vec<usize> {
     out
 }
 
+/// The process that owns a run: its pid, its start time since boot (clock ticks) and
+/// the boot, which together name it even after its pid is reused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub pid: i32,
+    pub start_ticks: u64,
+    pub boot_id: String,
+}
+
+impl Owner {
+    /// This process, if /proc says who it is.
+    pub fn current() -> Option<Self> {
+        let pid = std::process::id() as i32;
+        Some(Self { pid, start_ticks: process_start_ticks(pid)?, boot_id: boot_id()? })
+    }
+
+    /// Whether this process still runs (on this machine, since this boot).
+    pub fn alive(&self) -> bool {
+        boot_id().as_deref() == Some(self.boot_id.as_str()) && process_start_ticks(self.pid) == Some(self.start_ticks)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

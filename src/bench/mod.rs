@@ -303,7 +303,7 @@ pub fn registry() -> Vec<&'static BenchDef> {
 }
 
 /// The sweep charts the families declare, for the HTML report.
-pub fn sweeps() -> Vec<crate::report::charts::SweepSpec> {
+pub fn sweeps() -> Vec<crate::sweep::SweepSpec> {
     vec![load::runqueue::SWEEP, ctx::footprint::SWEEP, spawn::FORK_MEM_SWEEP]
 }
 

@@ -487,11 +487,11 @@ pub static BENCHES: [BenchDef; 10] = [
 
 /// `spawn.fork_mem`'s chart: fork+exit against the parent's touched memory, a series
 /// per transparent-huge-page setting.
-pub const FORK_MEM_SWEEP: crate::report::charts::SweepSpec = crate::report::charts::SweepSpec {
+pub const FORK_MEM_SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
     benchmark: "spawn.fork_mem",
     title: "fork+exit against touched parent memory",
     x_title: "parent memory, MiB",
-    x_axis: crate::report::charts::XAxis::Linear,
+    x_axis: crate::sweep::XAxis::Linear,
     unit: "ns/call",
     place: |r| {
         let mib = r.param_f64("parent_mem_bytes")? / f64::from(1u32 << 20);

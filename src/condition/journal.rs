@@ -127,7 +127,7 @@ pub enum Refusal {
 
 /// The values a setting oscost changes outside a cgroup may hold, by its path.
 fn known_setting(path: &Path) -> Option<&'static [&'static str]> {
-    [(super::thp::SETTING, super::thp::VALUES)].into_iter().find(|(p, _)| Path::new(p) == path).map(|(_, v)| v)
+    super::settings::KNOWN.into_iter().find(|(p, _)| Path::new(p) == path).map(|(_, v)| v)
 }
 
 impl Undo {
@@ -662,7 +662,7 @@ mod tests {
     /// Tests that change the THP setting or its lock run one at a time.
     static THP_SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-    const THP: &str = super::super::thp::SETTING;
+    const THP: &str = super::super::settings::THP;
 
     fn write_record(dir: &Path, name: &str, entry: &Entry) -> PathBuf {
         let file = dir.join(name);

@@ -30,6 +30,7 @@ mod ns;
 mod observer;
 mod sched;
 mod seccomp;
+mod settings;
 mod spec;
 mod thp;
 

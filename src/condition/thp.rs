@@ -24,10 +24,7 @@ use super::{Condition, Kind, Malformed, Unavailable};
 
 pub const KIND: Kind = Kind { name: "thp", parse, forms: "thp:always, thp:never" };
 
-pub const SETTING: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
-
-/// The values the setting takes.
-pub const VALUES: &[&str] = &["always", "madvise", "never"];
+pub const SETTING: &str = super::settings::THP;
 
 /// How long a run waits for another that holds the setting before it skips the
 /// condition: long enough for a run that is ending to put it back.

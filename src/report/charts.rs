@@ -15,6 +15,7 @@ use super::matrix::Matrix;
 use super::svg::{Axis, Frame, Key, Mark, bytes_label, clip, legend, tick_label};
 use crate::model::{Method, ResultRow};
 use crate::stats;
+pub use crate::sweep::{SweepSpec, XAxis};
 
 pub const PALETTE: [&str; 8] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"];
 /// The colour of a flagged point, and of a `slower` verdict.
@@ -60,20 +61,6 @@ pub struct Series {
     pub points: Vec<Point>,
 }
 
-/// A sweep's chart as its family declares it: which rows it draws, the x each row
-/// stands at and the series it belongs to (read from the row's parameters by the
-/// family, which knows their names and types). The report knows no family: it draws
-/// what it is given.
-pub struct SweepSpec {
-    pub benchmark: &'static str,
-    pub title: &'static str,
-    pub x_title: &'static str,
-    pub x_axis: XAxis,
-    pub unit: &'static str,
-    /// The row's series name and x, or None for a row not on the chart.
-    pub place: fn(&ResultRow) -> Option<(String, f64)>,
-}
-
 /// A sweep's chart: its batch rows, each at its place, with intervals and flags.
 pub fn sweep_chart(spec: &SweepSpec, results: &[ResultRow]) -> String {
     let mut series: Vec<Series> = Vec::new();
@@ -86,17 +73,6 @@ pub fn sweep_chart(spec: &SweepSpec, results: &[ResultRow]) -> String {
         }
     }
     line_chart(spec.title, spec.x_title, spec.unit, spec.x_axis, &series)
-}
-
-/// What the x values of a line chart are, for its ticks.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum XAxis {
-    /// Counts on a log-2 axis (tasks, CPUs).
-    Log2Count,
-    /// Bytes on a log-2 axis.
-    Log2Bytes,
-    /// Plain numbers on a linear axis.
-    Linear,
 }
 
 /// A line chart of several series against x, with error bars where a point has an

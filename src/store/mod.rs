@@ -349,28 +349,7 @@ pub(crate) fn encode_histogram(r: &ResultRow) -> Result<Vec<u8>, StoreError> {
     crate::histo::encode(&r.round_slices()).map_err(|e| StoreError::Malformed(e.to_string()))
 }
 
-/// The process that owns a run: its pid, its start time since boot (clock ticks) and
-/// the boot, which together name it even after its pid is reused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owner {
-    pub pid: i32,
-    pub start_ticks: u64,
-    pub boot_id: String,
-}
-
-impl Owner {
-    /// This process, if /proc says who it is.
-    pub fn current() -> Option<Self> {
-        let pid = std::process::id() as i32;
-        Some(Self { pid, start_ticks: crate::procfs::process_start_ticks(pid)?, boot_id: crate::procfs::boot_id()? })
-    }
-
-    /// Whether this process still runs (on this machine, since this boot).
-    pub fn alive(&self) -> bool {
-        crate::procfs::boot_id().as_deref() == Some(self.boot_id.as_str())
-            && crate::procfs::process_start_ticks(self.pid) == Some(self.start_ticks)
-    }
-}
+pub use crate::procfs::Owner;
 
 /// What a run's stored status means now: a run still marked `running` whose owner is
 /// gone was abandoned (killed without a chance to say so). Only a run of this host can

@@ -246,11 +246,11 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 }
 
 /// The sweep's chart: the extra cost per hand-off against the working set.
-pub const SWEEP: crate::report::charts::SweepSpec = crate::report::charts::SweepSpec {
+pub const SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
     benchmark: "ctx.footprint",
     title: "Cache footprint: extra cost per hand-off against working set",
     x_title: "working set per task (log scale)",
-    x_axis: crate::report::charts::XAxis::Log2Bytes,
+    x_axis: crate::sweep::XAxis::Log2Bytes,
     unit: "ns/hand-off",
     place: |r| Some(("extra per hand-off".into(), r.param_f64("size_bytes")?)),
 };

@@ -233,11 +233,11 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 
 /// The sweep's chart: time per switch against runnable tasks, a series per design and
 /// mode (the parameters this module writes on every row).
-pub const SWEEP: crate::report::charts::SweepSpec = crate::report::charts::SweepSpec {
+pub const SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
     benchmark: "load.runqueue",
     title: "Run-queue sweep: time per switch against runnable tasks",
     x_title: "runnable tasks (log scale)",
-    x_axis: crate::report::charts::XAxis::Log2Count,
+    x_axis: crate::sweep::XAxis::Log2Count,
     unit: "ns/switch",
     place: |r| {
         let x = r.param_f64("tasks")?;
