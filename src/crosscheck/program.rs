@@ -262,7 +262,7 @@ impl Prepared {
         let export_path = export.as_ref().map(|(_, f)| f.display().to_string()).unwrap_or_default();
         let pin = if a.pinned() {
             let allowed = sys::allowed_cpus().map_err(|e| format!("reading CPU affinity: {e}"))?;
-            let (cpus, _) = crate::tasks::PeerPlacement::SameCpu.cpus(&allowed)?;
+            let (cpus, _) = crate::tasks::PeerPlacement::SameCpu.cpus(&allowed).map_err(|e| e.to_string())?;
             cpus.first().copied()
         } else {
             None
