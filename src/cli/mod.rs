@@ -1186,7 +1186,7 @@ fn observe(d: std::time::Duration, iv: std::time::Duration, json: bool, db: Path
     }
     eprintln!("observing for {:.0} s every {} …", d.as_secs_f64(), report::fmt_ns(iv.as_nanos() as f64));
     recorded_run(db, crate::model::RunKind::Observe, json, || {
-        let trace = crate::observe::record(d, iv)?;
+        let trace = crate::observe::record(d, iv).map_err(|e| e.to_string())?;
         let summary = crate::observe::summarize_trace(&trace.running, trace.switches, trace.seconds)
             .map(|s| crate::observe::summary_line(&s));
         Ok((crate::observe::rows(&trace, iv), summary.into_iter().collect()))
