@@ -1186,7 +1186,7 @@ fn observe(d: std::time::Duration, iv: std::time::Duration, json: bool, db: Path
     }
     eprintln!("observing for {:.0} s every {} …", d.as_secs_f64(), report::fmt_ns(iv.as_nanos() as f64));
     recorded_run(db, crate::model::RunKind::Observe, json, || {
-        let trace = crate::observe::record(d, iv).map_err(|e| e.to_string())?;
+        let trace = crate::observe::record(d, iv)?;
         let summary = crate::observe::summarize_trace(&trace.running, trace.switches, trace.seconds)
             .map(|s| crate::observe::summary_line(&s));
         Ok((crate::observe::rows(&trace, iv), summary.into_iter().collect()))
@@ -1200,7 +1200,7 @@ fn recorded_run(
     db: PathBuf,
     kind: crate::model::RunKind,
     json: bool,
-    record: impl FnOnce() -> Result<(Vec<crate::model::ResultRow>, Vec<String>), String>,
+    record: impl FnOnce() -> Result<(Vec<crate::model::ResultRow>, Vec<String>)>,
 ) -> Result<i32> {
     let (run, lines) = crate::session::record(&db, kind, &command_line(), record)?;
     let (doc, skipped) = run.store.load_run(run.run_id)?;
@@ -1236,14 +1236,16 @@ fn trace(d: std::time::Duration, command: &[String], json: bool, db: PathBuf) ->
     let what = if command.is_empty() { "the whole machine".to_string() } else { format!("`{}`", command.join(" ")) };
     eprintln!("tracing {what} for up to {} …", report::fmt_ns(d.as_nanos() as f64));
     recorded_run(db, crate::model::RunKind::Trace, json, || {
-        let recorded = crate::trace::system::record(&spec, d, command).map_err(|e| e.to_string())?;
+        let recorded = crate::trace::system::record(&spec, d, command)?;
         Ok((crate::trace::system::rows(&recorded, command), crate::trace::system::summary(&recorded)))
     })
 }
 
 /// The switch costs a live profile takes from the newest stored run that has them.
-fn stored_switch(db: &std::path::Path) -> Result<crate::sim::cost::StoredSwitch, String> {
-    crate::sim::stored::switch_costs(db).map_err(|e| e.to_string())
+fn stored_switch(
+    db: &std::path::Path,
+) -> Result<crate::sim::cost::StoredSwitch, crate::sim::stored::StoredProfileError> {
+    crate::sim::stored::switch_costs(db)
 }
 
 /// The stored switch costs, measured now (a run of `load.runqueue` at 2 tasks in a
