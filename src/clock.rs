@@ -216,7 +216,7 @@ pub fn calibrate(span_ns: u64) -> Calibration {
         }
         Err(why) => {
             warnings.push(format!("{why}; per-call timing uses the monotonic clock"));
-            (PerCallSource::Monotonic, why, 1.0, 0.0)
+            (PerCallSource::Monotonic, why.to_string(), 1.0, 0.0)
         }
     };
 

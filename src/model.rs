@@ -14,23 +14,38 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The longest name a run may be saved under.
 pub const MAX_SAVE_NAME: usize = 64;
 
+/// Why a name cannot be a saved run's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SaveNameError {
+    #[error("a saved name cannot be empty")]
+    Empty,
+    #[error("a saved name is at most {MAX_SAVE_NAME} bytes ({len} given)")]
+    TooLong { len: usize },
+    #[error("{0:?} reads as a run id; choose a name with a letter in it")]
+    RunId(String),
+    #[error("\"latest\" always means the newest run; choose another name")]
+    Latest,
+    #[error("a saved name cannot hold control characters")]
+    Control,
+}
+
 /// A name to save a run under: one that `compare`, `show` and `report` can find again,
 /// so not empty, not a run id (all digits) and not `latest`; printable; short.
-pub fn check_save_name(name: &str) -> Result<(), String> {
+pub fn check_save_name(name: &str) -> Result<(), SaveNameError> {
     if name.trim().is_empty() {
-        return Err("a saved name cannot be empty".into());
+        return Err(SaveNameError::Empty);
     }
     if name.len() > MAX_SAVE_NAME {
-        return Err(format!("a saved name is at most {MAX_SAVE_NAME} bytes ({} given)", name.len()));
+        return Err(SaveNameError::TooLong { len: name.len() });
     }
     if name.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("{name:?} reads as a run id; choose a name with a letter in it"));
+        return Err(SaveNameError::RunId(name.into()));
     }
     if name == "latest" {
-        return Err("\"latest\" always means the newest run; choose another name".into());
+        return Err(SaveNameError::Latest);
     }
     if name.chars().any(char::is_control) {
-        return Err("a saved name cannot hold control characters".into());
+        return Err(SaveNameError::Control);
     }
     Ok(())
 }
@@ -772,11 +787,16 @@ impl RunStatus {
 
 /// A status read from text (an export): an unknown name says what the names are.
 impl TryFrom<String> for RunStatus {
-    type Error = String;
-    fn try_from(name: String) -> Result<Self, String> {
-        RunStatus::parse(&name).ok_or_else(|| format!("status {name:?} is none of {}", RunStatus::names()))
+    type Error = UnknownStatus;
+    fn try_from(name: String) -> Result<Self, UnknownStatus> {
+        RunStatus::parse(&name).ok_or(UnknownStatus(name))
     }
 }
+
+/// A run status by a name no status has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("status {0:?} is none of {names}", names = RunStatus::names())]
+pub struct UnknownStatus(pub String);
 
 impl std::fmt::Display for RunStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

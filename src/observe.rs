@@ -50,15 +50,20 @@ pub struct Trace {
     pub seconds: f64,
 }
 
+/// /proc/stat, which every sample reads, could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("cannot read /proc/stat")]
+pub struct Unreadable;
+
 /// Samples for `duration` every `interval`; stops early (keeping the trace) on Ctrl-C.
-pub fn record(duration: Duration, interval: Duration) -> Result<Trace, String> {
-    let (first, _) = crate::procfs::proc_stat().ok_or("cannot read /proc/stat")?;
+pub fn record(duration: Duration, interval: Duration) -> Result<Trace, Unreadable> {
+    let (first, _) = crate::procfs::proc_stat().ok_or(Unreadable)?;
     let start = sys::monotonic_raw_ns();
     let (mut prev_ctxt, mut prev_t) = (first, start);
     let mut t = Trace { running: Vec::new(), rates: Vec::new(), switches: 0, seconds: 0.0 };
     while sys::monotonic_raw_ns() - start < duration.as_nanos() as u64 && !sys::interrupted() {
         std::thread::sleep(interval);
-        let (ctxt, running) = crate::procfs::proc_stat().ok_or("cannot read /proc/stat")?;
+        let (ctxt, running) = crate::procfs::proc_stat().ok_or(Unreadable)?;
         let now = sys::monotonic_raw_ns();
         // procs_running counts the observer, which is running while it reads.
         t.running.push(running.saturating_sub(1) as f64);

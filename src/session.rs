@@ -533,11 +533,11 @@ pub struct Recorded {
 /// as this process's, filled with the rows `record` gives (and its other output,
 /// handed back), finished `complete`, or `interrupted` by a stop signal; marked
 /// `failed` on every early return, a failed recording included.
-pub fn record<T>(
+pub fn record<T, E: std::fmt::Display + std::fmt::Debug + Send + Sync + 'static>(
     db: &Path,
     kind: crate::model::RunKind,
     command_line: &str,
-    record: impl FnOnce() -> Result<(Vec<ResultRow>, T), String>,
+    record: impl FnOnce() -> Result<(Vec<ResultRow>, T), E>,
 ) -> Result<(Recorded, T)> {
     let store = Store::open(db)?;
     sys::install_interrupt_flag().context("installing the signal handlers")?;

@@ -54,17 +54,31 @@ impl PeerPlacement {
     }
 
     /// CPU sets for (measuring task, peer), or why this placement cannot run here.
-    pub fn cpus(self, allowed: &[usize]) -> Result<(Vec<usize>, Vec<usize>), String> {
+    pub fn cpus(self, allowed: &[usize]) -> Result<(Vec<usize>, Vec<usize>), TooFewCpus> {
         let n = allowed.len();
         match self {
-            _ if n == 0 => Err("no CPU is allowed".into()),
+            _ if n == 0 => Err(TooFewCpus::None),
             PeerPlacement::SameCpu => Ok((vec![allowed[n - 1]], vec![allowed[n - 1]])),
-            PeerPlacement::CrossCpu if n < 2 => {
-                Err(format!("needs 2 CPUs, this process may use only {n} ({allowed:?})"))
-            }
+            PeerPlacement::CrossCpu if n < 2 => Err(TooFewCpus::Two { allowed: allowed.to_vec() }),
             PeerPlacement::CrossCpu => Ok((vec![allowed[n - 2]], vec![allowed[n - 1]])),
             PeerPlacement::Unpinned => Ok((allowed.to_vec(), allowed.to_vec())),
         }
+    }
+}
+
+/// Why a placement cannot run on the CPUs this process may use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TooFewCpus {
+    #[error("no CPU is allowed")]
+    None,
+    #[error("needs 2 CPUs, this process may use only {} ({allowed:?})", .allowed.len())]
+    Two { allowed: Vec<usize> },
+}
+
+/// A benchmark whose placement cannot run here is skipped, with the reason.
+impl From<TooFewCpus> for BenchError {
+    fn from(e: TooFewCpus) -> Self {
+        BenchError::Skipped(e.to_string())
     }
 }
 

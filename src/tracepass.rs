@@ -63,7 +63,7 @@ fn trace_pass<P: Probe>(
     let n = (TRACE_WINDOW_NS / per_iteration).max(TRACE_MIN_ITERATIONS).min(room).max(1.0) as u64;
     traced(spec, tasks, false, || match time_batch(probe, n) {
         (_, 0) => Ok(n),
-        (_, code) => Err(format!("the traced pass failed: {}", probe.describe(code))),
+        (_, code) => Err(format!("the traced pass failed: {}", probe.describe(code)).into()),
     })
 }
 
@@ -74,7 +74,7 @@ fn trace_pass<P: Probe>(
 pub fn trace_window(
     cfg: &MeasureConfig,
     tasks: &[Task],
-    body: impl FnOnce() -> Result<u64, String>,
+    body: impl FnOnce() -> Result<u64, WorkError>,
 ) -> Option<Result<TraceSummary, TraceError>> {
     cfg.trace.as_ref().map(|spec| traced(spec, tasks, false, body))
 }
@@ -84,10 +84,13 @@ pub fn trace_window(
 pub fn trace_window_following(
     cfg: &MeasureConfig,
     tasks: &[Task],
-    body: impl FnOnce() -> Result<u64, String>,
+    body: impl FnOnce() -> Result<u64, WorkError>,
 ) -> Option<Result<TraceSummary, TraceError>> {
     cfg.trace.as_ref().map(|spec| traced(spec, tasks, true, body))
 }
+
+/// Why the work of a trace pass failed: whatever error the benchmark's own work has.
+pub type WorkError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The window of a `trace_window` pass.
 pub const TRACE_WINDOW: Duration = Duration::from_nanos(TRACE_WINDOW_NS as u64);
@@ -98,7 +101,7 @@ fn traced(
     spec: &crate::trace::TraceSpec,
     tasks: &[Task],
     follow_children: bool,
-    work: impl FnOnce() -> Result<u64, String>,
+    work: impl FnOnce() -> Result<u64, WorkError>,
 ) -> Result<TraceSummary, TraceError> {
     use crate::trace::{BufferSizes, Recorder, handoff, recorder};
     // Opened once per worker and kept (disabled) for its later passes: closing the
@@ -124,7 +127,7 @@ fn traced(
     let counts = watcher.finish();
     let outer1 = sys::monotonic_raw_ns();
     rec.disable();
-    let ops = ops.map_err(TraceError::Workload)?.max(1);
+    let ops = ops.map_err(|e| TraceError::Workload(e.to_string()))?.max(1);
     rec.drain(&mut events);
     let lost = rec.lost() - lost_before;
     drop(shared);

@@ -714,7 +714,7 @@ const DEFAULT_REPORT: &str = "report.html";
 /// read, so memory holds one run whatever the file's size); any problem imports nothing.
 fn import(db: &Path, file: &Path) -> Result<i32> {
     let open = || std::fs::File::open(file).with_context(|| format!("reading {}", file.display()));
-    let refused = |e: String| UsageError(format!("{}: {e}; nothing was imported", file.display()));
+    let refused = |e: report::export::ImportError| UsageError(format!("{}: {e}; nothing was imported", file.display()));
     // Into a database not there yet, the file is read once to check it, so a bad file
     // leaves no empty database behind; an existing one rolls back instead.
     if !crate::store::is_postgres(db) && !db.exists() {
@@ -722,7 +722,7 @@ fn import(db: &Path, file: &Path) -> Result<i32> {
     }
     let input = open()?;
     let mut store = Store::open(db)?;
-    let mut read = |take: &mut dyn FnMut(_, _) -> Result<(), String>| {
+    let mut read = |take: &mut dyn FnMut(_, _) -> Result<(), report::export::Refusal>| {
         report::export::read_runs(&input, &crate::producers::is_known, take).map(drop)
     };
     let done = store.import_each(&mut read).map_err(|e| match e {
@@ -1175,7 +1175,7 @@ fn recorded_run(
     db: PathBuf,
     kind: crate::model::RunKind,
     json: bool,
-    record: impl FnOnce() -> Result<(Vec<crate::model::ResultRow>, Vec<String>), String>,
+    record: impl FnOnce() -> Result<(Vec<crate::model::ResultRow>, Vec<String>)>,
 ) -> Result<i32> {
     let (run, lines) = crate::session::record(&db, kind, &command_line(), record)?;
     let (doc, skipped) = run.store.load_run(run.run_id)?;
@@ -1211,7 +1211,7 @@ fn trace(d: std::time::Duration, command: &[String], json: bool, db: PathBuf) ->
     let what = if command.is_empty() { "the whole machine".to_string() } else { format!("`{}`", command.join(" ")) };
     eprintln!("tracing {what} for up to {} …", report::fmt_ns(d.as_nanos() as f64));
     recorded_run(db, crate::model::RunKind::Trace, json, || {
-        let recorded = crate::trace::system::record(&spec, d, command).map_err(|e| e.to_string())?;
+        let recorded = crate::trace::system::record(&spec, d, command)?;
         Ok((crate::trace::system::rows(&recorded, command), crate::trace::system::summary(&recorded)))
     })
 }

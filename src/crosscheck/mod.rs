@@ -386,6 +386,18 @@ struct Oscost {
     opts: BenchOptions,
 }
 
+/// Why oscost's side of a pair has no figure.
+#[derive(Debug, thiserror::Error)]
+enum SideError {
+    #[error("no benchmark {0}")]
+    NoBenchmark(String),
+    #[error("{id}: {source}")]
+    Round { id: &'static str, source: crate::runner::BenchError },
+    /// The row the side reads, described.
+    #[error("no row {0}")]
+    NoRow(String),
+}
+
 impl Oscost {
     fn new(quick: bool) -> Self {
         let noop = crate::helper::Executable::embedded().map(std::sync::Arc::new).map_err(Into::into);
@@ -395,11 +407,11 @@ impl Oscost {
     }
 
     /// One round of each benchmark, each in a fresh worker: the rows, or why not.
-    fn turn(&self, benches: &[&str]) -> Result<Vec<ResultRow>, String> {
+    fn turn(&self, benches: &[&str]) -> Result<Vec<ResultRow>, SideError> {
         let registry = crate::bench::registry();
         let mut rows = Vec::new();
         for id in benches {
-            let def = registry.iter().find(|d| d.id == *id).ok_or_else(|| format!("no benchmark {id}"))?;
+            let def = registry.iter().find(|d| d.id == *id).ok_or_else(|| SideError::NoBenchmark(id.to_string()))?;
             let cost = (def.cost)(Scope::Headline, &self.opts, &self.cfg);
             let bound = self.cfg.hard_limit * cost.probes.max(1) as u32 + cost.fixed * 4 + Duration::from_secs(10);
             let job = crate::worker::RoundJob {
@@ -412,16 +424,16 @@ impl Oscost {
                 condition: None,
             };
             let reply = crate::worker::run_round(&job, crate::worker::Executor::Workers);
-            reply.outcome.map_err(|e| format!("{id}: {e}"))?;
+            reply.outcome.map_err(|source| SideError::Round { id: def.id, source })?;
             rows.extend(reply.rows);
         }
         Ok(rows)
     }
 
     /// oscost's figure (and the gaps') from one turn.
-    fn pair_side(&self, side: &OscostSide) -> Result<(f64, Vec<f64>), String> {
+    fn pair_side(&self, side: &OscostSide) -> Result<(f64, Vec<f64>), SideError> {
         let rows = self.turn(side.benches)?;
-        let figure = side.row.pick(&rows).ok_or_else(|| format!("no row {}", side.row.describe()))?;
+        let figure = side.row.pick(&rows).ok_or_else(|| SideError::NoRow(side.row.describe()))?;
         let gaps: Option<Vec<f64>> = side.gaps.iter().map(|g| g.figure(&rows)).collect();
         Ok((figure, gaps.unwrap_or_default()))
     }
@@ -465,7 +477,7 @@ fn run_anchor(a: AnchorId, pairs: usize, quick: bool, oscost: &mut Option<Oscost
     };
     let prepared = match program::Prepared::new(a, &located, quick) {
         Ok(p) => p,
-        Err(why) => return entry(a, located.shown.clone(), Outcome::Failed { why }),
+        Err(why) => return entry(a, located.shown.clone(), Outcome::Failed { why: why.to_string() }),
     };
     let command = prepared.command_line();
     let side = match a.oscost() {

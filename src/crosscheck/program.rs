@@ -237,22 +237,33 @@ pub struct Prepared {
     export: Option<(tempfile::TempDir, PathBuf)>,
 }
 
+/// Why an anchor program could not be made ready to run.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("passing {shown} on: {source}")]
+    Pass { shown: String, source: io::Error },
+    #[error("the no-op helper: {0}")]
+    Helper(#[from] crate::helper::HelperError),
+    #[error("the no-op helper: {0}")]
+    HelperPass(#[source] io::Error),
+    #[error("a private folder for hyperfine's export: {0}")]
+    ExportDir(#[source] io::Error),
+    #[error("reading CPU affinity: {0}")]
+    Affinity(#[source] io::Error),
+    #[error(transparent)]
+    Cpus(#[from] crate::tasks::TooFewCpus),
+}
+
 impl Prepared {
-    pub fn new(a: AnchorId, found: &Found, quick: bool) -> Result<Self, String> {
-        let held = found.exe.inherit().map_err(|e| format!("passing {} on: {e}", found.shown))?;
+    pub fn new(a: AnchorId, found: &Found, quick: bool) -> Result<Self, PrepareError> {
+        let held = found.exe.inherit().map_err(|source| PrepareError::Pass { shown: found.shown.clone(), source })?;
         let helper = match a {
-            AnchorId::Hyperfine => Some(
-                Executable::embedded()
-                    .map_err(|e| e.to_string())
-                    .and_then(|h| h.inherit().map_err(|e| e.to_string()))
-                    .map_err(|e| format!("the no-op helper: {e}"))?,
-            ),
+            AnchorId::Hyperfine => Some(Executable::embedded()?.inherit().map_err(PrepareError::HelperPass)?),
             _ => None,
         };
         let export = match a {
             AnchorId::Hyperfine => {
-                let dir = crate::files::private_dir("oscost-crosscheck-")
-                    .map_err(|e| format!("a private folder for hyperfine's export: {e}"))?;
+                let dir = crate::files::private_dir("oscost-crosscheck-").map_err(PrepareError::ExportDir)?;
                 let file = dir.path().join("hyperfine.json");
                 Some((dir, file))
             }
@@ -261,7 +272,7 @@ impl Prepared {
         let helper_path = helper.as_ref().map(Inherited::exec_path).unwrap_or_default();
         let export_path = export.as_ref().map(|(_, f)| f.display().to_string()).unwrap_or_default();
         let pin = if a.pinned() {
-            let allowed = sys::allowed_cpus().map_err(|e| format!("reading CPU affinity: {e}"))?;
+            let allowed = sys::allowed_cpus().map_err(PrepareError::Affinity)?;
             let (cpus, _) = crate::tasks::PeerPlacement::SameCpu.cpus(&allowed)?;
             cpus.first().copied()
         } else {

@@ -50,39 +50,39 @@ pub fn to_json(runs: &[(RunDocument, Vec<Skipped>)]) -> String {
 /// each run): the blobs by row, their samples counted (from the histograms, none
 /// expanded) against the run's budget, so that a few kilobytes claiming millions of
 /// samples are refused before anything is allocated for them.
-fn take_histograms(run: &mut serde_json::Value) -> Result<Vec<(usize, Vec<u8>)>, String> {
+fn take_histograms(run: &mut serde_json::Value) -> Result<Vec<(usize, Vec<u8>)>, RunProblem> {
     use base64::Engine;
     let mut budget = crate::histo::SampleBudget::default();
     let mut blobs = Vec::new();
     let rows = run.get_mut("results").and_then(|r| r.as_array_mut()).into_iter().flatten();
     for (i, row) in rows.enumerate() {
         let Some(obj) = row.as_object_mut() else { continue };
-        let at = |m: String| format!("result {i}: {m}");
+        let at = |problem: HistogramProblem| RunProblem::Histogram { row: i, problem };
         if let Some(samples) = obj.get("samples").and_then(|s| s.as_array()) {
-            budget.take(samples.len() as u64).map_err(|e| at(e.to_string()))?;
+            budget.take(samples.len() as u64).map_err(|e| at(e.into()))?;
         }
         let Some(h) = obj.remove("histogram") else { continue };
-        let text = h.as_str().ok_or_else(|| at("the histogram is not a string".into()))?;
+        let text = h.as_str().ok_or_else(|| at(HistogramProblem::NotAString))?;
         if text.len() > MAX_SAMPLES {
-            return Err(at(format!("a histogram of {} bytes (at most {MAX_SAMPLES})", text.len())));
+            return Err(at(HistogramProblem::TooLong { bytes: text.len() }));
         }
-        let blob = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| at(format!("histogram: {e}")))?;
-        let n = crate::histo::count(&blob).map_err(|e| at(e.to_string()))?;
-        budget.take(n).map_err(|e| at(e.to_string()))?;
+        let blob = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| at(e.into()))?;
+        let n = crate::histo::count(&blob).map_err(|e| at(e.into()))?;
+        budget.take(n).map_err(|e| at(e.into()))?;
         blobs.push((i, blob));
     }
     Ok(blobs)
 }
 
 /// Puts the samples of the histograms [`take_histograms`] took back in their rows.
-fn expand_histograms(run: &mut ExportedRun, blobs: Vec<(usize, Vec<u8>)>) -> Result<(), String> {
+fn expand_histograms(run: &mut ExportedRun, blobs: Vec<(usize, Vec<u8>)>) -> Result<(), RunProblem> {
     for (i, blob) in blobs {
-        let at = |m: String| format!("result {i}: {m}");
-        let row = run.doc.results.get_mut(i).ok_or_else(|| at("no such row".into()))?;
+        let at = |problem: HistogramProblem| RunProblem::Histogram { row: i, problem };
+        let row = run.doc.results.get_mut(i).ok_or(at(HistogramProblem::NoSuchRow))?;
         if !row.samples.is_empty() {
-            return Err(at("both samples and a histogram are given".into()));
+            return Err(at(HistogramProblem::BothGiven));
         }
-        row.samples = crate::histo::decode(&blob).map_err(|e| at(e.to_string()))?.concat();
+        row.samples = crate::histo::decode(&blob).map_err(|e| at(e.into()))?.concat();
     }
     Ok(())
 }
@@ -93,90 +93,200 @@ const MAX_ROWS: usize = 100_000;
 const MAX_SAMPLES: usize = crate::histo::MAX_SAMPLES;
 const MAX_TEXT: usize = 64 * 1024;
 
-fn check_text(what: &str, s: &str) -> Result<(), String> {
+/// Why an export file is refused; nothing of it is imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("not an oscost export: {0}")]
+    NotAnExport(#[source] serde_json::Error),
+    #[error("not an oscost export: no schema_version")]
+    NoVersion,
+    #[error("export schema version {0} is not {SCHEMA_VERSION}, the one this oscost reads")]
+    Version(u32),
+    #[error("more than {MAX_RUNS} runs in one file")]
+    TooManyRuns,
+    #[error("more than {MAX_ROWS} results in one file")]
+    TooManyRows,
+    /// The run's place in the file (from 0) and what is wrong with it.
+    #[error("run {run}: {problem}")]
+    Run { run: usize, problem: RunProblem },
+}
+
+/// Why whoever takes the runs read refused one (a store that could not write it).
+pub type Refusal = Box<dyn std::error::Error + Send + Sync>;
+
+/// What is wrong with one exported run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunProblem {
+    #[error("not an oscost run: {0}")]
+    NotARun(#[source] serde_json::Error),
+    #[error("schema version {0} is not {SCHEMA_VERSION}")]
+    Version(u32),
+    #[error("status \"running\": a run still being measured cannot be imported (export it once it has finished)")]
+    StillRunning,
+    /// The UUID as given, cut to 40 characters.
+    #[error("UUID {0:?} is not a UUID like 67e55044-10b1-426f-9247-bb680e5fe0c8")]
+    Uuid(String),
+    #[error("{what} {shown:?} is not an RFC 3339 UTC time like 2026-11-24T01:02:03Z ({source})")]
+    Time { what: &'static str, shown: String, source: humantime::TimestampError },
+    #[error(transparent)]
+    SaveName(#[from] crate::model::SaveNameError),
+    #[error(transparent)]
+    TooLong(#[from] TooLong),
+    #[error("the machine fingerprint is too large")]
+    Machine,
+    #[error("result {row}: {problem}")]
+    Histogram { row: usize, problem: HistogramProblem },
+    /// The row's place in the run, its benchmark id (cut to 60 characters) and what is wrong.
+    #[error("result {row} ({benchmark:?}): {problem}")]
+    Row { row: usize, benchmark: String, problem: RowProblem },
+    #[error("{0}")]
+    Refused(Refusal),
+}
+
+/// A text field longer than an import takes.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} is {len} bytes long (at most {MAX_TEXT})")]
+pub struct TooLong {
+    pub what: &'static str,
+    pub len: usize,
+}
+
+/// What is wrong with a row's histogram.
+#[derive(Debug, thiserror::Error)]
+pub enum HistogramProblem {
+    #[error(transparent)]
+    Histogram(#[from] crate::histo::HistoError),
+    #[error("the histogram is not a string")]
+    NotAString,
+    #[error("a histogram of {bytes} bytes (at most {MAX_SAMPLES})")]
+    TooLong { bytes: usize },
+    #[error("histogram: {0}")]
+    Base64(#[from] base64::DecodeError),
+    #[error("no such row")]
+    NoSuchRow,
+    #[error("both samples and a histogram are given")]
+    BothGiven,
+}
+
+/// What is wrong with one result row.
+#[derive(Debug, thiserror::Error)]
+pub enum RowProblem {
+    #[error("benchmark ids are short lowercase names like syscall.getppid")]
+    BadId,
+    #[error("no such benchmark in this oscost")]
+    UnknownBenchmark,
+    #[error(transparent)]
+    TooLong(#[from] TooLong),
+    #[error("{0} samples (at most {MAX_SAMPLES})")]
+    TooManySamples(usize),
+    #[error("n is 0: a figure of no samples")]
+    NoSamples,
+    #[error("n is {n} but {samples} samples are given")]
+    CountMismatch { n: usize, samples: usize },
+    #[error("a sample is not a finite number")]
+    NotFinite,
+    #[error("its summary is not finite")]
+    SummaryNotFinite,
+    #[error("min exceeds the median")]
+    MinAboveMedian,
+    #[error("a standard deviation below zero")]
+    NegativeStddev,
+    #[error("the interval's low end exceeds its high end")]
+    Interval,
+    #[error("its rounds hold {in_rounds} samples but {samples} are given")]
+    RoundsMismatch { in_rounds: usize, samples: usize },
+    #[error("{0} rounds (at most {MAX_SAMPLES})")]
+    TooManyRounds(usize),
+}
+
+fn check_text(what: &'static str, s: &str) -> Result<(), TooLong> {
     if s.len() > MAX_TEXT {
-        return Err(format!("{what} is {} bytes long (at most {MAX_TEXT})", s.len()));
+        return Err(TooLong { what, len: s.len() });
     }
     Ok(())
 }
 
 /// A row's figures: consistent with each other and with its samples.
-fn check_figures(r: &ResultRow) -> Result<(), String> {
+fn check_figures(r: &ResultRow) -> Result<(), RowProblem> {
     if r.n == 0 {
-        return Err("n is 0: a figure of no samples".into());
+        return Err(RowProblem::NoSamples);
     }
     if !r.samples.is_empty() && r.samples.len() != r.n {
-        return Err(format!("n is {} but {} samples are given", r.n, r.samples.len()));
+        return Err(RowProblem::CountMismatch { n: r.n, samples: r.samples.len() });
     }
     if r.samples.iter().any(|x| !x.is_finite()) {
-        return Err("a sample is not a finite number".into());
+        return Err(RowProblem::NotFinite);
     }
     if !(r.median.is_finite() && r.min.is_finite() && r.mean.is_finite()) {
-        return Err("its summary is not finite".into());
+        return Err(RowProblem::SummaryNotFinite);
     }
     if r.min > r.median {
-        return Err("min exceeds the median".into());
+        return Err(RowProblem::MinAboveMedian);
     }
     if r.stddev.is_nan() || r.stddev < 0.0 {
-        return Err("a standard deviation below zero".into());
+        return Err(RowProblem::NegativeStddev);
     }
     if r.ci_low > r.ci_high {
-        return Err("the interval's low end exceeds its high end".into());
+        return Err(RowProblem::Interval);
     }
     let in_rounds: usize = r.rounds.iter().map(|x| x.samples).sum();
     if !r.rounds.is_empty() && !r.samples.is_empty() && in_rounds != r.samples.len() {
-        return Err(format!("its rounds hold {in_rounds} samples but {} are given", r.samples.len()));
+        return Err(RowProblem::RoundsMismatch { in_rounds, samples: r.samples.len() });
     }
     if r.rounds.len() > MAX_SAMPLES {
-        return Err(format!("{} rounds (at most {MAX_SAMPLES})", r.rounds.len()));
+        return Err(RowProblem::TooManyRounds(r.rounds.len()));
     }
     Ok(())
 }
 
-fn check_row(i: usize, r: &ResultRow, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
-    let at = |m: String| format!("result {i} ({:?}): {m}", r.benchmark.chars().take(60).collect::<String>());
+fn check_row(i: usize, r: &ResultRow, known: &dyn Fn(&str) -> bool) -> Result<(), RunProblem> {
+    let at = |problem: RowProblem| RunProblem::Row {
+        row: i,
+        benchmark: r.benchmark.chars().take(60).collect::<String>(),
+        problem,
+    };
     let valid_id = !r.benchmark.is_empty()
         && r.benchmark.len() <= 64
         && r.benchmark.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '_');
     if !valid_id {
-        return Err(at("benchmark ids are short lowercase names like syscall.getppid".into()));
+        return Err(at(RowProblem::BadId));
     }
     if !known(&r.benchmark) {
-        return Err(at("no such benchmark in this oscost".into()));
+        return Err(at(RowProblem::UnknownBenchmark));
     }
-    check_text("unit", &r.unit).map_err(at)?;
+    check_text("unit", &r.unit).map_err(|e| at(e.into()))?;
     let params = serde_json::to_string(&r.params).unwrap_or_default();
-    check_text("params", &params).map_err(at)?;
+    check_text("params", &params).map_err(|e| at(e.into()))?;
     for f in &r.flags {
-        check_text("flag reason", &f.reason).map_err(at)?;
+        check_text("flag reason", &f.reason).map_err(|e| at(e.into()))?;
     }
     if r.samples.len() > MAX_SAMPLES {
-        return Err(at(format!("{} samples (at most {MAX_SAMPLES})", r.samples.len())));
+        return Err(at(RowProblem::TooManySamples(r.samples.len())));
     }
     check_figures(r).map_err(at)
 }
 
 /// A run UUID as oscost writes them: 36 characters, hyphenated, lowercase hex.
-fn check_uuid(text: &str) -> Result<(), String> {
-    let shown: String = text.chars().take(40).collect();
+fn check_uuid(text: &str) -> Result<(), RunProblem> {
     match uuid::Uuid::try_parse(text) {
         Ok(u) if u.hyphenated().to_string() == text => Ok(()),
-        _ => Err(format!("UUID {shown:?} is not a UUID like 67e55044-10b1-426f-9247-bb680e5fe0c8")),
+        _ => Err(RunProblem::Uuid(text.chars().take(40).collect())),
     }
 }
 
 /// A time as oscost writes them: RFC 3339 in UTC, to the second ("2026-11-24T01:02:03Z"),
 /// a real date.
-fn check_time(what: &str, text: &str) -> Result<(), String> {
-    let shown: String = text.chars().take(40).collect();
-    humantime::parse_rfc3339(text)
-        .map(drop)
-        .map_err(|e| format!("{what} {shown:?} is not an RFC 3339 UTC time like 2026-11-24T01:02:03Z ({e})"))
+fn check_time(what: &'static str, text: &str) -> Result<(), RunProblem> {
+    humantime::parse_rfc3339(text).map(drop).map_err(|source| RunProblem::Time {
+        what,
+        shown: text.chars().take(40).collect(),
+        source,
+    })
 }
 
 /// Parses and validates an export; any problem rejects the whole file. `known` says
 /// which benchmark ids this oscost has (a row of another is refused).
-pub fn from_json(text: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String> {
+pub fn from_json(text: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<(RunDocument, Vec<Skipped>)>, ImportError> {
     let mut runs = Vec::new();
     read_runs(text.as_bytes(), known, &mut |doc, skipped| {
         runs.push((doc, skipped));
@@ -192,56 +302,55 @@ pub fn from_json(text: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<(RunDoc
 pub fn read_runs(
     reader: impl std::io::Read,
     known: &dyn Fn(&str) -> bool,
-    take: &mut dyn FnMut(RunDocument, Vec<Skipped>) -> Result<(), String>,
-) -> Result<usize, String> {
+    take: &mut dyn FnMut(RunDocument, Vec<Skipped>) -> Result<(), Refusal>,
+) -> Result<usize, ImportError> {
     let mut reading = Reading { known, take, runs: 0, rows: 0, version: None, failure: None };
     let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader));
     let parsed = serde::Deserializer::deserialize_map(&mut de, &mut reading).and_then(|()| de.end());
     if let Some(failure) = reading.failure {
         return Err(failure);
     }
-    parsed.map_err(|e| format!("not an oscost export: {e}"))?;
+    parsed.map_err(ImportError::NotAnExport)?;
     match reading.version {
         Some(SCHEMA_VERSION) => Ok(reading.runs),
-        Some(v) => Err(format!("export schema version {v} is not {SCHEMA_VERSION}, the one this oscost reads")),
-        None => Err("not an oscost export: no schema_version".into()),
+        Some(v) => Err(ImportError::Version(v)),
+        None => Err(ImportError::NoVersion),
     }
 }
 
 /// The state of one export's reading (see [`read_runs`]).
 struct Reading<'a> {
     known: &'a dyn Fn(&str) -> bool,
-    take: &'a mut dyn FnMut(RunDocument, Vec<Skipped>) -> Result<(), String>,
+    take: &'a mut dyn FnMut(RunDocument, Vec<Skipped>) -> Result<(), Refusal>,
     runs: usize,
     rows: usize,
     version: Option<u32>,
     /// The problem that stopped the reading, as it is to be shown (serde's own error
     /// would add a position in the file to it).
-    failure: Option<String>,
+    failure: Option<ImportError>,
 }
 
 impl Reading<'_> {
     /// One exported run, from its JSON to `take`.
-    fn run(&mut self, mut value: serde_json::Value) -> Result<(), String> {
+    fn run(&mut self, mut value: serde_json::Value) -> Result<(), ImportError> {
         let k = self.runs;
-        let where_ = |m: String| format!("run {k}: {m}");
+        let where_ = |problem: RunProblem| ImportError::Run { run: k, problem };
         self.runs += 1;
         if self.runs > MAX_RUNS {
-            return Err(format!("more than {MAX_RUNS} runs in one file"));
+            return Err(ImportError::TooManyRuns);
         }
         let blobs = take_histograms(&mut value).map_err(where_)?;
-        let mut run: ExportedRun =
-            serde_json::from_value(value).map_err(|e| where_(format!("not an oscost run: {e}")))?;
+        let mut run: ExportedRun = serde_json::from_value(value).map_err(|e| where_(RunProblem::NotARun(e)))?;
         expand_histograms(&mut run, blobs).map_err(where_)?;
         self.rows += run.doc.results.len();
         if self.rows > MAX_ROWS {
-            return Err(format!("more than {MAX_ROWS} results in one file"));
+            return Err(ImportError::TooManyRows);
         }
         check_run(&run, self.known).map_err(where_)?;
-        (self.take)(run.doc, run.skipped).map_err(where_)
+        (self.take)(run.doc, run.skipped).map_err(|e| where_(RunProblem::Refused(e)))
     }
 
-    fn fail<E: serde::de::Error>(&mut self, failure: String) -> E {
+    fn fail<E: serde::de::Error>(&mut self, failure: ImportError) -> E {
         let e = E::custom(&failure);
         self.failure = Some(failure);
         e
@@ -330,14 +439,12 @@ pub fn render(format: ExportFormat, runs: &[(RunDocument, Vec<Skipped>)]) -> Res
 }
 
 /// One run's checks (its rows and skips included), before it is imported.
-fn check_run(r: &ExportedRun, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
+fn check_run(r: &ExportedRun, known: &dyn Fn(&str) -> bool) -> Result<(), RunProblem> {
     if r.doc.schema_version != SCHEMA_VERSION {
-        return Err(format!("schema version {} is not {SCHEMA_VERSION}", r.doc.schema_version));
+        return Err(RunProblem::Version(r.doc.schema_version));
     }
     if r.doc.run.status == RunStatus::Running {
-        return Err(
-            "status \"running\": a run still being measured cannot be imported (export it once it has finished)".into(),
-        );
+        return Err(RunProblem::StillRunning);
     }
     if let Some(uuid) = &r.doc.run.uuid {
         check_uuid(uuid)?;
@@ -355,7 +462,7 @@ fn check_run(r: &ExportedRun, known: &dyn Fn(&str) -> bool) -> Result<(), String
     }
     let machine = serde_json::to_string(&r.doc.machine).unwrap_or_default();
     if machine.len() > 16 * MAX_TEXT {
-        return Err("the machine fingerprint is too large".into());
+        return Err(RunProblem::Machine);
     }
     for (i, row) in r.doc.results.iter().enumerate() {
         check_row(i, row, known)?;
@@ -485,7 +592,7 @@ mod tests {
         }
     }
 
-    fn from_json_any(text: &str) -> Result<Vec<(RunDocument, Vec<Skipped>)>, String> {
+    fn from_json_any(text: &str) -> Result<Vec<(RunDocument, Vec<Skipped>)>, ImportError> {
         from_json(text, &|_| true)
     }
 
@@ -496,7 +603,7 @@ mod tests {
         let refused = |change: &dyn Fn(&mut RunDocument)| {
             let mut d = doc();
             change(&mut d);
-            from_json_any(&to_json(&[(d, Vec::new())])).unwrap_err()
+            from_json_any(&to_json(&[(d, Vec::new())])).unwrap_err().to_string()
         };
         assert!(from_json_any(&to_json(&[(doc(), Vec::new())])).is_ok());
         assert!(refused(&|d| d.run.status = RunStatus::Running).contains("still being measured"));
@@ -533,11 +640,13 @@ mod tests {
 
     #[test]
     fn hostile_or_malformed_input_is_rejected() {
-        assert!(from_json_any("{").unwrap_err().contains("not an oscost export"));
-        assert!(from_json_any(r#"{"schema_version": 99, "runs": []}"#).unwrap_err().contains("schema version"));
+        assert!(from_json_any("{").unwrap_err().to_string().contains("not an oscost export"));
+        assert!(
+            from_json_any(r#"{"schema_version": 99, "runs": []}"#).unwrap_err().to_string().contains("schema version")
+        );
         let mut d = doc();
         d.results[0].benchmark = "<script>alert(1)</script>".into();
-        assert!(from_json_any(&to_json(&[(d, vec![])])).unwrap_err().contains("benchmark ids"));
+        assert!(from_json_any(&to_json(&[(d, vec![])])).unwrap_err().to_string().contains("benchmark ids"));
         let mut d = doc();
         d.run.command_line = "x".repeat(MAX_TEXT + 1);
         assert!(from_json_any(&to_json(&[(d, vec![])])).is_err());
@@ -547,10 +656,10 @@ mod tests {
         assert!(good["runs"][0]["results"][0]["histogram"].is_string());
         let mut bad = good.clone();
         bad["runs"][0]["results"][0]["histogram"] = "SERSMQ==".into();
-        assert!(from_json_any(&bad.to_string()).unwrap_err().contains("histogram"));
+        assert!(from_json_any(&bad.to_string()).unwrap_err().to_string().contains("histogram"));
         let mut bad = good.clone();
         bad["runs"][0]["results"][0]["histogram"] = "not base64!".into();
-        assert!(from_json_any(&bad.to_string()).unwrap_err().contains("histogram"));
+        assert!(from_json_any(&bad.to_string()).unwrap_err().to_string().contains("histogram"));
         let mut bad = good;
         let row = bad["runs"][0]["results"][0].as_object_mut().unwrap();
         row.remove("histogram");
@@ -593,22 +702,22 @@ mod tests {
         for (mutate, expect) in cases {
             let mut d = doc();
             mutate(&mut d);
-            let e = from_json_any(&to_json(&[(d, vec![])])).unwrap_err();
+            let e = from_json_any(&to_json(&[(d, vec![])])).unwrap_err().to_string();
             assert!(e.contains(expect), "{expect}: {e}");
         }
         // A status no run can have (the type holds none such: the text is changed).
         let good = to_json(&[(doc(), vec![])]);
         let fine = good.replace("\"status\":\"complete\"", "\"status\":\"fine\"");
         assert_ne!(fine, good);
-        let e = from_json_any(&fine).unwrap_err();
+        let e = from_json_any(&fine).unwrap_err().to_string();
         assert!(e.contains("status"), "status: {e}");
         let known = |id: &str| id == "syscall.getppid";
         assert!(from_json(&to_json(&[(doc(), vec![])]), &known).is_ok());
         let mut d = doc();
         d.results[0].benchmark = "syscall.getpid2".into();
-        assert!(from_json(&to_json(&[(d, vec![])]), &known).unwrap_err().contains("no such benchmark"));
+        assert!(from_json(&to_json(&[(d, vec![])]), &known).unwrap_err().to_string().contains("no such benchmark"));
         let big = Skipped { benchmark: "x".repeat(MAX_TEXT + 1), params: String::new(), reason: String::new() };
-        assert!(from_json_any(&to_json(&[(doc(), vec![big])])).unwrap_err().contains("skipped benchmark"));
+        assert!(from_json_any(&to_json(&[(doc(), vec![big])])).unwrap_err().to_string().contains("skipped benchmark"));
     }
 
     #[test]

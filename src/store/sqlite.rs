@@ -566,7 +566,7 @@ impl SqliteStore {
             Err(e) => {
                 let shown = e.to_string();
                 failed = Some(e);
-                Err(shown)
+                Err(shown.into())
             }
         });
         // Either failure drops the transaction, which rolls back whatever was written.

@@ -28,6 +28,13 @@ pub fn cycles_end() -> u64 {
     super::clock::monotonic_raw_ns()
 }
 
-pub fn counter_status() -> Result<&'static str, String> {
-    Err("no cycle counter is wired up for this architecture yet".into())
+/// Why the cycle counter cannot time intervals here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoCounter {
+    #[error("no cycle counter is wired up for this architecture yet")]
+    NotWired,
+}
+
+pub fn counter_status() -> Result<&'static str, NoCounter> {
+    Err(NoCounter::NotWired)
 }

@@ -68,19 +68,30 @@ pub fn cycles_end() -> u64 {
     (u64::from(hi) << 32) | u64::from(lo)
 }
 
+/// Why the cycle counter cannot time intervals here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoCounter {
+    #[error("CPUID does not report the extended leaves for rdtscp/invariant TSC")]
+    NoExtendedLeaves,
+    #[error("the CPU has no rdtscp instruction")]
+    NoRdtscp,
+    #[error("the TSC is not invariant (its rate follows CPU frequency)")]
+    NotInvariant,
+}
+
 /// Whether the cycle counter can time intervals: present, with `rdtscp`, and invariant
 /// (ticks at a constant rate across frequency and sleep states).
-pub fn counter_status() -> Result<&'static str, String> {
+pub fn counter_status() -> Result<&'static str, NoCounter> {
     // CPUID is unprivileged and side-effect free on x86_64.
     let ext_max = core::arch::x86_64::__cpuid(0x8000_0000).eax;
     if ext_max < 0x8000_0007 {
-        return Err("CPUID does not report the extended leaves for rdtscp/invariant TSC".into());
+        return Err(NoCounter::NoExtendedLeaves);
     }
     let rdtscp = core::arch::x86_64::__cpuid(0x8000_0001).edx & (1 << 27) != 0;
     let invariant = core::arch::x86_64::__cpuid(0x8000_0007).edx & (1 << 8) != 0;
     match (rdtscp, invariant) {
         (true, true) => Ok("tsc (invariant, rdtscp)"),
-        (false, _) => Err("the CPU has no rdtscp instruction".into()),
-        (true, false) => Err("the TSC is not invariant (its rate follows CPU frequency)".into()),
+        (false, _) => Err(NoCounter::NoRdtscp),
+        (true, false) => Err(NoCounter::NotInvariant),
     }
 }

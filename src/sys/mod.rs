@@ -36,7 +36,7 @@ mod sched;
 mod signal;
 mod thread;
 
-pub use arch::{counter_status, cycles_begin, cycles_end};
+pub use arch::{NoCounter, counter_status, cycles_begin, cycles_end};
 pub use argv::*;
 pub use calls::*;
 pub use clock::*;

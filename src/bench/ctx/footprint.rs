@@ -218,7 +218,7 @@ fn interleave(ctx: &Ctx, trip: &mut WalkRoundTrip, base: &mut WalkBoth, peer: Ta
         while sys::monotonic_raw_ns() < end {
             match time_batch(trip, n) {
                 (_, 0) => handoffs += n * 2,
-                (_, code) => return Err(channel::describe(code)),
+                (_, code) => return Err(channel::describe(code).into()),
             }
         }
         Ok(handoffs)
@@ -228,7 +228,7 @@ fn interleave(ctx: &Ctx, trip: &mut WalkRoundTrip, base: &mut WalkBoth, peer: Ta
 
 pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
-    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed)?;
     let _pin = AffinityGuard::pin(&cpus)?;
     let budget = sys::available_memory_bytes() / 2;
     for &size in &ctx.opts.footprint_sizes {

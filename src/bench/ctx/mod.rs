@@ -175,12 +175,14 @@ fn run_mechanism<M: Mechanism, L: Probe>(
     for (mode, placement) in variants(ctx.scope, modes) {
         match placement.cpus(&allowed) {
             Ok(cpus) => out.extend(handoff::<M>(ctx, id, mode, placement, cpus)?),
-            Err(why) => out.skip(id, &format!("mode={} placement={}", mode.as_str(), placement.as_str()), why),
+            Err(why) => {
+                out.skip(id, &format!("mode={} placement={}", mode.as_str(), placement.as_str()), why.to_string())
+            }
         }
     }
     if ctx.scope == Scope::Full {
         let mut probe = loopback().map_err(|e| BenchError::setup("building the loopback channel", e))?;
-        let _pin = AffinityGuard::pin(&PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?.0)?;
+        let _pin = AffinityGuard::pin(&PeerPlacement::SameCpu.cpus(&allowed)?.0)?;
         let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch::default())?;
         let mut rows = rows_from(id, &m, "ns/hand-off", 1.0, ctx.calib);
         tag(&mut rows, "mode", "self");
@@ -224,7 +226,7 @@ fn yield_loop(ctl: &Control) -> i32 {
 /// measuring task, which runs the peer until it yields back: two hand-offs.
 fn run_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = allowed()?;
-    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed)?;
     for mode in [Mode::Thread, Mode::Process] {
         let _pin = AffinityGuard::pin(&cpus)?;
         let peer = Peer::start(mode, &cpus, channel::Poisoner::Eof, channel::Poisoner::Eof, yield_loop)?;
@@ -267,7 +269,7 @@ impl Probe for SleepZero {
 ///   policy (skipped with the reason otherwise) and run under the watchdog's bound.
 fn run_sleep0(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = allowed()?;
-    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed)?;
     {
         let _pin = AffinityGuard::pin(&cpus)?;
         let default_slack = sys::timer_slack_ns().map_err(|e| BenchError::setup("reading the timer slack", e))?;
@@ -506,7 +508,7 @@ mod tests {
     fn placements_on_one_and_two_cpus() {
         assert_eq!(PeerPlacement::SameCpu.cpus(&[0, 1]).unwrap(), (vec![1], vec![1]));
         assert_eq!(PeerPlacement::CrossCpu.cpus(&[0, 1]).unwrap(), (vec![0], vec![1]));
-        assert!(PeerPlacement::CrossCpu.cpus(&[3]).unwrap_err().contains("needs 2 CPUs"));
+        assert!(PeerPlacement::CrossCpu.cpus(&[3]).unwrap_err().to_string().contains("needs 2 CPUs"));
         assert_eq!(PeerPlacement::Unpinned.cpus(&[0, 1]).unwrap().1, vec![0, 1]);
     }
 

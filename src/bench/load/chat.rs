@@ -81,13 +81,42 @@ fn set_nice(nice: Option<i32>) {
     }
 }
 
-type Job = std::thread::JoinHandle<Result<(), String>>;
+/// Why a chat run failed; each names the user or thread it happened to.
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    /// A socket or thread call failed: what was being done, and the error.
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    /// A socket call failed where the error says enough.
+    #[error(transparent)]
+    Socket(#[from] std::io::Error),
+    #[error("server queue of user {user} closed early")]
+    QueueClosed { user: usize },
+    #[error("a server sender stopped early")]
+    SenderStopped,
+    #[error("a chat thread panicked")]
+    Panicked,
+    #[error("delivered {delivered} messages, expected exactly {expected}")]
+    Delivered { delivered: u64, expected: u64 },
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl ChatError {
+    /// The failure of `what`, for `map_err`.
+    fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let what = what.into();
+        move |source| ChatError::Io { what, source }
+    }
+}
+
+type Job = std::thread::JoinHandle<Result<(), ChatError>>;
 
 fn spawn(
     name: &str,
     sockets: &Sockets,
-    f: impl FnOnce() -> Result<(), String> + Send + 'static,
-) -> Result<Job, String> {
+    f: impl FnOnce() -> Result<(), ChatError> + Send + 'static,
+) -> Result<Job, ChatError> {
     let sockets = sockets.clone();
     std::thread::Builder::new()
         .name(name.into())
@@ -99,7 +128,7 @@ fn spawn(
             }
             r
         })
-        .map_err(|e| format!("starting a {name} thread: {e}"))
+        .map_err(ChatError::io(format!("starting a {name} thread")))
 }
 
 /// Where client senders wait until all of them are there (so the timed region starts
@@ -156,7 +185,7 @@ impl Gate {
 
 /// Runs the workload once against a server it starts on 127.0.0.1 (or, for tests of
 /// the failure path, against `server` without starting one).
-pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcome, String> {
+pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcome, ChatError> {
     let sockets = Sockets::default();
     let gate = Arc::new(Gate::default());
     let mut jobs: Vec<Job> = Vec::new();
@@ -174,7 +203,7 @@ pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcom
                 first_err.get_or_insert(e);
             }
             Err(_) => {
-                first_err.get_or_insert("a chat thread panicked".into());
+                first_err.get_or_insert(ChatError::Panicked);
             }
         }
     }
@@ -183,7 +212,7 @@ pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcom
         return Err(e);
     }
     if outcome.delivered != size.expected() {
-        return Err(format!("delivered {} messages, expected exactly {}", outcome.delivered, size.expected()));
+        return Err(ChatError::Delivered { delivered: outcome.delivered, expected: size.expected() });
     }
     Ok(outcome)
 }
@@ -193,31 +222,29 @@ fn connect_all(
     users: usize,
     server: Option<SocketAddr>,
     sockets: &Sockets,
-) -> Result<(Vec<TcpStream>, Vec<TcpStream>), String> {
+) -> Result<(Vec<TcpStream>, Vec<TcpStream>), ChatError> {
     let listener = match server {
-        None => {
-            Some(TcpListener::bind("127.0.0.1:0").map_err(|e| format!("binding the chat server on 127.0.0.1: {e}"))?)
-        }
+        None => Some(TcpListener::bind("127.0.0.1:0").map_err(ChatError::io("binding the chat server on 127.0.0.1"))?),
         Some(_) => None,
     };
     let addr = match (&listener, server) {
-        (Some(l), _) => l.local_addr().map_err(|e| e.to_string())?,
+        (Some(l), _) => l.local_addr()?,
         (None, Some(a)) => a,
         (None, None) => unreachable!("a server is either started or given"),
     };
-    let keep = |s: TcpStream, into: &mut Vec<TcpStream>| -> Result<(), String> {
-        prepare(&s).map_err(|e| e.to_string())?;
-        sockets.add(&s).map_err(|e| e.to_string())?;
+    let keep = |s: TcpStream, into: &mut Vec<TcpStream>| -> Result<(), ChatError> {
+        prepare(&s)?;
+        sockets.add(&s)?;
         into.push(s);
         Ok(())
     };
     let (mut clients, mut servers) = (Vec::with_capacity(users), Vec::with_capacity(users));
     for u in 0..users {
         let c = TcpStream::connect_timeout(&addr, IO_TIMEOUT)
-            .map_err(|e| format!("user {u} connecting to the chat server {addr}: {e}"))?;
+            .map_err(ChatError::io(format!("user {u} connecting to the chat server {addr}")))?;
         keep(c, &mut clients)?;
         if let Some(l) = &listener {
-            let (s, _) = l.accept().map_err(|e| format!("accepting user {u}: {e}"))?;
+            let (s, _) = l.accept().map_err(ChatError::io(format!("accepting user {u}")))?;
             keep(s, &mut servers)?;
         }
     }
@@ -226,19 +253,19 @@ fn connect_all(
 
 /// The server: per user a sender (drains its queue to the socket) and a receiver (fans
 /// each message out to the room's other senders).
-fn start_server(size: ChatSize, socks: &[TcpStream], sockets: &Sockets, jobs: &mut Vec<Job>) -> Result<(), String> {
+fn start_server(size: ChatSize, socks: &[TcpStream], sockets: &Sockets, jobs: &mut Vec<Job>) -> Result<(), ChatError> {
     let per_receiver = (USERS_PER_ROOM - 1) * size.messages;
     let mut queues: Vec<mpsc::Sender<[u8; MSG]>> = Vec::with_capacity(socks.len());
     for (u, s) in socks.iter().enumerate() {
         let (tx, rx) = mpsc::channel::<[u8; MSG]>();
         queues.push(tx);
-        let mut w = s.try_clone().map_err(|e| e.to_string())?;
+        let mut w = s.try_clone()?;
         let nice = size.nice;
         jobs.push(spawn("oscost-chat-srv-tx", sockets, move || {
             set_nice(nice);
             for _ in 0..per_receiver {
-                let m = rx.recv().map_err(|_| format!("server queue of user {u} closed early"))?;
-                w.write_all(&m).map_err(|e| format!("server sending to user {u}: {e}"))?;
+                let m = rx.recv().map_err(|_| ChatError::QueueClosed { user: u })?;
+                w.write_all(&m).map_err(ChatError::io(format!("server sending to user {u}")))?;
             }
             Ok(())
         })?);
@@ -249,15 +276,15 @@ fn start_server(size: ChatSize, socks: &[TcpStream], sockets: &Sockets, jobs: &m
             .filter(|&v| v != u)
             .map(|v| queues[v].clone())
             .collect();
-        let mut r = s.try_clone().map_err(|e| e.to_string())?;
+        let mut r = s.try_clone()?;
         let (messages, nice) = (size.messages, size.nice);
         jobs.push(spawn("oscost-chat-srv-rx", sockets, move || {
             set_nice(nice);
             let mut m = [0u8; MSG];
             for _ in 0..messages {
-                r.read_exact(&mut m).map_err(|e| format!("server receiving from user {u}: {e}"))?;
+                r.read_exact(&mut m).map_err(ChatError::io(format!("server receiving from user {u}")))?;
                 for p in &peers {
-                    p.send(m).map_err(|_| "a server sender stopped early".to_string())?;
+                    p.send(m).map_err(|_| ChatError::SenderStopped)?;
                 }
             }
             Ok(())
@@ -282,10 +309,10 @@ fn start_clients(
     gate: &Arc<Gate>,
     tally: &Arc<Tally>,
     jobs: &mut Vec<Job>,
-) -> Result<(), String> {
+) -> Result<(), ChatError> {
     let per_receiver = (USERS_PER_ROOM - 1) * size.messages;
     for (u, c) in socks.iter().enumerate() {
-        let mut w = c.try_clone().map_err(|e| e.to_string())?;
+        let mut w = c.try_clone()?;
         let (messages, nice, gate) = (size.messages, size.nice, gate.clone());
         jobs.push(spawn("oscost-chat-cli-tx", sockets, move || {
             set_nice(nice);
@@ -295,17 +322,17 @@ fn start_clients(
                 return Ok(()); // the run was abandoned before it started
             }
             for _ in 0..messages {
-                w.write_all(&m).map_err(|e| format!("user {u} sending: {e}"))?;
+                w.write_all(&m).map_err(ChatError::io(format!("user {u} sending")))?;
             }
             Ok(())
         })?);
-        let mut r = c.try_clone().map_err(|e| e.to_string())?;
+        let mut r = c.try_clone()?;
         let (nice, tally) = (size.nice, tally.clone());
         jobs.push(spawn("oscost-chat-cli-rx", sockets, move || {
             set_nice(nice);
             let mut m = [0u8; MSG];
             for _ in 0..per_receiver {
-                r.read_exact(&mut m).map_err(|e| format!("user {u} receiving: {e}"))?;
+                r.read_exact(&mut m).map_err(ChatError::io(format!("user {u} receiving")))?;
                 tally.delivered.fetch_add(1, Ordering::Relaxed);
             }
             if let Ok(mut d) = tally.done.lock() {
@@ -324,13 +351,13 @@ fn run_inner(
     sockets: &Sockets,
     gate: &Arc<Gate>,
     jobs: &mut Vec<Job>,
-) -> Result<ChatOutcome, String> {
+) -> Result<ChatOutcome, ChatError> {
     let (clients, servers) = connect_all(size.rooms * USERS_PER_ROOM, server, sockets)?;
     start_server(size, &servers, sockets, jobs)?;
     let tally = Arc::new(Tally::default());
     start_clients(size, &clients, sockets, gate, &tally, jobs)?;
     if !gate.release(clients.len()) {
-        return Err("interrupted".into());
+        return Err(ChatError::Interrupted);
     }
     let t0 = Instant::now();
     // Wait for the jobs (joined by the caller); the last receiver stamps the end.
@@ -338,7 +365,7 @@ fn run_inner(
         while !j.is_finished() {
             std::thread::sleep(Duration::from_millis(1));
             if sys::interrupted() {
-                return Err("interrupted".into());
+                return Err(ChatError::Interrupted);
             }
         }
     }
@@ -361,8 +388,9 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let mut rates = Vec::new();
         let mut delivered = 0;
         for _ in 0..reps {
-            let o = run_once(size, None)
-                .map_err(|e| if sys::interrupted() { BenchError::Interrupted } else { BenchError::Failed(e) })?;
+            let o = run_once(size, None).map_err(|e| {
+                if sys::interrupted() { BenchError::Interrupted } else { BenchError::Failed(e.to_string()) }
+            })?;
             delivered += o.delivered;
             rates.push(o.delivered as f64 / o.elapsed.as_secs_f64().max(1e-9));
         }
@@ -377,7 +405,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         // The trace pass: one room, a few messages, its threads followed as they start.
         let small = ChatSize { rooms: 1, messages: size.messages.min(TRACED_MESSAGES), nice: size.nice };
         let trace = crate::tracepass::trace_window_following(ctx.cfg, &[crate::kcounts::Task::current()], || {
-            run_once(small, None).map(|o| o.delivered)
+            run_once(small, None).map(|o| o.delivered).map_err(Into::into)
         });
         crate::bench::attach_trace(&mut row, trace);
         out.push(row);
@@ -401,7 +429,7 @@ mod tests {
     fn refused_connection_is_a_clear_error_and_frees_everything() {
         // A port that was just free: nothing listens there now.
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-        let e = run_once(ChatSize { rooms: 1, messages: 1, nice: None }, Some(port)).unwrap_err();
+        let e = run_once(ChatSize { rooms: 1, messages: 1, nice: None }, Some(port)).unwrap_err().to_string();
         assert!(e.contains("connecting to the chat server") && e.contains("refused"), "{e}");
     }
 }

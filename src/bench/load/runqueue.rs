@@ -194,7 +194,7 @@ fn point(ctx: &Ctx, design: &str, mode: Mode, n: usize, cpu: &[usize]) -> Result
 
 pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
-    let (cpu, _) = PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let (cpu, _) = PeerPlacement::SameCpu.cpus(&allowed)?;
     let _pin = AffinityGuard::pin(&cpu)?;
     let sizes: Vec<usize> = ctx.opts.tasks.iter().copied().filter(|&n| n >= 2).collect();
     for design in ["yield", "ring"] {

@@ -51,7 +51,7 @@ fn lateness_samples(budget_ns: u64) -> Result<Vec<f64>, BenchError> {
 
 pub fn run_wakeup(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
-    let (cpu, _) = PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let (cpu, _) = PeerPlacement::SameCpu.cpus(&allowed)?;
     let _pin = AffinityGuard::pin(&cpu)?;
     let _slack = sys::TimerSlack::set(1).map_err(|e| BenchError::setup("setting the timer slack", e))?;
     let budget = (ctx.cfg.batch_budget + ctx.cfg.per_call_budget).as_nanos() as u64;
@@ -64,7 +64,7 @@ pub fn run_wakeup(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let trace = crate::tracepass::trace_window(ctx.cfg, &watched, || {
             lateness_samples(crate::tracepass::TRACE_WINDOW.as_nanos() as u64)
                 .map(|s| s.len() as u64)
-                .map_err(|e| e.to_string())
+                .map_err(Into::into)
         });
         if let Some(g) = group {
             g.finish(|| {})?;
@@ -103,7 +103,7 @@ const FAIRNESS_NICES: [i32; 4] = [0, 0, 5, 10];
 
 pub fn run_fairness(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
-    let (cpu, _) = PeerPlacement::SameCpu.cpus(&allowed).map_err(BenchError::Skipped)?;
+    let (cpu, _) = PeerPlacement::SameCpu.cpus(&allowed)?;
     let nices = FAIRNESS_NICES;
     let promised = promised_shares(&nices);
     // One group per nice level (a group shares one nice value).

@@ -147,7 +147,7 @@ pub(super) fn cpu_number(s: &str) -> Result<usize, String> {
 
 /// `--save`: a name the run can be found by again (see `model::check_save_name`).
 pub(super) fn save_name(s: &str) -> Result<String, String> {
-    crate::model::check_save_name(s).map(|()| s.to_string())
+    crate::model::check_save_name(s).map(|()| s.to_string()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
