@@ -266,8 +266,9 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     execute_then(req, None)
 }
 
-/// [`execute`] for a suite: its simulations (see [`add_suite_simulations`]) are added
-/// to the run once the benchmarks are done, before the run is marked finished.
+/// [`execute`] for a suite: its simulations (the texts' experiments under the period
+/// and `live` profiles) are added to the run once the benchmarks are done, before the
+/// run is marked finished.
 pub fn execute_suite(req: RunRequest, suite: &str) -> Result<RunOutcome> {
     execute_then(req, Some(suite))
 }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::model::{RunDocument, RunStatus, Skipped};
+use crate::model::{Method, ResultRow, RunDocument, RunStatus, Skipped};
 use crate::noise::RunNoise;
 use crate::report::compare::{Comparison, FailOn};
 use crate::store::{RunFilter, Store, StoreError};
@@ -200,6 +200,39 @@ pub fn gate<'a>(compared: impl IntoIterator<Item = &'a Comparison>, fail_on: Opt
     Gate { lines, failed: !failing.is_empty() }
 }
 
+/// Why `show --histogram ROW` names no one row.
+#[derive(Debug, thiserror::Error)]
+pub enum RowError {
+    #[error("run #{run} has no row with samples that matches '{spec}'")]
+    NoMatch { run: i64, spec: String },
+    #[error("'{spec}' matches {} rows: {}; name more parameters", .names.len(), .names.join(", "))]
+    Several { spec: String, names: Vec<String> },
+}
+
+/// The one row with samples that `spec` names in `doc` (its benchmark id, then any of
+/// its `key=value` parameters), a per-call row before any other.
+pub fn named_row<'a>(doc: &'a RunDocument, spec: &str) -> Result<&'a ResultRow, RowError> {
+    let mut words = spec.split_whitespace();
+    let id = words.next().unwrap_or_default();
+    let want: Vec<&str> = words.collect();
+    let matching: Vec<&ResultRow> = doc
+        .results
+        .iter()
+        .filter(|r| r.benchmark == id && !r.samples.is_empty())
+        .filter(|r| want.iter().all(|w| r.variant_params().iter().any(|p| p == w)))
+        .collect();
+    let per_call: Vec<_> = matching.iter().copied().filter(|r| r.method == Method::PerCall).collect();
+    let chosen = if per_call.is_empty() { matching } else { per_call };
+    match chosen.as_slice() {
+        [r] => Ok(r),
+        [] => Err(RowError::NoMatch { run: doc.run.id, spec: spec.to_string() }),
+        many => Err(RowError::Several {
+            spec: spec.to_string(),
+            names: many.iter().map(|r| format!("'{} {}'", r.benchmark, r.variant_label())).collect(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +259,13 @@ mod tests {
         assert!(err.is_usage() && err.to_string().contains("a side is runs separated by commas"), "{err}");
         let err = load(&store, "latest").unwrap_err();
         assert!(err.is_usage(), "an empty database has no latest run: {err}");
+    }
+
+    #[test]
+    fn a_row_is_named_by_its_id_and_parameters_and_only_rows_with_samples_count() {
+        let doc = RunDocument::for_tests(3, crate::machine::Machine::example(), Vec::new());
+        let err = named_row(&doc, "ctx.pipe mode=thread").unwrap_err();
+        assert_eq!(err.to_string(), "run #3 has no row with samples that matches 'ctx.pipe mode=thread'");
     }
 
     #[test]

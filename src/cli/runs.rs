@@ -36,29 +36,9 @@ pub(super) fn show(db: &Path, reference: &str, format: Format, samples: bool, su
 pub(super) fn show_histogram(db: &Path, reference: &str, spec: &str) -> Result<i32> {
     let store = Store::open_existing(db)?;
     let (doc, _) = load(&store, reference)?;
-    let mut words = spec.split_whitespace();
-    let id = words.next().unwrap_or_default();
-    let want: Vec<&str> = words.collect();
-    let matching: Vec<&crate::model::ResultRow> = doc
-        .results
-        .iter()
-        .filter(|r| r.benchmark == id && !r.samples.is_empty())
-        .filter(|r| want.iter().all(|w| r.variant_params().iter().any(|p| p == w)))
-        .collect();
-    let per_call: Vec<_> = matching.iter().copied().filter(|r| r.method == crate::model::Method::PerCall).collect();
-    let chosen = if per_call.is_empty() { matching } else { per_call };
-    match chosen.as_slice() {
-        [r] => {
-            out(&report::percentiles::render(r)?)?;
-            Ok(0)
-        }
-        [] => Err(UsageError(format!("run #{} has no row with samples that matches '{spec}'", doc.run.id)).into()),
-        many => {
-            let names: Vec<String> = many.iter().map(|r| format!("'{} {}'", r.benchmark, r.variant_label())).collect();
-            Err(UsageError(format!("'{spec}' matches {} rows: {}; name more parameters", many.len(), names.join(", ")))
-                .into())
-        }
-    }
+    let row = crate::sides::named_row(&doc, spec).map_err(|e| UsageError(e.to_string()))?;
+    out(&report::percentiles::render(row)?)?;
+    Ok(0)
 }
 
 /// What `compare` was asked to put side by side.
