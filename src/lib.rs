@@ -33,7 +33,8 @@
 //! - `store` (SQLite and PostgreSQL behind one trait, one row codec) and `report`
 //!   (renderings: tables, charts, exports), which know the model, never a family;
 //! - `views` (layouts that name benchmarks: the founding texts' reprints);
-//! - `stored_profiles` (the simulator's profiles from a database: the source `sim`
+//! - `run_plan` (what a run will measure, checked before anything is),
+//!   `stored_profiles` (the simulator's profiles from a database: the source `sim`
 //!   is handed), `session` (a run's side effects), `sides` (the runs a command names,
 //!   compare's sides and its `--fail-on` gate), `transfer` (import, push, the report's
 //!   file), `manual` (the man pages from the clap definition), `crosscheck` (oscost's
@@ -69,6 +70,7 @@ pub mod producers;
 pub mod published;
 pub mod report;
 pub mod rounds;
+pub mod run_plan;
 pub mod runner;
 pub mod select;
 pub mod session;

@@ -13,52 +13,22 @@ use crate::bench::{self, BenchOptions};
 use crate::model::{RunDocument, Skipped};
 use crate::placement::Placement;
 use crate::report;
-use crate::select;
 use crate::session::{self, RunRequest};
 
-/// What `run` will do: the benchmarks, the suite (if any) and the options, checked.
-pub(super) struct Plan {
-    pub(super) selected: Vec<(&'static bench::BenchDef, bench::Scope)>,
-    pub(super) suite: Option<&'static crate::views::suites::Suite>,
-    pub(super) options: BenchOptions,
-}
+pub(super) use crate::run_plan::Plan;
+use crate::run_plan::{Choice, PlanError};
 
 /// A suite by name, or a usage error naming the closest.
 pub(super) fn find_suite(name: &str) -> Result<&'static crate::views::suites::Suite> {
-    crate::views::suites::find(name).ok_or_else(|| {
-        let names = crate::views::suites::SUITES.iter().map(|s| s.name);
-        UsageError(format!(
-            "unknown suite {name:?}{}",
-            select::closest(name, names).map(|c| format!("; did you mean {c:?}?")).unwrap_or_default()
-        ))
-        .into()
-    })
+    crate::run_plan::find_suite(name).map_err(plan_error)
 }
 
+/// `run`'s arguments as a checked plan (see [`crate::run_plan::plan`]).
 pub(super) fn plan(args: &RunArgs) -> Result<Plan> {
-    let registry = bench::registry();
-    let suite = args.suite.as_deref().map(find_suite).transpose()?;
-    let selectors: Vec<String> = match suite {
-        Some(s) => s.selectors.iter().map(|x| x.to_string()).collect(),
-        None => args.benchmarks.clone(),
-    };
-    let selected = select::select(&registry, &selectors)?;
-    session::ensure_selected(&selected)?;
-    check_address_space_floor()?;
-    // The helper is opened only when a selected benchmark runs it; one the user named
-    // and oscost refuses stops the run here, before anything is measured.
-    let runs_helper = session::runs_noop_helper(&selected);
-    let noop = match (&args.noop, runs_helper) {
-        (_, false) => Err("no selected benchmark runs the no-op helper".to_string()),
-        (Some(p), true) => {
-            Ok(crate::helper::Executable::open_verified(p).map_err(|e| UsageError(format!("--noop: {e}")))?)
-        }
-        (None, true) => crate::helper::Executable::embedded(),
-    }
-    .map(std::sync::Arc::new);
-    let mut options = BenchOptions {
+    let choice = Choice { suite: args.suite.as_deref(), benchmarks: &args.benchmarks, noop: args.noop.as_deref() };
+    let options = BenchOptions {
         placement: Placement { cpu: args.cpu, nice: args.nice, policy: args.policy },
-        noop,
+        noop: Err("the plan opens the no-op helper".to_string()),
         parent_mem: args.parent_mem.0.clone(),
         footprint_sizes: args.sizes.0.clone(),
         footprint_stride: args.stride,
@@ -67,36 +37,16 @@ pub(super) fn plan(args: &RunArgs) -> Result<Plan> {
         rooms: args.rooms,
         messages: args.messages,
     };
-    if let Some(s) = suite {
-        if let Some(tasks) = s.presets.tasks {
-            options.tasks = tasks.to_vec();
-        }
-        if let Some(rooms) = s.presets.rooms {
-            options.rooms = rooms;
-        }
-        if let Some(storm) = s.presets.storm_tasks {
-            options.storm_tasks = storm.to_vec();
-        }
-    }
-    crate::sys::raise_nofile_limit();
-    bench::check_options(&selected, &options).map_err(UsageError)?;
-    Ok(Plan { selected, suite, options })
+    crate::run_plan::plan(&choice, options).map_err(plan_error)
 }
 
-/// The address space (`ulimit -v`) below which the coordinator itself may fail an
-/// allocation, which aborts it and loses every round not yet stored: 40 MiB ran the
-/// quick suite here and 30 MiB did not; the floor keeps a margin.
-const ADDRESS_SPACE_FLOOR: u64 = 64 << 20;
-
-fn check_address_space_floor() -> Result<()> {
-    match crate::sys::address_space_limit() {
-        Some(limit) if limit < ADDRESS_SPACE_FLOOR => Err(UsageError(format!(
-            "the address-space limit (ulimit -v) is {} MiB; oscost needs {} MiB to measure without aborting on a failed allocation (which would lose the rounds not yet stored): raise it",
-            limit >> 20,
-            ADDRESS_SPACE_FLOOR >> 20
-        ))
-        .into()),
-        _ => Ok(()),
+/// A plan refused: bad usage (an unknown benchmark keeps its own type, which says so
+/// too), except a selection that names nothing.
+fn plan_error(e: PlanError) -> anyhow::Error {
+    match e {
+        PlanError::UnknownBenchmark(e) => e.into(),
+        PlanError::NothingSelected => anyhow::Error::from(e),
+        other => UsageError(other.to_string()).into(),
     }
 }
 
