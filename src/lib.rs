@@ -19,8 +19,10 @@
 //! - `bench` (the registry and the family contract) with one module per family;
 //!   `observe`; `worker` (a round in a fresh process, and the coordinator's side);
 //! - `sim` (the scheduler laboratory: a discrete-event engine, the policies, the
-//!   founding texts' workloads and cost profiles; it measures only what a `live`
-//!   profile needs, through `sys`) and `trace` (the scheduler's tracepoints);
+//!   founding texts' workloads and cost profiles; it opens no database: a `live`
+//!   profile's switch costs come from the `ProfileSource` it is handed, and it
+//!   measures only the small costs that profile adds, through `sys`) and `trace` (the
+//!   scheduler's tracepoints);
 //! - `producers` (every id a run can store rows under, gathered from the families,
 //!   `observe`, `trace` and `sim`);
 //! - `noise` (a machine's spread between runs, computed from its A/A runs) and
@@ -31,8 +33,13 @@
 //! - `store` (SQLite and PostgreSQL behind one trait, one row codec) and `report`
 //!   (renderings: tables, charts, exports), which know the model, never a family;
 //! - `views` (layouts that name benchmarks: the founding texts' reprints);
-//! - `session` (a run's side effects), `crosscheck` (oscost's figures beside other
-//!   tools, one worker round per pair), `select`, and `cli` (arguments and commands).
+//! - `run_plan` (what a run will measure, checked before anything is),
+//!   `stored_profiles` (the simulator's profiles from a database: the source `sim`
+//!   is handed), `session` (a run's side effects), `sides` (the runs a command names,
+//!   compare's sides and its `--fail-on` gate), `transfer` (import, push, the report's
+//!   file), `manual` (the man pages from the clap definition), `crosscheck` (oscost's
+//!   figures beside other tools, one worker round per pair), `select`, and `cli`
+//!   (arguments, one library call per command, printing).
 //!
 //! A new benchmark is an entry in its family's `BENCHES`; a new family is its module
 //! and one line in `bench::registry`.
@@ -50,6 +57,7 @@ pub mod history;
 pub mod kcounts;
 pub mod leftovers;
 pub mod machine;
+pub mod manual;
 pub mod model;
 pub mod noise;
 pub mod observe;
@@ -62,9 +70,11 @@ pub mod producers;
 pub mod published;
 pub mod report;
 pub mod rounds;
+pub mod run_plan;
 pub mod runner;
 pub mod select;
 pub mod session;
+pub mod sides;
 pub mod sim;
 pub mod stats;
 pub mod store;
@@ -75,6 +85,7 @@ pub mod sys;
 pub mod tasks;
 pub mod trace;
 pub mod tracepass;
+pub mod transfer;
 pub mod unit;
 pub mod views;
 pub mod worker;

@@ -240,6 +240,21 @@ impl Judge<'_> {
     }
 }
 
+/// Judges a `--precision` run's rows against `target`, each against its benchmark's
+/// last cap on rounds (`caps`; `ceiling`, the most rounds a benchmark may run, for a
+/// benchmark without one).
+pub fn judge_run(
+    rows: &[ResultRow],
+    target: f64,
+    noise: &RunNoise,
+    caps: &std::collections::BTreeMap<String, usize>,
+    ceiling: usize,
+) -> RunJudgement {
+    let cap = |r: &ResultRow| caps.get(&r.benchmark).copied().unwrap_or(ceiling);
+    let figures = rows.iter().map(|r| Judge { target, max_rounds: cap(r), noise }.figure(r)).collect();
+    RunJudgement::of(target, figures)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

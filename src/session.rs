@@ -266,8 +266,9 @@ pub fn execute(req: RunRequest) -> Result<RunOutcome> {
     execute_then(req, None)
 }
 
-/// [`execute`] for a suite: its simulations (see [`add_suite_simulations`]) are added
-/// to the run once the benchmarks are done, before the run is marked finished.
+/// [`execute`] for a suite: its simulations (the texts' experiments under the period
+/// and `live` profiles) are added to the run once the benchmarks are done, before the
+/// run is marked finished.
 pub fn execute_suite(req: RunRequest, suite: &str) -> Result<RunOutcome> {
     execute_then(req, Some(suite))
 }
@@ -430,6 +431,18 @@ pub fn machine_noise(
         .map(|l| store.load_run(l.id).map(|(d, _)| d))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(crate::noise::RunNoise::from_noise(&crate::noise::applicable(docs, key)))
+}
+
+/// A `--precision` run's figures judged against `target` (see
+/// `precision::judge_run`), with this machine's noise runs in the run's database
+/// beside; noise runs that cannot be read leave each figure judged within the run,
+/// with a warning.
+pub fn judge_precision(outcome: &RunOutcome, doc: &RunDocument, target: f64) -> crate::precision::RunJudgement {
+    let noise = machine_noise(&outcome.store, &doc.machine.comparability_key()).unwrap_or_else(|e| {
+        eprintln!("warning: this machine's noise runs could not be read ({e}); precision is judged within the run");
+        crate::noise::RunNoise::none()
+    });
+    crate::precision::judge_run(&doc.results, target, &noise, &outcome.round_caps, ADAPTIVE_MAX_ROUNDS)
 }
 
 /// Under `--precision`, this machine's between-run spreads from its noise runs in the
@@ -1121,6 +1134,13 @@ fn progress_bar(len: u64, estimate: Duration) -> indicatif::ProgressBar {
         indicatif::ProgressStyle::with_template(&template).unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
     bar.set_style(style);
     bar
+}
+
+/// Whether a selected benchmark runs the no-op helper (the exec probes): only then is
+/// it opened, and one the user named and oscost refuses stops the run before anything
+/// is measured.
+pub fn runs_noop_helper(selected: &[(&BenchDef, Scope)]) -> bool {
+    selected.iter().any(|(b, _)| crate::bench::spawn::RUNS_HELPER.contains(&b.id))
 }
 
 /// Fails clearly when a run selected nothing.

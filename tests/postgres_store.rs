@@ -1,7 +1,9 @@
 //! The shared PostgreSQL store against a real server that the test starts: `initdb`
 //! in a temporary directory (as the `postgres` user when the test runs as root, since
 //! initdb refuses root), a server on a free loopback port, stopped on every path.
-//! Without `initdb` (no PostgreSQL installed) the tests say so and pass.
+//! Without `initdb` (no PostgreSQL installed) the tests say so and pass. A build
+//! without the `postgres` feature has no such store to test.
+#![cfg(feature = "postgres")]
 
 mod common;
 

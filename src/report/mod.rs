@@ -10,6 +10,7 @@ pub mod json;
 pub mod matrix;
 pub mod paired;
 pub mod percentiles;
+pub mod precision;
 pub mod prometheus;
 pub mod reprint;
 pub mod sim;

@@ -13,6 +13,7 @@ use crate::machine::Machine;
 use crate::model::{ResultRow, RunDocument, RunStatus, Skipped};
 
 mod codec;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 mod sqlite;
 
@@ -202,24 +203,34 @@ pub fn is_postgres(db: &Path) -> bool {
     s.starts_with("postgres://") || s.starts_with("postgresql://")
 }
 
+/// The PostgreSQL database `url` names, connected.
+#[cfg(feature = "postgres")]
+fn connect_postgres(url: &Path) -> Result<Box<dyn Backend>, StoreError> {
+    Ok(Box::new(postgres::PgStore::connect(&url.to_string_lossy())?))
+}
+
+/// Without the `postgres` feature a PostgreSQL URL is refused, saying how to build
+/// oscost with it.
+#[cfg(not(feature = "postgres"))]
+fn connect_postgres(url: &Path) -> Result<Box<dyn Backend>, StoreError> {
+    Err(StoreError::Postgres {
+        url: without_password(&url.to_string_lossy()),
+        cause: "this oscost was built without PostgreSQL support (build it with the default features)".into(),
+    })
+}
+
 impl Store {
     /// Opens (creating and migrating as needed) the database `db` names.
     pub fn open(db: &Path) -> Result<Self, StoreError> {
-        let b: Box<dyn Backend> = if is_postgres(db) {
-            Box::new(postgres::PgStore::connect(&db.to_string_lossy())?)
-        } else {
-            Box::new(SqliteStore::open(db)?)
-        };
+        let b: Box<dyn Backend> =
+            if is_postgres(db) { connect_postgres(db)? } else { Box::new(SqliteStore::open(db)?) };
         Ok(Self(std::cell::RefCell::new(b)))
     }
 
     /// Opens an existing database for reading (a SQLite file is never created).
     pub fn open_existing(db: &Path) -> Result<Self, StoreError> {
-        let b: Box<dyn Backend> = if is_postgres(db) {
-            Box::new(postgres::PgStore::connect(&db.to_string_lossy())?)
-        } else {
-            Box::new(SqliteStore::open_existing(db)?)
-        };
+        let b: Box<dyn Backend> =
+            if is_postgres(db) { connect_postgres(db)? } else { Box::new(SqliteStore::open_existing(db)?) };
         Ok(Self(std::cell::RefCell::new(b)))
     }
 
