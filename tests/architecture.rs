@@ -1,0 +1,450 @@
+//! Rules of the source tree that the compiler does not enforce, read from `src/` as text:
+//! - errors below the CLI are typed: a `Result<_, String>` (or a `FromStr`/`TryFrom`
+//!   whose error is a `String`) appears only where the allowlist below names the file and
+//!   says why, and no more often than it says;
+//! - a `match` over conditions, simulated policies or export formats names every variant
+//!   it handles: no `_ =>` arm (nor a binding that catches the rest), so a new variant is a
+//!   compiler error at each place that must decide what to do with it, not a silent default.
+//!
+//! Pure file reading: nothing here measures.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Files that may still hold `String` errors: (path under the crate, how many, why).
+const STRING_ERRORS_ALLOWED: &[(&str, usize, &str)] = &[(
+    "src/cli/args.rs",
+    17,
+    "the edge: clap value parsers and the FromStr impls of argument types, whose text clap prints as its own usage error (exit 2)",
+)];
+
+/// The enums whose variants every `match` must name: conditions, simulated scheduler
+/// policies, export formats.
+const CLOSED_ENUMS: &[&str] = &["Condition", "PolicyKind", "ExportFormat"];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in fs::read_dir(&d).unwrap_or_else(|e| panic!("cannot list {}: {e}", d.display())) {
+            let path = entry.expect("a readable folder entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Each source file of the crate with its path relative to the crate, and its code with
+/// comments, string and character literals blanked (so that neither a doc comment nor a
+/// message can look like code, and line numbers stay where they were).
+fn sources() -> Vec<(String, String)> {
+    rust_files(&root().join("src"))
+        .into_iter()
+        .map(|path| {
+            let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+            let rel = path.strip_prefix(root()).expect("under the crate").to_string_lossy().replace('\\', "/");
+            (rel, code_only(&text))
+        })
+        .collect()
+}
+
+/// `text` with comments and the contents of string and character literals replaced by
+/// spaces (newlines kept). Lifetimes (`'a`) are left as they are.
+fn code_only(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+        } else if c == 'r' && (next == Some('"') || next == Some('#')) && !ident_char(chars.get(i.wrapping_sub(1))) {
+            // A raw string: r"…" or r#"…"#, with as many #s at the end as at the start.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while chars.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if chars.get(j) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            out.push('"');
+            for _ in i + 1..=j {
+                out.push(' ');
+            }
+            i = j + 1;
+            while i < chars.len() {
+                if chars[i] == '"' && (0..hashes).all(|k| chars.get(i + 1 + k) == Some(&'#')) {
+                    out.push('"');
+                    out.extend(std::iter::repeat_n(' ', hashes));
+                    i += 1 + hashes;
+                    break;
+                }
+                out.push(blank(chars[i]));
+                i += 1;
+            }
+        } else if c == '"' {
+            out.push('"');
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+            out.push('"');
+            i += 1;
+        } else if c == '\'' && is_char_literal(&chars, i) {
+            out.push('\'');
+            i += 1;
+            while i < chars.len() && chars[i] != '\'' {
+                if chars[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                out.push(' ');
+                i += 1;
+            }
+            out.push('\'');
+            i += 1;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn ident_char(c: Option<&char>) -> bool {
+    c.is_some_and(|c| c.is_alphanumeric() || *c == '_')
+}
+
+/// Whether the quote at `i` opens a character literal (`'x'`, `'\n'`, `'\u{1F600}'`)
+/// rather than a lifetime or a label (`'a`, `'static`).
+fn is_char_literal(chars: &[char], i: usize) -> bool {
+    matches!((chars.get(i + 1), chars.get(i + 2)), (Some('\\'), _) | (Some(_), Some('\'')))
+}
+
+/// The line (from 1) of byte offset `at` in `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    text[..at].matches('\n').count() + 1
+}
+
+/// Splits `inner` (the text between a generic's `<` and `>`) at its top-level commas.
+fn generic_args(inner: &str) -> Vec<&str> {
+    let mut args = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    args.push(&inner[start..]);
+    args
+}
+
+/// The lines of `code` whose error type is a plain `String`: `Result<T, String>`,
+/// `type Err = String` and `type Error = String`.
+fn string_errors(code: &str) -> Vec<usize> {
+    let mut lines = Vec::new();
+    let mut from = 0;
+    while let Some(found) = code[from..].find("Result<") {
+        let at = from + found;
+        from = at + "Result<".len();
+        if ident_char(code[..at].chars().last().as_ref()) {
+            continue; // another type whose name ends in Result
+        }
+        let mut depth = 1;
+        let mut end = None;
+        for (i, c) in code[from..].char_indices() {
+            match c {
+                '<' => depth += 1,
+                '>' if code[from..][..i].ends_with('-') => {} // an arrow inside a closure type
+                '>' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(from + i);
+                        break;
+                    }
+                }
+                ';' | '{' => break,
+                _ => {}
+            }
+        }
+        let Some(end) = end else { continue };
+        let args = generic_args(&code[from..end]);
+        if args.len() == 2 && args[1].trim() == "String" {
+            lines.push(line_of(code, at));
+        }
+    }
+    for alias in ["type Err = String;", "type Error = String;"] {
+        lines.extend(code.match_indices(alias).map(|(at, _)| line_of(code, at)));
+    }
+    lines.sort_unstable();
+    lines.dedup();
+    lines
+}
+
+/// The offset just past the bracket that closes the one opened at `open`.
+fn closing(code: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, &b) in code.iter().enumerate().skip(open) {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The patterns of the arms of the `match` whose body opens at `open` (a `{`).
+fn arm_patterns(code: &str, open: usize) -> Vec<String> {
+    let bytes = code.as_bytes();
+    let Some(end) = closing(bytes, open) else { return Vec::new() };
+    let mut patterns = Vec::new();
+    let mut i = open + 1;
+    let body_end = end - 1;
+    while i < body_end {
+        // The pattern: up to `=>` outside any bracket.
+        let start = i;
+        let mut depth = 0i32;
+        while i < body_end && !(depth == 0 && code[i..].starts_with("=>")) {
+            match bytes[i] {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                _ => {}
+            }
+            i += 1;
+        }
+        if i >= body_end {
+            break;
+        }
+        patterns.push(code[start..i].trim().to_string());
+        i += 2;
+        // The arm's expression: a block (with an optional comma after it), or up to the
+        // next comma outside any bracket.
+        while i < body_end && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i < body_end && bytes[i] == b'{' {
+            i = closing(bytes, i).unwrap_or(body_end);
+            let after = code[i..body_end].trim_start();
+            if after.starts_with('.') || after.starts_with('?') {
+                // The block was the start of a longer expression: go on to its comma.
+                i = expression_end(bytes, i, body_end);
+            } else if after.starts_with(',') {
+                i = body_end - after.len() + 1;
+            }
+        } else {
+            i = expression_end(bytes, i, body_end);
+        }
+    }
+    patterns
+}
+
+/// The offset just past the comma that ends an arm's expression starting at `i`, or
+/// `end` for the last arm.
+fn expression_end(bytes: &[u8], mut i: usize, end: usize) -> usize {
+    let mut depth = 0i32;
+    while i < end {
+        match bytes[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => return i + 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    end
+}
+
+/// Whether an arm's pattern matches whatever is left: `_` or a plain binding, guarded
+/// or not.
+fn is_catch_all(pattern: &str) -> bool {
+    let unguarded = pattern.split(" if ").next().unwrap_or(pattern).trim();
+    let name = unguarded.strip_prefix("ref ").or(unguarded.strip_prefix("mut ")).unwrap_or(unguarded).trim();
+    name == "_"
+        || (!name.is_empty()
+            && name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+}
+
+/// Whether a pattern names a variant of one of `enums`.
+fn names_variant_of(pattern: &str, enums: &[&str]) -> bool {
+    enums.iter().any(|e| {
+        pattern.match_indices(&format!("{e}::")).any(|(at, _)| !ident_char(pattern[..at].chars().last().as_ref()))
+    })
+}
+
+/// The lines of the `match` expressions of `code` that name a variant of one of `enums`
+/// in a pattern and also have an arm that catches the rest.
+fn wildcard_matches(code: &str, enums: &[&str]) -> Vec<usize> {
+    let bytes = code.as_bytes();
+    let mut lines = Vec::new();
+    for (at, _) in code.match_indices("match") {
+        let word_before = ident_char(code[..at].chars().last().as_ref());
+        let word_after = ident_char(code[at + 5..].chars().next().as_ref());
+        if word_before || word_after {
+            continue;
+        }
+        // The body opens at the first `{` outside the scrutinee's brackets.
+        let mut depth = 0i32;
+        let mut open = None;
+        for (i, &b) in bytes.iter().enumerate().skip(at + 5) {
+            match b {
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b'{' if depth == 0 => {
+                    open = Some(i);
+                    break;
+                }
+                b';' | b'}' if depth == 0 => break,
+                _ => {}
+            }
+        }
+        let Some(open) = open else { continue };
+        let patterns = arm_patterns(code, open);
+        if patterns.iter().any(|p| names_variant_of(p, enums)) && patterns.iter().any(|p| is_catch_all(p)) {
+            lines.push(line_of(code, at));
+        }
+    }
+    lines
+}
+
+#[test]
+fn string_errors_only_where_the_allowlist_says_why() {
+    let mut problems = Vec::new();
+    let mut total = 0;
+    for (path, code) in sources() {
+        let lines = string_errors(&code);
+        total += lines.len();
+        let allowed = STRING_ERRORS_ALLOWED.iter().find(|(p, _, _)| *p == path).map_or(0, |a| a.1);
+        if lines.len() > allowed {
+            problems.push(format!(
+                "{path}: {} String error(s) on lines {lines:?} (allowed {allowed}); use a thiserror enum that carries the context",
+                lines.len()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let allowed: usize = STRING_ERRORS_ALLOWED.iter().map(|a| a.1).sum();
+    eprintln!("{total} String error(s) in src, {allowed} allowed");
+}
+
+#[test]
+fn no_wildcard_arm_over_conditions_policies_or_exporters() {
+    let problems: Vec<String> = sources()
+        .into_iter()
+        .flat_map(|(path, code)| {
+            wildcard_matches(&code, CLOSED_ENUMS).into_iter().map(move |line| {
+                format!("{path}:{line}: a match over {CLOSED_ENUMS:?} with a `_ =>` (or catch-all) arm")
+            })
+        })
+        .collect();
+    assert!(problems.is_empty(), "name every variant instead:\n{}", problems.join("\n"));
+}
+
+/// The readers above find what they are for, and nothing in comments or strings.
+#[test]
+fn the_readers_find_what_they_look_for() {
+    let code = code_only(
+        r##"
+// fn a() -> Result<(), String> {}
+fn b() -> Result<(i32, String), String> {}
+fn c() -> Result<String, Error> {}
+fn d(f: impl FnOnce() -> Result<u64, String>) {}
+let s = "Result<(), String>";
+let r = r#"match x { Condition::A => 1, _ => 2 }"#;
+fn e() -> io::Result<String> {}
+impl FromStr for X { type Err = String; }
+fn f(c: &Condition) -> u8 {
+    match c {
+        Condition::Seccomp(_) => 1,
+        _ => 2,
+    }
+}
+fn g(c: &Condition) -> u8 {
+    match c {
+        Condition::Seccomp(_) => { 1 }
+        Condition::Thp(m) if m.on() => 3,
+        other => 2,
+    }
+}
+fn h(c: &Condition, s: &str) -> u8 {
+    match (c, s) {
+        (Condition::Seccomp(_), _) => 1,
+        (Condition::Thp(_), "x") | (Condition::Thp(_), _) => 3,
+        (Condition::Sched(_) | Condition::Spec(_), _) => 2,
+    }
+}
+fn i(s: &str) -> u8 {
+    match s {
+        "perf" => Condition::Observer(o),
+        _ => 2,
+    }
+}
+fn j(f: ExportFormat) -> u8 {
+    match f {
+        ExportFormat::Json => { 1 }.max(0),
+        ExportFormat::Csv => match 'x' { '{' => 1, _ => 0 },
+        _ if true => 5,
+    }
+}
+"##,
+    );
+    assert_eq!(string_errors(&code), vec![3, 5, 9]);
+    assert_eq!(wildcard_matches(&code, CLOSED_ENUMS), vec![11, 17, 37]);
+}
