@@ -12,7 +12,11 @@
 //! `migration_refill` when the task last ran on another CPU; a goodness scan charges
 //! `scan_per_task` a task and `remote_line` for each task_struct last written by
 //! another CPU; a contended lock charges `lock_transfer` for each CPU spinning on its
-//! line when it changes hands, so the global lock's collapse emerges.
+//! line when it changes hands, so the global lock's collapse emerges. Across CPUs: a
+//! wake-up onto another CPU's queue charges the waker `wake_remote` (the queue's and
+//! the task's lines), a busy CPU told to reschedule by another takes `ipi_busy`, and
+//! a message read on another CPU than it was written charges the reader
+//! `msg_remote` (its buffer's lines).
 //!
 //! Profiles:
 //! - `pentium200`: Travis's 200 MHz Pentium MMX (Linux 2.0.30, one CPU), fitted to
@@ -106,6 +110,23 @@ pub struct CostProfile {
     /// Sending one chat message (a write to a socket) and reading one.
     pub msg_send: Term,
     pub msg_recv: Term,
+    /// A wake-up onto another CPU's queue, on the waker: the lines of the woken task
+    /// and of the queue it joins (its lock, head and bitmap), last written there.
+    #[serde(default = "not_stored")]
+    pub wake_remote: Term,
+    /// A reschedule IPI taken by a busy CPU: the interrupt's entry, handler and return
+    /// on the interrupted CPU.
+    #[serde(default = "not_stored")]
+    pub ipi_busy: Term,
+    /// A message read on another CPU than the one that wrote it, on the reader: the
+    /// socket buffer, its data and the socket's queue and TCP state lines.
+    #[serde(default = "not_stored")]
+    pub msg_remote: Term,
+}
+
+/// A cross-CPU term a profile stored before it existed: nothing charged, as then.
+fn not_stored() -> Term {
+    assumed(0.0, "not in this stored profile (stored before the term existed): nothing charged, as then")
 }
 
 impl CostProfile {
@@ -129,6 +150,9 @@ impl CostProfile {
             ("exit", &self.exit),
             ("msg_send", &self.msg_send),
             ("msg_recv", &self.msg_recv),
+            ("wake_remote", &self.wake_remote),
+            ("ipi_busy", &self.ipi_busy),
+            ("msg_remote", &self.msg_remote),
         ]
     }
 
@@ -282,6 +306,9 @@ pub fn pentium200() -> Result<CostProfile, ProfileError> {
         exit: assumed(us(300.0), "as fork: a small process's exit and reaping, order of magnitude"),
         msg_send: assumed(us(20.0), "a socket write on a 1998 machine; no chat figure exists for it"),
         msg_recv: assumed(us(15.0), "a socket read on a 1998 machine; no chat figure exists for it"),
+        wake_remote: assumed(0.0, "one CPU: every wake-up is local"),
+        ipi_busy: assumed(0.0, "one CPU: no inter-processor interrupt"),
+        msg_remote: assumed(0.0, "one CPU: every message is read where it was written"),
     })
 }
 
@@ -305,7 +332,10 @@ pub fn smp2002_assumed() -> CostProfile {
                 "{era}: a task's cache footprint (about 256 KB of L2, the fork child's page tables and stack) refilled across the bus"
             ),
         ),
-        remote_line: assumed(250.0, format!("{era}: a cache line fetched from the other CPU's cache over the bus")),
+        remote_line: assumed(
+            REMOTE_LINE_2002,
+            format!("{era}: a cache line fetched from the other CPU's cache over the bus"),
+        ),
         lock_transfer: assumed(0.0, "fitted below"),
         wake: assumed(300.0, format!("{era}: try_to_wake_up's own work")),
         ipi: assumed(
@@ -319,8 +349,33 @@ pub fn smp2002_assumed() -> CostProfile {
         exit: assumed(30_000.0, format!("{era}: exit and reaping of a small process")),
         msg_send: assumed(3_000.0, format!("{era}: a TCP write on loopback, protocol processing included")),
         msg_recv: assumed(2_000.0, format!("{era}: a TCP read on loopback")),
+        wake_remote: assumed(
+            4.0 * REMOTE_LINE_2002,
+            format!(
+                "{era}: 4 lines at remote_line: the woken task_struct's state and run-list lines, the target queue's lock and its head or bitmap (try_to_wake_up on another CPU's queue)"
+            ),
+        ),
+        ipi_busy: assumed(
+            1_500.0,
+            format!(
+                "{era}: a reschedule IPI taken by a busy CPU: interrupt entry through the APIC, the handler's acknowledge and the return, about 1000 cycles"
+            ),
+        ),
+        msg_remote: assumed(
+            MSG_LINES as f64 * REMOTE_LINE_2002,
+            format!(
+                "{era}: {MSG_LINES} lines at remote_line: a TCP message read on another CPU than it was written brings the sk_buff (3 lines), its 100-byte payload (2), the receiving socket's queue and TCP state (4) and, for the ACK and the buffer's free, the sending socket's state and the slab's list (3)"
+            ),
+        ),
     }
 }
+
+/// smp2002's cross-CPU cache line, ns (its `remote_line`): the cross-CPU terms are
+/// counted in lines of this price.
+const REMOTE_LINE_2002: f64 = 250.0;
+/// Cache lines one loopback TCP message moves between CPUs when reader and writer
+/// run on different CPUs (see smp2002's `msg_remote`).
+pub const MSG_LINES: u32 = 12;
 
 /// The switch figures a live profile takes from a stored run, ns, with the run's id.
 #[derive(Debug, Clone, Copy)]
@@ -583,6 +638,14 @@ pub fn live(stored: StoredSwitch) -> CostProfile {
         exit,
         msg_send: assumed(3.0 * syscall, "a socket write priced as three bare system calls"),
         msg_recv: assumed(2.0 * syscall, "a socket read priced as two bare system calls"),
+        wake_remote: assumed(4.0 * line_ns, "4 lines (the woken task's and its queue's) at the measured line transfer"),
+        ipi_busy: assumed(2.0 * syscall, "a reschedule IPI taken by a busy CPU priced as two bare system calls"),
+        msg_remote: assumed(
+            MSG_LINES as f64 * line_ns,
+            format!(
+                "a message read on another CPU than it was written: {MSG_LINES} lines at the measured line transfer"
+            ),
+        ),
     }
 }
 
@@ -610,6 +673,9 @@ pub fn unit_profile() -> CostProfile {
         exit: t(10_000.0),
         msg_send: t(1000.0),
         msg_recv: t(500.0),
+        wake_remote: t(200.0),
+        ipi_busy: t(300.0),
+        msg_remote: t(600.0),
     }
 }
 

@@ -14,7 +14,9 @@
 //! when the CPU's last address space differs (so a thread switch skips it, and so does
 //! a switch back from idle to the same mm); the cache refill when the task's footprint
 //! is on another CPU; every scanned task_struct last written by another CPU; a global
-//! lock whose hand-on costs one line transfer per CPU spinning on it.
+//! lock whose hand-on costs one line transfer per CPU spinning on it. Across CPUs: a
+//! wake-up onto another CPU's queue (the waker pays its lines), the reschedule IPI a
+//! busy CPU takes from another, and a message read where it was not written.
 
 use super::cost::CostProfile;
 use super::types::{Action, Asleep, Behavior, Rng, Scheduler, Shared, SimTask, State, TaskId, Why, Work};
@@ -60,6 +62,12 @@ pub struct Outcome {
     pub cpus: usize,
     pub sent: u64,
     pub delivered: u64,
+    /// Wake-ups by a task onto another CPU's queue, or of a task last run elsewhere.
+    pub remote_wakeups: u64,
+    /// Reschedule IPIs taken by a busy CPU.
+    pub busy_ipis: u64,
+    /// Messages read on another CPU than they were written on.
+    pub remote_messages: u64,
 }
 
 /// The longest a running task's step is (so wake-ups from other CPUs land in order).
@@ -111,7 +119,7 @@ impl Engine {
         let id = self.new_task(behavior, mm, nice, cpu);
         let target = self.policy.add(&self.tasks, id, cpu % self.cpus.len(), Why::New);
         let now = self.cpus[cpu % self.cpus.len()].now;
-        self.placed(target, id, now);
+        self.placed(target, id, now, None);
         id
     }
 
@@ -125,10 +133,14 @@ impl Engine {
         id
     }
 
-    /// A task joined `target`'s queue at `now`. An idle `target` is sent an IPI; a busy
-    /// one is preempted if the policy says so. Other idle CPUs learn of the work by IPI
-    /// where the policy sends one, else at their next idle rebalance tick.
-    fn placed(&mut self, target: usize, id: TaskId, now: u64) {
+    /// A task joined `target`'s queue at `now`, from `from`'s context (None: a task the
+    /// workload starts). An idle `target` is sent an IPI; a busy one is preempted if the
+    /// policy says so, and when the waker runs on another CPU that preemption is a
+    /// reschedule IPI the busy CPU takes (`ipi_busy`, charged there: 2.4.17's
+    /// reschedule_idle and 2.6.0's resched_task send smp_send_reschedule to a CPU other
+    /// than their own). Other idle CPUs learn of the work by IPI where the policy sends
+    /// one, else at their next idle rebalance tick.
+    fn placed(&mut self, target: usize, id: TaskId, now: u64, from: Option<usize>) {
         if self.cpus[target].idle {
             self.kick_idle(target, now + CostProfile::ns(&self.cost.ipi));
             return;
@@ -137,6 +149,13 @@ impl Engine {
             && self.policy.wake_preempts(&self.tasks, id, cur)
         {
             self.cpus[target].need_resched = true;
+            if from.is_some_and(|f| f != target) {
+                let ipi = CostProfile::ns(&self.cost.ipi_busy);
+                let c = &mut self.cpus[target];
+                c.now += ipi;
+                c.sched_ns += ipi;
+                self.out.busy_ipis += 1;
+            }
         }
         match self.policy.idle_rebalance_ns() {
             None => {
@@ -229,8 +248,12 @@ impl Engine {
         }
     }
 
-    /// Makes `id` runnable at `now` (from `cpu`'s context).
-    fn wake(&mut self, id: TaskId, now: u64, from_cpu: usize) {
+    /// Makes `id` runnable at `now`, from `from_cpu`'s context when `waker` (a task's
+    /// system call or exit), else from a timer. A task that joins another CPU's queue
+    /// than its waker's costs the waker that queue's and that task's lines
+    /// (`wake_remote`, charged as scheduler time): try_to_wake_up locks and writes
+    /// them where they were last written.
+    fn wake(&mut self, id: TaskId, now: u64, from_cpu: usize, waker: bool) {
         if self.tasks[id].state != State::Blocked {
             self.tasks[id].wake_pending = true;
             return;
@@ -238,7 +261,20 @@ impl Engine {
         self.tasks[id].state = State::Runnable;
         self.tasks[id].woken_at = Some(now);
         let target = self.policy.add(&self.tasks, id, from_cpu, Why::Wake);
-        self.placed(target, id, now);
+        if !waker {
+            self.placed(target, id, now, None);
+            return;
+        }
+        let mut now = now;
+        if target != from_cpu || self.tasks[id].cpu != from_cpu {
+            let lines = CostProfile::ns(&self.cost.wake_remote);
+            let c = &mut self.cpus[from_cpu];
+            c.now += lines;
+            c.sched_ns += lines;
+            now = c.now;
+            self.out.remote_wakeups += 1;
+        }
+        self.placed(target, id, now, Some(from_cpu));
     }
 
     fn runnable_count(&self) -> u32 {
@@ -317,7 +353,7 @@ impl Engine {
             if next_timer.is_some_and(|t| t <= now) {
                 let std::cmp::Reverse((t, id)) = self.timers.pop().expect("peeked");
                 let from = self.tasks[id].cpu;
-                self.wake(id, t, from);
+                self.wake(id, t, from, false);
                 continue;
             }
             let Some(cpu) = busy else { continue };
@@ -393,7 +429,33 @@ impl Engine {
                 self.cpus[cpu].now += w;
                 self.tasks[cur].run_ns += w;
                 let now = self.cpus[cpu].now;
-                self.wake(id, now, cpu);
+                self.wake(id, now, cpu, true);
+            }
+            Action::Send(to) => {
+                let send = CostProfile::ns(&self.cost.msg_send) + CostProfile::ns(&self.cost.wake);
+                self.cpus[cpu].now += send;
+                self.tasks[cur].run_ns += send;
+                if self.shared.inbox.len() <= to {
+                    self.shared.inbox.resize(to + 1, Default::default());
+                }
+                self.shared.inbox[to].push_back(cpu);
+                self.shared.sent += 1;
+                let now = self.cpus[cpu].now;
+                self.wake(to, now, cpu, true);
+            }
+            Action::Receive => {
+                let Some(written_on) = self.shared.inbox.get_mut(cur).and_then(|q| q.pop_front()) else {
+                    // Nothing queued: the read blocks, as WaitWake.
+                    return self.act(cpu, cur, Action::WaitWake);
+                };
+                let mut read = CostProfile::ns(&self.cost.msg_recv);
+                if written_on != cpu {
+                    read += CostProfile::ns(&self.cost.msg_remote);
+                    self.out.remote_messages += 1;
+                }
+                self.cpus[cpu].now += read;
+                self.tasks[cur].run_ns += read;
+                self.shared.delivered += 1;
             }
             Action::Fork { child, thread } => {
                 let f = CostProfile::ns(&self.cost.fork);
@@ -408,7 +470,7 @@ impl Engine {
                 self.out.forks += 1;
                 let target = self.policy.add(&self.tasks, id, cpu, Why::Fork { parent: cur });
                 let now = self.cpus[cpu].now;
-                self.placed(target, id, now);
+                self.placed(target, id, now, Some(cpu));
                 if self.policy.fork_child_first() {
                     self.cpus[cpu].need_resched = true;
                 }
@@ -437,7 +499,7 @@ impl Engine {
                     if self.tasks[p].waiting_children && self.tasks[p].live_children == 0 {
                         self.tasks[p].waiting_children = false;
                         let now = self.cpus[cpu].now;
-                        self.wake(p, now, cpu);
+                        self.wake(p, now, cpu, true);
                     }
                 }
             }

@@ -143,15 +143,114 @@ fn every_cpu_nanosecond_is_accounted_for() {
 }
 
 #[test]
-fn chat_loses_no_message() {
+fn chat_users_write_chat_cs_count_and_lose_no_message() {
+    // chat_c's count: every user of every room writes `messages` messages, and every
+    // one is read.
     for pol in PolicyKind::ALL {
         for cpus in [1, 2] {
             let p = Params { messages: 5, ..params(pol, WorkloadKind::Chat, cpus, 2) };
             let o = simulate(&p, &unit_profile()).outcome;
-            let expected = (2 * workload::ROOM * (workload::ROOM - 1)) as u64 * 5;
+            let expected = (2 * workload::ROOM) as u64 * 5;
             assert_eq!((o.sent, o.delivered), (expected, expected), "{} on {cpus} CPUs", pol.name());
         }
     }
+}
+
+#[test]
+fn chat_peers_come_from_the_seed() {
+    // The same seed: the same peers, to the nanosecond; another seed: other peers.
+    let p = Params { messages: 20, ..params(PolicyKind::O1, WorkloadKind::Chat, 2, 1) };
+    let (a, b) = (simulate(&p, &unit_profile()).outcome, simulate(&p, &unit_profile()).outcome);
+    assert_eq!(a, b);
+    let other = simulate(&Params { seed: 8, ..p }, &unit_profile()).outcome;
+    assert_ne!(a.end_ns, other.end_ns);
+}
+
+#[test]
+fn one_cpu_charges_no_cross_cpu_term() {
+    for pol in PolicyKind::ALL {
+        let o = simulate(&params(pol, WorkloadKind::Chat, 1, 1), &unit_profile()).outcome;
+        assert_eq!((o.remote_wakeups, o.busy_ipis, o.remote_messages), (0, 0, 0), "{}", pol.name());
+        assert!(o.delivered > 0);
+    }
+}
+
+#[test]
+fn cross_cpu_messages_cost_more_than_local_ones() {
+    // The same chat on 2 CPUs with and without the cross-CPU terms: their price is
+    // in the rate, and the counters say where it was paid.
+    let p = Params { messages: 20, ..params(PolicyKind::O1, WorkloadKind::Chat, 2, 1) };
+    let with = simulate(&p, &unit_profile());
+    let mut free = unit_profile();
+    for t in [&mut free.wake_remote, &mut free.ipi_busy, &mut free.msg_remote] {
+        t.ns = 0.0;
+    }
+    let without = simulate(&p, &free);
+    let o = &with.outcome;
+    assert!(o.remote_wakeups > 0 && o.remote_messages > 0, "{o:?}");
+    assert!(with.figures[0].value < without.figures[0].value);
+}
+
+/// A writer that sends one message to `to`, then computes.
+struct WriteOnce {
+    to: usize,
+    sent: bool,
+}
+
+impl workload::Behavior for WriteOnce {
+    fn next(&mut self, _: usize, _: &mut types::Shared, _: &mut Rng) -> types::Action {
+        if std::mem::replace(&mut self.sent, true) {
+            types::Action::Compute(10_000_000)
+        } else {
+            types::Action::Send(self.to)
+        }
+    }
+}
+
+/// A reader: reads what its socket holds, else waits.
+struct Reader;
+
+impl workload::Behavior for Reader {
+    fn next(&mut self, me: usize, shared: &mut types::Shared, _: &mut Rng) -> types::Action {
+        if shared.inbox.get(me).is_some_and(|q| !q.is_empty()) {
+            types::Action::Receive
+        } else {
+            types::Action::WaitWake
+        }
+    }
+}
+
+#[test]
+fn linux_2_4_17_sock_def_readable_is_no_sync_wake_up_so_reschedule_idle_gives_the_reader_an_idle_cpu() {
+    // net/core/sock.c of 2.4.17: sock_def_readable() calls wake_up_interruptible(), not
+    // the _sync variant (pipe_write() in fs/pipe.c is what uses
+    // wake_up_interruptible_sync()); try_to_wake_up(p, 0) then calls reschedule_idle(),
+    // which sends the reader to the idle CPU. 2.6.0's sock_def_readable() is the same
+    // (wake_up_interruptible(sk->sk_sleep)). The reader, last on CPU 0, reads on CPU 1
+    // a message written on CPU 0: its lines cross.
+    let mut e = engine::Engine::new(PolicyKind::Linux24.build(2), unit_profile(), 2, 0);
+    let reader = e.spawn_sleeping(Box::new(Reader), 0, 0, u64::MAX / 2);
+    e.spawn(Box::new(WriteOnce { to: reader, sent: false }), None, 0, 0);
+    let o = e.run(5_000_000, |_| false);
+    assert_eq!((o.sent, o.delivered, o.remote_messages), (1, 1, 1), "{o:?}");
+    assert_eq!(e.tasks[reader].cpu, 1, "the reader ran on the idle CPU");
+}
+
+#[test]
+fn linux_2_6_0_try_to_wake_up_queues_the_reader_on_its_last_cpu_and_resched_task_sends_an_ipi() {
+    // kernel/sched.c of 2.6.0, try_to_wake_up() with sync = 0: the task joins its last
+    // CPU's queue (its lock and lines taken from the waker's CPU), and when it beats
+    // that CPU's current task, resched_task() sends that busy CPU a reschedule IPI.
+    let mut e = engine::Engine::new(PolicyKind::O1.build(2), unit_profile(), 2, 0);
+    let reader = e.spawn_sleeping(Box::new(Reader), 0, 1, u64::MAX / 2);
+    e.spawn(Box::new(workload::Hog), None, 0, 1);
+    // The writer starts once the hog has run long enough to have lost its bonus.
+    e.spawn_sleeping(Box::new(WriteOnce { to: reader, sent: false }), 0, 0, 300_000_000);
+    let o = e.run(400_000_000, |_| false);
+    assert_eq!((o.sent, o.delivered), (1, 1), "{o:?}");
+    assert_eq!(e.tasks[reader].cpu, 1, "woken on its last CPU");
+    assert!(o.remote_wakeups >= 1 && o.busy_ipis >= 1, "{o:?}");
+    assert_eq!(o.remote_messages, 1);
 }
 
 #[test]

@@ -17,8 +17,14 @@ pub enum Action {
     Sleep(u64),
     /// Blocks until another task wakes it (at once if a wake-up is pending).
     WaitWake,
-    /// Wakes a task (a message, a token).
+    /// Wakes a task (a token, a signal: no data moves).
     Wake(TaskId),
+    /// Writes one message to a task's socket (chat): the write's own work, the
+    /// message queued with the writer's CPU, and the reader woken.
+    Send(TaskId),
+    /// Reads the first queued message (the workload asks only when one is there): the
+    /// read's own work, and the message's lines fetched when another CPU wrote them.
+    Receive,
     /// Creates a task running this behaviour (same address space if `thread`).
     Fork { child: Box<dyn Behavior>, thread: bool },
     /// Waits for its children to exit.
@@ -27,12 +33,16 @@ pub enum Action {
     Exit,
 }
 
-/// State the workload's tasks share (mailboxes, counters); the engine never reads it.
+/// State the workload's tasks share (sockets, counters). The engine touches only the
+/// sockets, through `Send` and `Receive`, to know which CPU wrote each message.
 #[derive(Debug, Default)]
 pub struct Shared {
     pub sent: u64,
     pub delivered: u64,
-    pub mailbox: Vec<u64>,
+    /// Each task's socket: the CPU each queued message was written on.
+    pub inbox: Vec<std::collections::VecDeque<usize>>,
+    /// Chat: messages still to be written.
+    pub budget: u64,
     pub forks: u64,
     pub exits: u64,
     /// The web server: connections not yet accepted, and the httpd waiting in accept().

@@ -3,10 +3,12 @@
 //! - `travis`: N tasks looping on sched_yield on one CPU (processes or threads), among
 //!   `OTHERS` sleeping system tasks; time per switch (Travis's benchmark, 1998).
 //! - `loop_yield`: k yielders on c CPUs; switches per second (Molnar's loop_yield).
-//! - `chat`: rooms of 20 users (processes), each sending `messages` rounds of one
-//!   message to every other user of its room, and reading its own one `read()` at a
-//!   time, blocking when none is there, as chat_c's users do on their sockets; every
-//!   write wakes the reader; messages delivered per second.
+//! - `chat`: rooms of 20 users (processes) talking over TCP sockets: each opens with
+//!   one message to a random peer of its room and answers every message it reads with
+//!   one more to a random peer, until the room has written `messages` a user
+//!   (chat_c's count); a read blocks while the socket is empty, and every write wakes
+//!   its reader; messages delivered per second. The rate depends on the count (the
+//!   start, with every user runnable, weighs less in a longer run).
 //! - `fork`: lmbench's lat_proc fork: a parent forking a child that exits at once,
 //!   then waiting for it, one at a time; time per fork+exit and how often the child ran
 //!   before the parent went on. Where the child runs (the parent's CPU or an idle one)
@@ -205,45 +207,49 @@ impl Behavior for Daemon {
     }
 }
 
-/// A chat user, in rounds: writes its round's message to every peer (each write wakes
-/// that peer), then reads the round's messages from its peers one `read()` at a time,
-/// blocking whenever none is there, before its next round.
+/// A chat user, as chat_c's processes talk over TCP: it opens with `IN_FLIGHT`
+/// messages to random peers of its room, then for every message it reads (a blocking
+/// `read()`, asleep while its socket is empty) it writes one more to a random peer,
+/// while the room's budget of messages lasts; then it reads what is left for it. The
+/// peers are drawn from the run's seeded random source. Each write wakes its reader
+/// (`Action::Send`: the kernel's socket path, not a sync wake-up), each read brings the
+/// message's lines from the CPU that wrote it (`Action::Receive`).
 struct ChatUser {
-    peers: Vec<TaskId>,
-    rounds: u64,
-    sent_rounds: u64,
-    read: u64,
-    queue: VecDeque<Action>,
-    send_ns: u64,
-    recv_ns: u64,
+    room: std::ops::Range<TaskId>,
+    /// Messages it is to write next, taken from the budget already.
+    owed: u64,
+}
+
+/// Messages each chat user has written and not yet seen answered when it starts: one
+/// (assumed: a user writes when it has read something to answer, so each user keeps
+/// one message of its own going).
+pub const IN_FLIGHT: u64 = 1;
+
+impl ChatUser {
+    fn random_peer(&self, me: TaskId, rng: &mut Rng) -> TaskId {
+        let others = (self.room.len() - 1) as f64;
+        let k = ((rng.unit() * others) as usize).min(self.room.len() - 2);
+        let peer = self.room.start + k;
+        if peer >= me { peer + 1 } else { peer }
+    }
 }
 
 impl Behavior for ChatUser {
-    fn next(&mut self, me: TaskId, shared: &mut Shared, _: &mut Rng) -> Action {
-        if let Some(a) = self.queue.pop_front() {
-            return a;
+    fn next(&mut self, me: TaskId, shared: &mut Shared, rng: &mut Rng) -> Action {
+        if self.owed > 0 {
+            self.owed -= 1;
+            return Action::Send(self.random_peer(me, rng));
         }
-        let due = self.sent_rounds * self.peers.len() as u64;
-        if self.read < due {
-            if shared.mailbox[me] == 0 {
-                return Action::WaitWake;
-            }
-            shared.mailbox[me] -= 1;
-            self.read += 1;
-            shared.delivered += 1;
-            return Action::Compute(self.recv_ns.max(1));
+        if shared.inbox.get(me).is_none_or(|q| q.is_empty()) {
+            return Action::WaitWake;
         }
-        if self.sent_rounds < self.rounds {
-            self.sent_rounds += 1;
-            for &p in &self.peers {
-                shared.mailbox[p] += 1;
-                shared.sent += 1;
-                self.queue.push_back(Action::Compute(self.send_ns.max(1)));
-                self.queue.push_back(Action::Wake(p));
-            }
-            return self.queue.pop_front().unwrap_or(Action::Yield);
+        // A message read is answered by one more while the budget lasts: the answer
+        // is queued to go out right after the read.
+        if shared.budget > 0 {
+            shared.budget -= 1;
+            self.owed += 1;
         }
-        Action::Exit
+        Action::Receive
     }
 }
 
@@ -355,25 +361,19 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
         }
         WorkloadKind::Chat => {
             let users = n * ROOM;
-            e.shared.mailbox = vec![0; users];
+            e.shared.inbox = vec![VecDeque::new(); users];
+            // chat_c's count: every user writes `messages` messages (the room's budget
+            // is shared, so a user that reads more writes more).
+            let expected = users as u64 * p.messages;
+            let opening = IN_FLIGHT.min(p.messages);
+            e.shared.budget = expected - users as u64 * opening;
             for r in 0..n {
-                let ids: Vec<TaskId> = (r * ROOM..(r + 1) * ROOM).collect();
-                for &me in &ids {
-                    let peers: Vec<TaskId> = ids.iter().copied().filter(|&x| x != me).collect();
-                    let u = ChatUser {
-                        peers,
-                        rounds: p.messages,
-                        sent_rounds: 0,
-                        read: 0,
-                        queue: VecDeque::new(),
-                        send_ns: CostProfile::ns(&cost.msg_send),
-                        recv_ns: CostProfile::ns(&cost.msg_recv),
-                    };
+                for me in r * ROOM..(r + 1) * ROOM {
+                    let u = ChatUser { room: r * ROOM..(r + 1) * ROOM, owed: opening };
                     let id = e.spawn(Box::new(u), None, p.nice, me % p.cpus);
                     debug_assert_eq!(id, me);
                 }
             }
-            let expected = (users * (ROOM - 1)) as u64 * p.messages;
             let out = e.run(60_000_000_000, |s| s.delivered >= expected);
             let rate = out.delivered as f64 / (out.end_ns as f64 / 1e9);
             Report { figures: vec![fig("messages per second", rate, "msg/s")], outcome: out }

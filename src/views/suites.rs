@@ -236,7 +236,9 @@ fn molnar_chat(d: &RunDocument) -> Block {
         })
         .collect();
     Block {
-        title: "chat_c (10 rooms of 20 users; simulated with 20 messages a user, in rounds)".into(),
+        title:
+            "chat_c (10 rooms of 20 users; simulated with chat_c's count, 100 or 1000 messages a user, to random peers)"
+                .into(),
         unit: "messages per second; \"here\" is today's kernel".into(),
         cells,
         suspect: "the assumed socket costs; the model has no shared network path, so at nice 0 the O(1) scheduler's per-CPU queues scale where the text's did not",

@@ -200,7 +200,7 @@ pub enum Command {
         /// Nice level of the workload's tasks (chat at 0 and 19, as Molnar ran it).
         #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
         nice: i32,
-        /// chat: messages each user sends to each other user of its room.
+        /// chat: messages each user writes (chat_c's count; chat_c ran 100 and 1000).
         #[arg(long, default_value_t = 20)]
         messages: u64,
         #[arg(long)]
