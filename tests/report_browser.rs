@@ -175,8 +175,9 @@ fn report(db: &TempDb, runs: &[&str], name: &str) -> PathBuf {
 #[test]
 fn reports_of_one_two_and_three_runs_draw_every_figure_with_axes() {
     let db = temp_db();
-    let first = ["run", "syscall.getppid", "ctx.pipe", "spawn.fork", "load.runqueue", "--quick", "--tasks", "2,4,8"];
-    run_ok(&[&first[..], &["--parent-mem", "0"]].concat(), &db.path);
+    let first =
+        ["run", "syscall.getppid", "ctx.pipe", "spawn.fork_exit", "load.runqueue", "--quick", "--tasks", "2,4,8"];
+    run_ok(&first, &db.path);
     run_ok(&["run", "syscall.getppid", "ctx.pipe", "--quick"], &db.path);
     run_ok(&["run", "syscall.getppid", "--quick"], &db.path);
     let one = report(&db, &["1"], "one.html");
