@@ -350,6 +350,14 @@ counts! {
     PromisedShare = "promised_share",
     /// A fit's coefficient of determination.
     RSquared = "r_squared",
+    /// The wall time of the round that measured the row, s: a fresh worker started,
+    /// its warm-up, every variant the round measured, the worker reaped (what one more
+    /// round of the benchmark costs; `oscost plan` reads it). Rounds keep the median.
+    RoundSeconds = "round_seconds",
+    /// What the run spent before its first round (the store opened, the preflight,
+    /// the clocks calibrated), s: what one more run costs beyond its rounds (`oscost
+    /// plan` reads it). The same on every row of a run.
+    RunSetupSeconds = "run_setup_seconds",
     /// Length of the observation, s.
     Seconds = "seconds",
     /// All switches of the watched tasks.

@@ -278,8 +278,10 @@ fn execute_then(req: RunRequest, suite: Option<&str>) -> Result<RunOutcome> {
     if req.executor == crate::worker::Executor::Workers {
         crate::leftovers::clean_up_after_killed_runs();
     }
+    let entered = Instant::now();
     let store = Store::open(&req.db)?;
-    let setup = prepare(&req)?;
+    let mut setup = prepare(&req)?;
+    setup.set_up_in = entered.elapsed();
     let started_at = report::now_rfc3339();
     let what = Begin { command_line: &req.command_line, save: req.save.clone(), kind: req.kind };
     let mut run = begin(what, store, &setup.machine, &started_at)?;
@@ -346,6 +348,9 @@ struct Setup {
     /// run's pace is counted, and when it stops adding rounds.
     started: Instant,
     deadline: Option<Instant>,
+    /// What the run spent before its first round (the store opened, the preflight, the
+    /// clocks calibrated): recorded with its rows, for `oscost plan`.
+    set_up_in: Duration,
     /// Under `--precision`, this machine's between-run spreads (`oscost noise`), which
     /// stand beside a row's interval or blocks when it is judged.
     noise: crate::noise::RunNoise,
@@ -413,6 +418,7 @@ fn prepare(req: &RunRequest) -> Result<Setup> {
         max_rounds,
         started,
         deadline,
+        set_up_in: Duration::ZERO,
         noise,
         arms,
     })
@@ -723,7 +729,9 @@ fn run_arm(
     };
     let mut reply = match prepared.map(|p| p.hold_round(&opts)).transpose() {
         Ok(hold) => {
+            let began = Instant::now();
             let mut reply = run_round(&job, req.executor);
+            stamp_times(&mut reply.rows, began.elapsed(), setup.set_up_in);
             if let (Some(p), Some(hold)) = (prepared, &hold) {
                 let report = crate::condition::RoundReport { peers_moved: reply.peers_moved, rows: &reply.rows };
                 let seen = p.evidence(hold, &report);
@@ -748,6 +756,17 @@ fn run_arm(
     }
     label_arm(&mut reply, arm);
     reply
+}
+
+/// Records on each row of a round how long the round took (worker started to reaped)
+/// and how long the run took to set up: what one more round and one more run cost,
+/// which `oscost plan` reads back.
+fn stamp_times(rows: &mut [ResultRow], round: Duration, set_up: Duration) {
+    use crate::model::Count;
+    for row in rows {
+        row.counts.insert(Count::RoundSeconds, round.as_secs_f64());
+        row.counts.insert(Count::RunSetupSeconds, set_up.as_secs_f64());
+    }
 }
 
 /// Keeps a round's rows and skips in its slot and records how it ended; breaks on a

@@ -1,8 +1,26 @@
 //! `oscost plan` on stored runs with known figures: a plan per figure that reaches
-//! the precision asked, read from every run; too few runs and a bad precision refused.
+//! the precision asked, read from every run, each printed as a command oscost's own
+//! parser takes; the costs read from the runs' own timings (or said to be missing);
+//! the table fitted to the terminal; too few runs and a bad precision refused.
 
 mod common;
+use clap::Parser;
 use common::*;
+use oscost::cli::Cli;
+
+/// Every command `plan` printed, as text and in JSON, parses as an oscost command
+/// line with clap's own parser (what the shell would hand it).
+fn assert_commands_parse(plans: &serde_json::Value, text: &str) {
+    let mut commands: Vec<String> =
+        plans.as_array().unwrap().iter().map(|p| p["command"].as_str().unwrap().to_string()).collect();
+    commands.extend(text.lines().filter_map(|l| l.split_once("] oscost ")).map(|(_, c)| format!("oscost {c}")));
+    assert!(!commands.is_empty(), "no command printed: {text}");
+    for c in &commands {
+        let argv: Vec<&str> = c.split_whitespace().collect();
+        assert!(Cli::try_parse_from(&argv).is_ok(), "{c:?} does not parse: {:?}", Cli::try_parse_from(&argv).err());
+        assert!(c.starts_with("oscost run ") || c.starts_with("oscost noise "), "{c}");
+    }
+}
 
 #[test]
 fn a_plan_reaches_the_precision_from_the_stored_levels() {
@@ -14,12 +32,48 @@ fn a_plan_reaches_the_precision_from_the_stored_levels() {
     let p = &plans.as_array().unwrap()[0];
     assert_eq!(p["figure"], "syscall.getppid");
     assert_eq!(p["read_from"], serde_json::json!([20, 6, 10]));
+    // The runs differ by 2%: ±0.5% takes many runs, as a noise series.
     assert!(p["plan"]["precision"].as_f64().unwrap() <= 0.005, "{p}");
+    assert!(p["command"].as_str().unwrap().starts_with("oscost noise syscall.getppid --runs "), "{p}");
     // The runs differ by 2% and the rounds not at all: runs carry the variance.
     let c = &p["components"];
     assert!(c["runs"].as_f64().unwrap() > c["rounds"].as_f64().unwrap(), "{c}");
-    let text = String::from_utf8_lossy(&run_ok(&["plan", "syscall"], &db.path).stdout).into_owned();
-    assert!(text.contains("syscall.getppid") && text.contains("assumed"), "{text}");
+    // Rounds without timings (as stored before rounds were timed): the round's cost
+    // is said to be an estimate, not passed off as measured.
+    assert_eq!(p["round_cost"], "no_stored_timing", "{p}");
+    let text =
+        String::from_utf8_lossy(&run_ok(&["plan", "syscall", "--precision", "0.5"], &db.path).stdout).into_owned();
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("syscall.getppid") && words.contains("no stored timing"), "{text}");
+    assert_commands_parse(&plans, &text);
+}
+
+#[test]
+fn costs_come_from_the_runs_own_timings_and_the_table_fits() {
+    let db = temp_db();
+    for _ in 0..2 {
+        run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "3"], &db.path);
+    }
+    let plans = json_of(&run_ok(&["plan", "--json"], &db.path));
+    for p in plans.as_array().unwrap() {
+        assert_eq!(p["round_cost"], "stored", "{p}");
+        assert_eq!(p["run_cost"], "stored", "{p}");
+        assert!(p["command"].as_str().unwrap().ends_with(" --quick"), "the runs were quick: {p}");
+        let rounds = p["plan"]["rounds"].as_u64().unwrap();
+        assert!((1..=100).contains(&rounds), "{p}");
+        let runs = p["plan"]["runs"].as_u64().unwrap();
+        assert!(runs == 1 || (3..=100).contains(&runs), "{p}");
+    }
+    for columns in ["80", "100"] {
+        let out = oscost().args(["plan", "--db"]).arg(&db.path).env("COLUMNS", columns).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let limit: usize = columns.parse().unwrap();
+        assert!(text.lines().all(|l| l.chars().count() <= limit), "wider than {columns}:\n{text}");
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains("measured from the stored runs"), "{text}");
+        assert_commands_parse(&plans, &text);
+    }
 }
 
 #[test]

@@ -2,7 +2,10 @@
 //! page is drawn (a screenshot that is not blank, with plot colour), and in the laid
 //! out page every chart has tick labels on its axes and an axis title, no text falls
 //! outside its chart or onto the next tick label, every caption sits above its own
-//! chart inside its box, and every figure of every run is drawn. Needs Debian's
+//! chart inside its box, and every figure of every run is drawn. No text overlaps
+//! another's box (an axis title over its tick labels), a caption's unit is its axis's,
+//! a histogram's bars reach across its axis, and a history's x axis names runs by id
+//! and date. Needs Debian's
 //! chromium (CI installs it); elsewhere the browser half says it is skipping.
 
 mod common;
@@ -54,6 +57,27 @@ for (const fig of document.querySelectorAll('figure.chart')) {
     if (r.width === 0 || r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
       out.problems.push('text outside its chart (' + name + '): ' + t.textContent);
   }
+  // No text over another text's box (an axis title over its tick labels).
+  const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim() !== '').map(t => [t.textContent, t.getBoundingClientRect()]);
+  for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+    const [a, ra] = texts[i], [b, rb] = texts[j];
+    if (ra.left < rb.right - 1 && rb.left < ra.right - 1 && ra.top < rb.bottom - 1 && rb.top < ra.bottom - 1)
+      out.problems.push('texts overlap (' + name + '): ' + a + ' / ' + b);
+  }
+  // The unit a caption names is the unit its axis shows (µs/call over a µs axis).
+  const unit = (cap ? cap.textContent : '').match(/\b(ns|µs|ms|s)\/[a-z]+/);
+  const titles = [...svg.querySelectorAll('text.axis-title')].map(t => t.textContent).join(' | ');
+  if (unit && !titles.includes(unit[0])) out.problems.push('caption unit ' + unit[0] + ' not on the axes (' + titles + '): ' + name);
+  // A histogram's bars cover its data's span: the bars holding samples reach across
+  // at least half the axis, not all in one bar at a corner.
+  if (fig.classList.contains('hist')) {
+    const bars = [...svg.querySelectorAll('rect.bar')].map(b => [b.getBoundingClientRect(), +b.getAttribute('height')]);
+    const full = bars.filter(([, h]) => h > 0).map(([r]) => r);
+    if (bars.length && full.length) {
+      const span = (rs) => Math.max(...rs.map(r => r.right)) - Math.min(...rs.map(r => r.left));
+      if (full.length < 2 || span(full) < 0.5 * span(bars.map(([r]) => r))) out.problems.push('histogram data in a corner of its axis: ' + name);
+    }
+  }
   const xt = [...svg.querySelectorAll('text.tick.x')].map(t => t.getBoundingClientRect()).sort((a, b) => a.left - b.left);
   for (let i = 1; i < xt.length; i++) if (xt[i].left < xt[i - 1].right) out.problems.push('x tick labels overlap: ' + name);
   out.charts.push({
@@ -62,6 +86,7 @@ for (const fig of document.querySelectorAll('figure.chart')) {
     x_ticks: svg.querySelectorAll('text.tick.x').length,
     y_ticks: svg.querySelectorAll('text.tick.y').length,
     x_title: (svg.querySelector('text.axis-title.x') || {}).textContent || '',
+    x_labels: [...svg.querySelectorAll('text.tick.x')].map(t => t.textContent),
     y_title: (svg.querySelector('text.axis-title.y') || {}).textContent || '',
     marks: svg.querySelectorAll('circle, rect.ratio, rect.bar').length,
   });
@@ -150,7 +175,9 @@ fn report(db: &TempDb, runs: &[&str], name: &str) -> PathBuf {
 #[test]
 fn reports_of_one_two_and_three_runs_draw_every_figure_with_axes() {
     let db = temp_db();
-    run_ok(&["run", "syscall.getppid", "ctx.pipe", "load.runqueue", "--quick", "--tasks", "2,4,8"], &db.path);
+    let first =
+        ["run", "syscall.getppid", "ctx.pipe", "spawn.fork_exit", "load.runqueue", "--quick", "--tasks", "2,4,8"];
+    run_ok(&first, &db.path);
     run_ok(&["run", "syscall.getppid", "ctx.pipe", "--quick"], &db.path);
     run_ok(&["run", "syscall.getppid", "--quick"], &db.path);
     let one = report(&db, &["1"], "one.html");
@@ -259,6 +286,11 @@ fn a_history_page_draws_each_series_with_its_change_marked() {
     assert_eq!(count(&c, "line"), 1, "one figure, one chart: {c}");
     assert_eq!(c["charts"][0]["x_title"], "run (oldest first)");
     assert!(c["charts"][0]["marks"].as_u64().unwrap() >= 20, "every run drawn: {c}");
+    // The x axis names runs by id and date (the first run imported on 2026-10-01).
+    let labels: Vec<&str> =
+        c["charts"][0]["x_labels"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(labels.len() >= 3 && labels.iter().all(|l| l.starts_with('#') && l.contains("10-")), "{labels:?}");
+    assert_eq!(labels[0], "#1 10-01", "{labels:?}");
 }
 
 /// A paired run's report: a forest plot per condition with its axis, beside the table

@@ -111,11 +111,36 @@ pub fn marked_line_chart(
     if pts.is_empty() {
         return String::new();
     }
+    let (x, x_label) = x_axis(xaxis, &pts);
+    chart_on((title, x_title, unit), (x, &x_label), series, markers)
+}
+
+/// A line chart over runs 1..=n (oldest first), its x ticks naming runs by id and
+/// date (`runs[i]` labels run i + 1), at most six of them so they do not overlap.
+pub fn runs_line_chart(title: &str, unit: &str, runs: &[String], series: &[Series], markers: &[Marker]) -> String {
+    let n = runs.len().max(1);
+    let step = n.div_ceil(6);
+    let ticks: Vec<f64> = (1..=n).step_by(step).map(|i| i as f64).collect();
+    let x = Axis::with_ticks(0.5, n as f64 + 0.5, ticks);
+    let label = |v: f64| runs.get((v.round() as usize).wrapping_sub(1)).cloned().unwrap_or_default();
+    chart_on((title, "run (oldest first)", unit), (x, &label), series, markers)
+}
+
+/// The line chart of `series` on the x axis given, with `markers`.
+fn chart_on(
+    (title, x_title, unit): (&str, &str, &str),
+    (x, x_label): (Axis, &dyn Fn(f64) -> String),
+    series: &[Series],
+    markers: &[Marker],
+) -> String {
+    let pts: Vec<&Point> = series.iter().flat_map(|s| &s.points).collect();
+    if pts.is_empty() {
+        return String::new();
+    }
     let top = pts.iter().map(|p| p.interval.map_or(p.y, |i| i.1.max(p.y))).fold(0.0f64, f64::max);
     let (div, shown) = display_unit(unit, top);
-    let (x, x_label) = x_axis(xaxis, &pts);
     let ymin = pts.iter().map(|p| p.interval.map_or(p.y, |i| i.0.min(p.y))).fold(0.0f64, f64::min);
-    let f = Frame {
+    let mut f = Frame {
         width: 760.0,
         height: 300.0,
         left: 64.0,
@@ -130,6 +155,7 @@ pub fn marked_line_chart(
         y_label: tick_label,
         y_scale: true,
     };
+    f.left = f.left_for_labels(f.left);
     let mut svg = f.open(title);
     let mut keys: Vec<Key> = Vec::new();
     for (i, s) in series.iter().enumerate() {
@@ -212,15 +238,16 @@ pub fn histogram(r: &ResultRow) -> String {
         return String::new();
     }
     s.sort_by(f64::total_cmp);
-    let (lo, hi) = (stats::quantile_sorted(&s, 0.005), stats::quantile_sorted(&s, 0.995));
+    let (lo, hi) = histogram_range(&s);
     let (div, shown) = r.unit.scaled(hi);
     let x = Axis::linear(lo / div, hi / div);
     let counts = bin_counts(&s, &x, div);
+    let off = s.iter().filter(|v| !x.contains(**v / div)).count();
     let width = (x.hi - x.lo) / counts.len() as f64;
     let most = counts.iter().copied().max().unwrap_or(1) as f64;
     let title = format!("{} {}", r.benchmark, r.variant_label());
     let x_title = format!("per call, {shown}");
-    let f = Frame {
+    let mut f = Frame {
         width: 410.0,
         height: 210.0,
         left: 54.0,
@@ -231,10 +258,11 @@ pub fn histogram(r: &ResultRow) -> String {
         y: Axis::linear(0.0, most),
         x_title: &x_title,
         y_title: "calls",
-        x_label: tick_label,
+        x_label: &tick_label,
         y_label: tick_label,
         y_scale: true,
     };
+    f.left = f.left_for_labels(f.left);
     let mut svg = f.open(&title);
     if let Some((a, b)) = r.interval() {
         let (xa, xb) = (f.x(a / div), f.x(b / div));
@@ -271,7 +299,26 @@ pub fn histogram(r: &ResultRow) -> String {
         );
     }
     svg.push_str("</svg>");
-    figure("hist", &title, &histogram_note(r, s.len(), median, p99), &svg)
+    let mut note = histogram_note(r, s.len(), median, p99);
+    if off > 0 {
+        let _ = write!(note, "; {off} beyond the axis (up to {})", esc(&super::fmt_value(s[s.len() - 1], &r.unit)));
+    }
+    figure("hist", &title, &note, &svg)
+}
+
+/// The span a histogram's axis covers, chosen from the data so its bins show the
+/// bulk of it: the 0.5th to 99.5th percentiles, narrowed to three interquartile
+/// ranges beyond the quartiles where a few far samples would stretch the axis until
+/// every other sample fell in one bar (those past it are counted in the caption).
+fn histogram_range(sorted: &[f64]) -> (f64, f64) {
+    let q = |p| stats::quantile_sorted(sorted, p);
+    let (lo, hi) = (q(0.005), q(0.995));
+    let (q1, q3) = (q(0.25), q(0.75));
+    let iqr = q3 - q1;
+    if iqr <= 0.0 {
+        return (lo, hi);
+    }
+    (lo.max(q1 - 3.0 * iqr), hi.min(q3 + 3.0 * iqr))
 }
 
 /// How many of the samples (in `x`'s unit once divided by `div`) fall in each of
@@ -340,7 +387,7 @@ fn rows_frame<'a>(x: Axis, x_title: &'a str, rows_height: f64) -> Frame<'a> {
         y: Axis::linear(0.0, 1.0),
         x_title,
         y_title: "",
-        x_label: tick_label,
+        x_label: &tick_label,
         y_label: |_| String::new(),
         y_scale: false,
     }
@@ -543,12 +590,10 @@ pub fn grouped_bars(m: &Matrix) -> String {
 /// a dot and its interval as a whisker, on a linear axis from zero (a log axis when
 /// the figures span more than twenty-fold). Every row given is drawn.
 pub fn overview(title: &str, rows: &[&ResultRow]) -> String {
-    let Some(first) = rows.first() else { return String::new() };
-    let unit = &first.unit;
-    let ends = |r: &&ResultRow| r.interval().map_or((r.median, r.median), |(l, h)| (l.min(r.median), h.max(r.median)));
-    let (lo, hi) =
-        rows.iter().map(ends).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (l, h)| (a.min(l), b.max(h)));
-    let (div, shown) = display_unit(unit, hi);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let (lo, hi, div, shown) = overview_scale(rows);
     let smallest = rows.iter().map(|r| r.median).filter(|m| *m > 0.0).fold(f64::INFINITY, f64::min);
     let log = lo > 0.0 && hi / smallest > 20.0;
     let x = if log { Axis::log10(lo / div, hi / div) } else { Axis::linear_from_zero(lo / div, hi / div) };
@@ -638,7 +683,23 @@ pub fn overview_groups(results: &[ResultRow]) -> Vec<(String, Vec<&ResultRow>)> 
             None => groups.push((key, vec![r])),
         }
     }
+    // The title names the unit the axis shows (µs/call, not the stored ns/call).
+    for (title, rows) in &mut groups {
+        let family = title.split(", ").next().unwrap_or_default().to_string();
+        *title = format!("{family}, {}", overview_scale(rows).3);
+    }
     groups
+}
+
+/// An overview's span (its rows' medians and intervals) and the unit it is shown in:
+/// (lo, hi, divisor, unit shown).
+fn overview_scale(rows: &[&ResultRow]) -> (f64, f64, f64, String) {
+    let ends = |r: &&ResultRow| r.interval().map_or((r.median, r.median), |(l, h)| (l.min(r.median), h.max(r.median)));
+    let (lo, hi) =
+        rows.iter().map(ends).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (l, h)| (a.min(l), b.max(h)));
+    let unit = rows.first().map(|r| r.unit.to_string()).unwrap_or_default();
+    let (div, shown) = display_unit(&unit, hi);
+    (lo, hi, div, shown)
 }
 
 /// Whether a row is drawn as a histogram (per-call samples enough to bin).

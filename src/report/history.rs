@@ -8,7 +8,7 @@ use std::fmt::Write;
 use crate::history::{Change, Series};
 use crate::machine::KeyChange;
 
-use super::charts::{self, Marker, Point, XAxis};
+use super::charts::{self, Marker, Point};
 use super::{esc, fmt_value, plain};
 
 /// The levels a sparkline draws with, lowest first.
@@ -159,7 +159,13 @@ fn chart(s: &Series) -> String {
         })
         .collect();
     let title = format!("{}{}", s.figure(), s.stratum.as_deref().map(|x| format!(" ({x})")).unwrap_or_default());
-    charts::marked_line_chart(&title, "run (oldest first)", &s.unit, XAxis::Linear, &all, &markers)
+    let runs: Vec<String> = s.points.iter().map(|p| format!("#{} {}", p.run_id, short_date(&p.started_at))).collect();
+    charts::runs_line_chart(&title, &s.unit, &runs, &all, &markers)
+}
+
+/// A run's date as a tick says it: month and day ("11-05") from its RFC 3339 start.
+fn short_date(started_at: &str) -> &str {
+    started_at.get(5..10).unwrap_or(started_at)
 }
 
 fn median_of(s: &Series, r: std::ops::Range<usize>) -> f64 {

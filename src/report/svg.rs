@@ -97,6 +97,12 @@ impl Axis {
         Axis { lo: ticks[0].min(lo), hi: ticks[ticks.len() - 1].max(hi), scale: Scale::Log(2.0), ticks }
     }
 
+    /// A linear axis over `lo..=hi` with ticks at the given values (places that mean
+    /// something, such as runs), not at round steps.
+    pub fn with_ticks(lo: f64, hi: f64, ticks: Vec<f64>) -> Axis {
+        Axis { lo, hi, scale: Scale::Linear, ticks }
+    }
+
     /// The tick values, in increasing order (at least [`MIN_TICKS`]).
     pub fn ticks(&self) -> &[f64] {
         &self.ticks
@@ -168,6 +174,9 @@ pub fn bytes_label(v: f64) -> String {
     format!("{} {}", tick_label(v), units[i])
 }
 
+/// The width a tick label's character takes at most, in pixels (10-pixel font).
+pub const TICK_CHAR_WIDTH: f64 = 6.5;
+
 /// A plot's frame: its size, the margins around the plotting area, its axes and
 /// their titles. Positions inside the area come from [`Frame::x`] and [`Frame::y`].
 pub struct Frame<'a> {
@@ -181,8 +190,9 @@ pub struct Frame<'a> {
     pub y: Axis,
     pub x_title: &'a str,
     pub y_title: &'a str,
-    /// How tick values print on each axis.
-    pub x_label: fn(f64) -> String,
+    /// How tick values print on each axis (a closure where the labels are not the
+    /// values themselves, such as a run's id and date on a history's x axis).
+    pub x_label: &'a dyn Fn(f64) -> String,
     pub y_label: fn(f64) -> String,
     /// Whether the y axis is a scale (ticks, labels, grid) or only rows of labelled
     /// figures drawn by the chart itself.
@@ -198,6 +208,25 @@ impl Frame<'_> {
     /// The vertical position of `v` (larger values higher).
     pub fn y(&self, v: f64) -> f64 {
         self.height - self.bottom - self.y.frac(v) * (self.height - self.top - self.bottom)
+    }
+
+    /// The widest y tick label, in pixels (10-pixel digits are at most about 6.5 wide).
+    fn y_labels_width(&self) -> f64 {
+        let widest = self.y.ticks().iter().filter(|_| self.y_scale).map(|&t| (self.y_label)(t).chars().count()).max();
+        widest.unwrap_or(0) as f64 * TICK_CHAR_WIDTH
+    }
+
+    /// Where the y axis title's baseline stands: left of the widest tick label with a
+    /// gap (the rotated title reaches about 9 pixels left of its baseline and 3 right),
+    /// never off the chart.
+    fn y_title_x(&self) -> f64 {
+        (self.left - 6.0 - self.y_labels_width() - 6.0).max(11.0)
+    }
+
+    /// The left margin that holds the y tick labels and the axis title beside them
+    /// without overlap: at least `left`.
+    pub fn left_for_labels(&self, left: f64) -> f64 {
+        left.max(6.0 + self.y_labels_width() + 6.0 + 12.0 + 4.0)
     }
 
     /// The opening `<svg>` with background, grid, both axes with ticks and labels, and
@@ -232,10 +261,11 @@ impl Frame<'_> {
         }
         let _ = write!(
             s,
-            r##"<line x1="{x0}" y1="{y1}" x2="{x1}" y2="{y1}" stroke="#333"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" stroke="#333"/><text class="axis-title x" x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text><text class="axis-title y" transform="translate(12 {:.1}) rotate(-90)" font-size="11" text-anchor="middle">{}</text>"##,
+            r##"<line x1="{x0}" y1="{y1}" x2="{x1}" y2="{y1}" stroke="#333"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" stroke="#333"/><text class="axis-title x" x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text><text class="axis-title y" transform="translate({:.1} {:.1}) rotate(-90)" font-size="11" text-anchor="middle">{}</text>"##,
             (x0 + x1) / 2.0,
             y1 + 30.0,
             esc(self.x_title),
+            self.y_title_x(),
             (y0 + y1) / 2.0,
             esc(self.y_title)
         );

@@ -122,6 +122,54 @@ pub fn plan(c: &Components, k: &Costs, target: f64, caps: (usize, usize, usize))
     Plan { runs, rounds, samples, precision: precision(c, runs, rounds, samples), cost: cost(k, runs, rounds, samples) }
 }
 
+/// The most rounds and runs a design the command line runs may have (`--rounds`
+/// takes 1 to 100, `noise --runs` 3 to 100).
+pub const MAX_ROUNDS: usize = 100;
+pub const MAX_RUNS: usize = 100;
+
+/// How many samples a round of a run of `rounds` rounds takes, when a run of any
+/// rounds takes about `per_run` in all: the run's budgets are split among its rounds,
+/// with a floor of three batches a round (`MeasureConfig::per_round`). No flag sets
+/// samples a round; this is what a `--rounds` gives.
+pub fn samples_at(per_run: usize, rounds: usize) -> usize {
+    per_run.div_ceil(rounds.max(1)).max(3)
+}
+
+/// The cheapest design the command line can run: `rounds` from 1 to [`MAX_ROUNDS`],
+/// the samples a round that many rounds give ([`samples_at`]), and one run or 3 to
+/// [`MAX_RUNS`] (a noise series; two runs become three). Of the designs reaching
+/// `target` the cheapest; when none does, the most precise (the plan then says what
+/// it reaches).
+pub fn runnable(c: &Components, k: &Costs, target: f64, samples_per_run: usize) -> Plan {
+    let design = |rounds: usize| {
+        let samples = samples_at(samples_per_run, rounds);
+        let (n2, n1) = (rounds as f64, samples as f64);
+        let per_run = c.runs + c.rounds / n2 + c.samples / (n2 * n1);
+        let needed = (Z975 * Z975 * per_run / (target * c.mean).powi(2)).ceil().max(1.0) as usize;
+        let runs = match needed {
+            1 => 1,
+            n => n.clamp(3, MAX_RUNS),
+        };
+        Plan {
+            runs,
+            rounds,
+            samples,
+            precision: precision(c, runs, rounds, samples),
+            cost: cost(k, runs, rounds, samples),
+        }
+    };
+    (2..=MAX_ROUNDS).map(design).fold(design(1), |best, d| {
+        let (d_ok, best_ok) = (d.precision <= target, best.precision <= target);
+        let better = match (d_ok, best_ok) {
+            (true, true) => d.cost < best.cost,
+            (true, false) => true,
+            (false, true) => false,
+            (false, false) => d.precision < best.precision,
+        };
+        if better { d } else { best }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +235,24 @@ mod tests {
             }
         }
         assert!(p.cost <= 1.05 * cheapest, "{} against {cheapest}", p.cost);
+    }
+
+    #[test]
+    fn a_runnable_design_is_one_the_flags_can_ask_for() {
+        let c = Components { samples: 25.0, rounds: 4.0, runs: 9.0, mean: 100.0 };
+        let k = Costs { sample: 0.001, round: 0.05, run: 0.5 };
+        for target in [0.001, 0.01, 0.05, 0.5] {
+            let p = runnable(&c, &k, target, 60);
+            assert!((1..=MAX_ROUNDS).contains(&p.rounds), "{p:?}");
+            assert!(p.runs == 1 || (3..=MAX_RUNS).contains(&p.runs), "{p:?}");
+            assert_eq!(p.samples, samples_at(60, p.rounds), "samples follow the rounds");
+            assert!(p.precision <= target || p.runs == MAX_RUNS, "{target}: {p:?}");
+        }
+        // With run-to-run variance a 1% target needs many runs; a loose one, one run.
+        assert!(runnable(&c, &k, 0.01, 60).runs >= 3);
+        assert_eq!(runnable(&c, &k, 0.5, 60).runs, 1);
+        assert_eq!(samples_at(60, 7), 9);
+        assert_eq!(samples_at(10, 100), 3, "three batches a round at the least");
     }
 
     #[test]
