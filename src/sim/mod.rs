@@ -16,6 +16,7 @@ pub mod engine;
 pub mod fit;
 pub mod policy;
 pub mod run;
+pub mod seeds;
 pub mod sensitivity;
 pub mod stored;
 pub mod suites;

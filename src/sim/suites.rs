@@ -221,7 +221,14 @@ pub fn rows(suite: &str, profiles: &[CostProfile], stop: impl Fn() -> bool) -> V
             if stop() {
                 return out;
             }
-            for mut row in super::run::simulate_rows(&p, profile) {
+            let made_rows = if super::seeds::is_stochastic(p.workload) {
+                // Its figures vary with the seed: the median over seeds, with the range.
+                let spreads = super::seeds::over_seeds(&p, profile, super::seeds::DEFAULT_SEEDS, &stop);
+                super::seeds::rows(&p, profile, &spreads)
+            } else {
+                super::run::simulate_rows(&p, profile)
+            };
+            for mut row in made_rows {
                 let figure = row.params.get("figure").and_then(|v| v.as_str()).unwrap_or_default().to_string();
                 let s = lab.sensitivity(&p, &figure);
                 row.params.insert(SENSITIVITY_PARAM.into(), serde_json::to_value(s).expect("plain data"));
