@@ -1152,9 +1152,16 @@ fn add_suite_simulations(suite: &str, db: &Path, outcome: &mut session::RunOutco
         None => return Ok(()),
     }
     let (doc, _) = outcome.store.load_run(outcome.run_id)?;
-    match crate::sim::cost::StoredSwitch::from_run(&doc).or_else(|| stored_switch(db).ok()) {
+    let this_run = crate::sim::stored::usable_switch(&doc).map_err(|refused| {
+        for why in refused {
+            eprintln!("note: the live profile refuses {why}");
+        }
+    });
+    match this_run.ok().or_else(|| stored_switch(db).ok()) {
         Some(s) => profiles.push(crate::sim::cost::live(s)),
-        None => eprintln!("note: no live simulation: no run has load.runqueue yield rows at 2 tasks"),
+        None => eprintln!(
+            "note: no live simulation: no run has load.runqueue yield rows at 2 tasks free of intruded, bimodal or modes flags"
+        ),
     }
     eprintln!(
         "simulating the suite's experiments ({}) …",
@@ -1249,12 +1256,13 @@ fn stored_switch(db: &std::path::Path) -> Result<crate::sim::cost::StoredSwitch,
 /// The stored switch costs, measured now (a run of `load.runqueue` at 2 tasks in a
 /// child oscost, stored in `db` like any run) when no stored run has them.
 fn stored_or_measured_switch(db: &std::path::Path) -> Result<crate::sim::cost::StoredSwitch> {
-    if let Ok(s) = stored_switch(db) {
-        return Ok(s);
-    }
+    let why = match stored_switch(db) {
+        Ok(s) => return Ok(s),
+        Err(why) => why,
+    };
     let args = ["run", "load.runqueue", "--tasks", "2", "--rounds", "3", "--quick", "--no-trace"];
     eprintln!(
-        "the live profile needs this machine's thread and process switch: no stored run has them, so measuring them now (oscost {} --db {})",
+        "the live profile needs this machine's thread and process switch: {why}, so measuring them now (oscost {} --db {})",
         args.join(" "),
         db.display()
     );
