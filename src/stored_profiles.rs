@@ -18,6 +18,8 @@ pub enum StoredProfileError {
     NoDatabase(String),
     #[error("no run in {0} has them")]
     NoRunHasThem(String),
+    #[error("every run in {db} that has them was refused: {}", refused.join("; "))]
+    Refused { db: String, refused: Vec<String> },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -42,20 +44,26 @@ pub fn switch_costs(db: &Path) -> Result<StoredSwitch, StoredProfileError> {
     }
     let store = Store::open(db)?;
     let filter = RunFilter { benchmark: Some("load.runqueue".into()), ..Default::default() };
+    let mut refused = Vec::new();
     for listing in store.list_runs(&filter)? {
         let (doc, _) = store.load_run(listing.id)?;
-        if let Some(s) = StoredSwitch::from_run(&doc) {
-            return Ok(s);
+        match crate::sim::stored::usable_switch(&doc) {
+            Ok(s) => return Ok(s),
+            Err(why) => refused.extend(why),
         }
     }
-    Err(StoredProfileError::NoRunHasThem(db.display().to_string()))
+    if refused.is_empty() {
+        Err(StoredProfileError::NoRunHasThem(db.display().to_string()))
+    } else {
+        Err(StoredProfileError::Refused { db: db.display().to_string(), refused })
+    }
 }
 
 /// The profile stored run `run` in `db` ran under; `None` when it is not a simulation.
 pub fn profile_of_run(db: &Path, run: i64) -> Result<Option<CostProfile>, StoredProfileError> {
     let store = Store::open_existing(db)?;
     let (doc, _) = store.load_run(run)?;
-    Ok(doc.results.iter().find_map(crate::sim::run::profile_of))
+    Ok(crate::sim::stored::profile_in(&doc))
 }
 
 /// The switch measurement a `live` profile runs when no stored run has the figures.
@@ -63,9 +71,9 @@ const MEASURE_ARGS: [&str; 8] = ["run", "load.runqueue", "--tasks", "2", "--roun
 
 /// Measures the switch costs now: a run of `load.runqueue` at 2 tasks in a child
 /// oscost (this executable), stored in `db` like any run.
-fn measure_into(db: &Path) -> Result<(), MeasureError> {
+fn measure_into(db: &Path, why: &StoredProfileError) -> Result<(), MeasureError> {
     eprintln!(
-        "the live profile needs this machine's thread and process switch: no stored run has them, so measuring them now (oscost {} --db {})",
+        "the live profile needs this machine's thread and process switch: {why}, so measuring them now (oscost {} --db {})",
         MEASURE_ARGS.join(" "),
         db.display()
     );
@@ -111,7 +119,9 @@ impl ProfileSource for StoredProfiles<'_> {
         if !self.measure {
             return Err(MeasureError::NotAllowed.into());
         }
-        measure_into(self.db)?;
+        if let Err(why) = switch_costs(self.db) {
+            measure_into(self.db, &why)?;
+        }
         Ok(switch_costs(self.db)?)
     }
 

@@ -111,7 +111,12 @@ pub fn render(title: &str, period: &str, blocks: &[Block]) -> String {
         }
     }
     out.push_str("\nWhere the model and the text part by more than 30%:\n");
-    if parts.is_empty() {
+    let modelled = blocks.iter().flat_map(|b| &b.cells).any(|c| c.period.is_some() || c.live.is_some());
+    if !modelled {
+        out.push_str(
+            "- not known: the laboratory models none of these figures, so nothing simulated stands beside them\n",
+        );
+    } else if parts.is_empty() {
         out.push_str("- nowhere\n");
     }
     for p in parts {

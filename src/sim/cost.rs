@@ -329,7 +329,7 @@ pub fn smp2002_assumed() -> CostProfile {
         migration_refill: assumed(
             40_000.0,
             format!(
-                "{era}: a task's cache footprint (about 256 KB of L2, the fork child's page tables and stack) refilled across the bus"
+                "{era}: the cache footprint of a task that moved, refilled across the bus: about 40 KB (a fork child's kernel stack, task_struct, the page tables and pages fork copied or touched, the exit path's data) at about 1 GB/s (a 133 MHz, 8-byte front-side bus); a whole 256 KB L2 would take about 240 µs, but a child that exits at once touches a fraction of it"
             ),
         ),
         remote_line: assumed(

@@ -83,9 +83,15 @@ pub fn suite_profiles(suite: &str, this_run: &RunDocument, source: &dyn ProfileS
         Ok(p) => profiles.push(p),
         Err(e) => notes.push(format!("no period simulation: {e}")),
     }
-    match StoredSwitch::from_run(this_run).or_else(|| source.stored_switch().ok()) {
+    let own = super::stored::usable_switch(this_run).map_err(|refused| {
+        notes.extend(refused.into_iter().map(|why| format!("the live profile refuses {why}")));
+    });
+    match own.ok().or_else(|| source.stored_switch().ok()) {
         Some(s) => profiles.push(cost::live(s)),
-        None => notes.push("no live simulation: no run has load.runqueue yield rows at 2 tasks".into()),
+        None => notes.push(
+            "no live simulation: no run has load.runqueue yield rows at 2 tasks free of intruded, bimodal or modes flags"
+                .into(),
+        ),
     }
     Some(SuiteProfiles { profiles, notes })
 }

@@ -94,31 +94,37 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
                 params.insert("messages".into(), p.messages.into());
             }
             params.insert(PROFILE_PARAM.into(), profile_json.clone());
-            let mut counts = BTreeMap::new();
-            counts.insert(Count::Switches, report.outcome.switches as f64);
-            counts.insert(Count::Seconds, report.outcome.end_ns as f64 / 1e9);
-            ResultRow {
-                benchmark: super::benchmark_id(p.workload),
-                params,
-                method: Method::Workload,
-                unit: f.unit.into(),
-                n: 1,
-                iterations: 1,
-                min: f.value,
-                median: f.value,
-                mean: f.value,
-                stddev: 0.0,
-                ci_low: f.value,
-                ci_high: f.value,
-                percentiles: None,
-                counts,
-                flags: Vec::new(),
-                samples: Vec::new(),
-                rounds: Vec::new(),
-                trace: None,
-            }
+            let mut row = value_row(&super::benchmark_id(p.workload), f.unit, f.value);
+            row.params = params;
+            row.counts.insert(Count::Switches, report.outcome.switches as f64);
+            row.counts.insert(Count::Seconds, report.outcome.end_ns as f64 / 1e9);
+            row
         })
         .collect()
+}
+
+/// A row holding one deterministic value: one sample, no interval, no parameters.
+pub fn value_row(benchmark: &str, unit: &str, value: f64) -> ResultRow {
+    ResultRow {
+        benchmark: benchmark.into(),
+        params: BTreeMap::new(),
+        method: Method::Workload,
+        unit: unit.into(),
+        n: 1,
+        iterations: 1,
+        min: value,
+        median: value,
+        mean: value,
+        stddev: 0.0,
+        ci_low: value,
+        ci_high: value,
+        percentiles: None,
+        counts: BTreeMap::new(),
+        flags: Vec::new(),
+        samples: Vec::new(),
+        rounds: Vec::new(),
+        trace: None,
+    }
 }
 
 /// The cost profile a stored simulated row carries.

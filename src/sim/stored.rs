@@ -1,0 +1,137 @@
+//! What a stored run gives the simulator, read from the run's document alone (the
+//! database is the caller's: see the profile source): the switch costs a `live`
+//! profile takes (`load.runqueue` yield rows at 2 tasks), and the profile a stored
+//! simulation ran under (a suite's run carries two, and `live@RUN` replays its live
+//! one).
+//!
+//! A switch row raised `intruded` (third tasks ran inside the hand-offs), `bimodal`
+//! (its rounds disagree on how many switches a hand-off made) or `modes` (its rounds
+//! sit at two levels) is not a switch cost: such a run is refused, and said so, and
+//! the next one is tried; with none left the caller measures afresh.
+
+use super::CostProfile;
+use super::cost::StoredSwitch;
+use crate::model::{FlagCode, ResultRow, RunDocument};
+
+/// Flags that make a switch row unfit for a profile.
+pub const REFUSED: [FlagCode; 3] = [FlagCode::Intruded, FlagCode::Bimodal, FlagCode::Modes];
+
+/// Whether `r` is one of the switch rows a live profile takes.
+fn is_switch_row(r: &ResultRow) -> bool {
+    r.benchmark == "load.runqueue"
+        && r.param_str("design") == "yield"
+        && r.params.get("tasks").and_then(|v| v.as_u64()) == Some(2)
+}
+
+/// The switch rows of `doc` a live profile refuses, each with its flags and why.
+pub fn refusals(doc: &RunDocument) -> Vec<String> {
+    doc.results
+        .iter()
+        .filter(|r| is_switch_row(r))
+        .filter_map(|r| {
+            let why: Vec<String> = r
+                .flags
+                .iter()
+                .filter(|f| REFUSED.contains(&f.flag))
+                .map(|f| format!("{:?} ({})", f.flag, f.reason).to_lowercase())
+                .collect();
+            (!why.is_empty()).then(|| {
+                format!(
+                    "run #{}: load.runqueue yield, {} at 2 tasks: {}",
+                    doc.run.id,
+                    r.param_str("mode"),
+                    why.join("; ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// The switch costs `doc` gives a live profile, or why it gives none: the refused
+/// rows, or nothing (the run has no such rows).
+pub fn usable_switch(doc: &RunDocument) -> Result<StoredSwitch, Vec<String>> {
+    let refused = refusals(doc);
+    if !refused.is_empty() {
+        return Err(refused);
+    }
+    StoredSwitch::from_run(doc).ok_or_else(Vec::new)
+}
+
+/// The profile a stored simulation ran under: its live one when it has one (a suite's
+/// run simulates under its period profile and live), else its first.
+pub fn profile_in(doc: &RunDocument) -> Option<CostProfile> {
+    let live = "profile live";
+    doc.results
+        .iter()
+        .filter(|r| r.param_str(super::run::SIMULATED_PARAM) == live)
+        .find_map(super::run::profile_of)
+        .or_else(|| doc.results.iter().find_map(super::run::profile_of))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Flag, Method};
+
+    fn doc(results: Vec<ResultRow>) -> RunDocument {
+        RunDocument {
+            schema_version: 1,
+            run: crate::model::RunInfo {
+                id: 7,
+                started_at: "t".into(),
+                command_line: "c".into(),
+                save_name: None,
+                status: crate::model::RunStatus::Complete,
+                uuid: None,
+                kind: crate::model::RunKind::Measure,
+            },
+            machine: crate::machine::Machine::example(),
+            results,
+        }
+    }
+
+    fn switch(mode: &str, ns: f64) -> ResultRow {
+        ResultRow::from_samples("load.runqueue", Method::Batch, "ns/switch", vec![ns], 1)
+            .unwrap()
+            .with_param("design", "yield")
+            .with_param("mode", mode)
+            .with_param("tasks", 2u64)
+    }
+
+    #[test]
+    fn an_intruded_or_bimodal_switch_row_is_refused_and_said() {
+        let clean = doc(vec![switch("thread", 1000.0), switch("process", 1200.0)]);
+        let s = usable_switch(&clean).unwrap();
+        assert_eq!((s.thread_ns, s.process_ns), (1000.0, 1200.0));
+        for code in REFUSED {
+            let mut bad = switch("thread", 3950.0);
+            bad.flag(Flag::new(code, "third tasks ran between wake-up and run"));
+            let why = usable_switch(&doc(vec![bad, switch("process", 1200.0)])).unwrap_err();
+            assert_eq!(why.len(), 1, "{why:?}");
+            assert!(why[0].starts_with("run #7: load.runqueue yield, thread at 2 tasks: "), "{why:?}");
+            assert!(why[0].contains(&format!("{code:?}").to_lowercase()), "{why:?}");
+        }
+        // A flag that says nothing against the figure does not refuse it.
+        let mut noted = switch("thread", 1000.0);
+        noted.flag(Flag::new(FlagCode::CoarseClock, "x"));
+        assert!(usable_switch(&doc(vec![noted, switch("process", 1200.0)])).is_ok());
+        // No rows: nothing refused, nothing usable.
+        assert_eq!(usable_switch(&doc(Vec::new())).unwrap_err(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_suite_run_replays_its_live_profile() {
+        let p =
+            crate::sim::workload::Params::new(crate::sim::PolicyKind::Linux20, crate::sim::WorkloadKind::Travis, 1, 2);
+        let period = crate::sim::cost::pentium200().unwrap();
+        let mut live = crate::sim::cost::unit_profile();
+        live.name = "live".into();
+        let mut rows = crate::sim::run::simulate_rows(&p, &period);
+        rows.extend(crate::sim::run::simulate_rows(&p, &live));
+        assert_eq!(profile_in(&doc(rows)), Some(live));
+        // A run of one profile replays that one.
+        let only = doc(crate::sim::run::simulate_rows(&p, &period));
+        assert_eq!(profile_in(&only), Some(period));
+        assert_eq!(profile_in(&doc(Vec::new())), None);
+    }
+}
