@@ -184,22 +184,33 @@ fn command_line() -> String {
 static TABLE_WIDTH: std::sync::OnceLock<report::table::Width> = std::sync::OnceLock::new();
 
 /// `--wide`, else `$COLUMNS`, else the terminal's width, else 100 columns (a pipe or
-/// a file: what a terminal of common size shows unwrapped).
-fn table_width(wide: bool) -> report::table::Width {
+/// a file: what a terminal of common size shows unwrapped); `-v` the full run table.
+fn table_width(wide: bool, verbose: bool) -> report::table::Width {
     use report::table::{DEFAULT_WIDTH, Width};
     if wide {
         return Width::Wide;
     }
     let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());
     let terminal = || rustix::termios::tcgetwinsize(std::io::stdout()).ok().map(|w| w.ws_col);
-    Width::Fit(columns.or_else(terminal).filter(|c| *c >= 40).unwrap_or(DEFAULT_WIDTH))
+    let w = columns.or_else(terminal).filter(|c| *c >= 40).unwrap_or(DEFAULT_WIDTH);
+    if verbose { Width::Full(w) } else { Width::Fit(w) }
+}
+
+/// The width every table of this invocation is fitted to.
+pub(crate) fn width() -> report::table::Width {
+    *TABLE_WIDTH.get_or_init(|| table_width(false, false))
 }
 
 /// A run as the terminal table, fitted to this invocation's width.
 fn run_table(doc: &RunDocument, skipped: &[Skipped]) -> String {
-    let width = *TABLE_WIDTH.get_or_init(|| table_width(false));
-    report::table::render_run(doc, skipped, width)
-        + &report::paired::render(&run_pairs(doc), report::compare::DEFAULT_THRESHOLD)
+    report::table::render_run(doc, skipped, width())
+        + &report::paired::render(&run_pairs(doc), report::compare::DEFAULT_THRESHOLD, width())
+}
+
+/// The run just measured as the terminal table (its preflight warnings said once).
+fn fresh_run_table(doc: &RunDocument, skipped: &[Skipped]) -> String {
+    report::table::render_fresh_run(doc, skipped, width())
+        + &report::paired::render(&run_pairs(doc), report::compare::DEFAULT_THRESHOLD, width())
 }
 
 /// A run's conditions against its baseline, at the default threshold.
@@ -208,7 +219,7 @@ fn run_pairs(doc: &RunDocument) -> Vec<crate::paired::PairedFigure> {
 }
 
 fn dispatch(cli: Cli) -> Result<i32> {
-    let _ = TABLE_WIDTH.set(table_width(cli.wide));
+    let _ = TABLE_WIDTH.set(table_width(cli.wide, cli.verbose));
     let db = || db_path(&cli.db);
     match cli.command {
         Command::Run(args) => run(*args, db()?),
@@ -400,7 +411,7 @@ fn info(json: bool) -> Result<i32> {
     if json {
         outln(&serde_json::to_string_pretty(&m)?)?;
     } else {
-        out(&info_text(&m))?;
+        out(&report::fit::hanging(&info_text(&m), width(), 23))?;
     }
     Ok(0)
 }
@@ -533,9 +544,9 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
             } else {
                 report::compare::MachineView::Differences
             };
-            out(&report::compare::render(a, b, &rows, threshold, view))?;
+            out(&report::compare::render(a, b, &rows, threshold, (view, width())))?;
             if let Some(line) = report::compare::between_runs_line(&rows, [noise_a, noise_b]) {
-                outln(&line)?;
+                outln(&report::fit::prose(&line, width()))?;
             }
         }
         return Ok(gate(&rows, req.fail_on));
@@ -544,7 +555,7 @@ fn compare(db: &Path, db_b: Option<&Path>, req: CompareRequest, given: Option<f6
     if json {
         outln(&serde_json::to_string_pretty(&m)?)?;
     } else {
-        out(&report::matrix::render(&m))?;
+        out(&report::matrix::render(&m, width()))?;
     }
     Ok(gate(m.rows.iter().flat_map(|r| r.cells.iter().flatten()), req.fail_on))
 }
@@ -822,25 +833,7 @@ fn runs(db: &Path, filter: &RunFilter, json: bool) -> Result<i32> {
     if json {
         outln(&serde_json::to_string_pretty(&runs)?)?;
     } else {
-        if !runs.is_empty() {
-            outln(&format!(
-                "{:>5}  {:<20}  {:<16} {:<24} {:<11} {:>9}  command",
-                "run", "started (UTC)", "host", "kernel", "status", "results"
-            ))?;
-        }
-        for r in runs {
-            outln(&format!(
-                "{:>5}  {}  {:<16} {:<24} {:<11} {:>4} rows  {}{}",
-                r.id,
-                r.started_at,
-                report::plain(&r.hostname),
-                report::plain(&r.kernel_release),
-                r.status,
-                r.results,
-                report::plain(&r.command_line),
-                r.save_name.map(|n| format!("  [saved as {}]", report::plain(&n))).unwrap_or_default()
-            ))?;
-        }
+        out(&report::listing::runs(&runs, width()))?;
     }
     Ok(0)
 }
@@ -969,7 +962,7 @@ fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
                 out(&(s.render)(&doc))?;
                 outln(&format!("(the full table: oscost show {})", outcome.run_id))?;
             }
-            None => out(&run_table(&doc, &skipped))?,
+            None => out(&fresh_run_table(&doc, &skipped))?,
         }
         for line in &precision_lines {
             outln(line)?;

@@ -98,6 +98,7 @@ fn render(plans: &[FigurePlan], target: f64) -> String {
     use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
+    crate::report::fit::table(&mut t, super::width());
     t.set_header(vec![
         "figure",
         "sd: runs / rounds / samples",
@@ -120,9 +121,10 @@ fn render(plans: &[FigurePlan], target: f64) -> String {
             format!("{:.0} s", p.plan.cost),
         ]);
     }
-    format!(
-        "{t}\nplan for ±{:.1}% (95% interval of the mean): Kalibera & Jones's optimum from the stored runs' level variances; costs: a sample measured (its median × batch size), a round's start assumed {ASSUMED_ROUND_START_S} s, a run's start assumed {} s\n",
+    let note = format!(
+        "plan for ±{:.1}% (95% interval of the mean): Kalibera & Jones's optimum from the stored runs' level variances; costs: a sample measured (its median × batch size), a round's start assumed {ASSUMED_ROUND_START_S} s, a run's start assumed {} s",
         target * 100.0,
         crate::runner::MeasureConfig::standard().startup.as_secs_f64()
-    )
+    );
+    format!("{t}\n{}\n", crate::report::fit::prose(&note, super::width()))
 }

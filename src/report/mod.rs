@@ -4,14 +4,17 @@
 pub mod charts;
 pub mod compare;
 pub mod export;
+pub mod fit;
 pub mod history;
 pub mod html;
 pub mod json;
+pub mod listing;
 pub mod matrix;
 pub mod paired;
 pub mod percentiles;
 pub mod prometheus;
 pub mod reprint;
+pub mod screen;
 pub mod sim;
 pub mod svg;
 pub mod table;
