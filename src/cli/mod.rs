@@ -1202,7 +1202,7 @@ fn recorded_run(
     } else {
         out(&run_table(&doc, &skipped))?;
         for line in lines {
-            outln(&line)?;
+            outln(&report::fit::prose(&line, width()))?;
         }
         outln(&format!("stored as run #{} in {}", run.run_id, run.store.location()))?;
     }
