@@ -254,7 +254,7 @@ fn trace_spec_for(req: &RunRequest) -> Option<crate::trace::TraceSpec> {
     match crate::trace::prepare() {
         Ok(spec) => Some(spec),
         Err(why) => {
-            eprintln!("note: no trace pass: {why}; {}", crate::trace::UNAVAILABLE_HINT);
+            crate::report::fit::say(&format!("note: no trace pass: {why}; {}", crate::trace::UNAVAILABLE_HINT));
             None
         }
     }
@@ -399,7 +399,7 @@ fn prepare(req: &RunRequest) -> Result<Setup> {
     let mut machine = announce(req, &cfg, &calib);
     machine.preflight = traps;
     if let Some(warning) = crate::worker::fault_warning() {
-        eprintln!("{warning}");
+        crate::report::fit::say(&warning);
     }
     let rounds = rounds_of(req);
     let per_round = cfg.per_round(rounds);
@@ -514,7 +514,7 @@ fn preflight(req: &RunRequest) -> Result<Vec<crate::preflight::Trap>> {
         return Err(crate::preflight::Refused(traps).into());
     }
     for t in &traps {
-        eprintln!("preflight: {} ({})", t.reason, t.advice);
+        crate::report::fit::say(&format!("preflight: {} ({})", t.reason, t.advice));
     }
     Ok(traps)
 }
@@ -1075,7 +1075,7 @@ fn write_rescue(db: &Path, doc: &RunDocument, skipped: &[Skipped], suffix: &str)
 /// cannot report and how long it will take.
 fn announce(req: &RunRequest, cfg: &MeasureConfig, calib: &Calibration) -> machine::Machine {
     for w in &calib.warnings {
-        eprintln!("warning: {w}");
+        crate::report::fit::say(&format!("warning: {w}"));
     }
     // Whether hardware counters work is part of the fingerprint (`oscost info`, the
     // stored machine); it is not repeated on every run.

@@ -48,7 +48,10 @@ fn syscall_family_runs_stores_and_shows() {
     assert_eq!(shown["results"], doc["results"]);
     let table = run_ok(&["show"], &db.path);
     let text = String::from_utf8_lossy(&table.stdout);
-    assert!(text.contains("syscall.getppid") && text.contains("p99.9"), "{text}");
+    assert!(text.contains("syscall.getppid") && text.contains("p99"), "{text}");
+    // `-v` prints the full table, p99.9 included.
+    let full = String::from_utf8(run_ok(&["show", "-v"], &db.path).stdout).unwrap();
+    assert!(full.contains("syscall.getppid") && full.contains("p99.9"), "{full}");
     // The fitted table leaves per-call p50 and max to --wide.
     let wide = String::from_utf8(run_ok(&["show", "--wide"], &db.path).stdout).unwrap();
     assert!(wide.contains("syscall.getppid") && wide.contains("per-call p50") && wide.contains("max"), "{wide}");

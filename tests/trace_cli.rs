@@ -78,8 +78,8 @@ fn a_same_cpu_pipe_ping_pong_traced_shows_its_hand_offs() {
     assert!(!has_flag(row, "trace_disagrees"), "{row}");
     assert!(t["lost"].is_u64(), "lost records are counted: {t}");
     assert!(t["traced_ns_per_op"].as_f64().unwrap() > 0.0);
-    // Stored: `show` prints the trace table.
-    let shown = run_ok(&["show", "latest"], &db.path);
+    // Stored: `show -v` prints the trace table.
+    let shown = run_ok(&["show", "latest", "-v"], &db.path);
     let text = String::from_utf8_lossy(&shown.stdout);
     assert!(text.contains("trace pass") && text.contains("wake→run"), "{text}");
     // Nothing left: no process of the run (their perf descriptors die with them), no

@@ -43,7 +43,7 @@ pub fn history(db: &Path, req: &Request) -> Result<i32> {
     if req.json {
         outln(&report::history::to_json(&found, runs.len(), req.by))?;
     } else {
-        out(&report::history::render(&found, runs.len()))?;
+        out(&report::fit::prose(&report::history::render(&found, runs.len()), super::width()))?;
     }
     if let Some(path) = &req.html {
         write_output(path, &report::history::html(&found, runs.len()))?;

@@ -201,22 +201,33 @@ fn command_line() -> String {
 static TABLE_WIDTH: std::sync::OnceLock<report::table::Width> = std::sync::OnceLock::new();
 
 /// `--wide`, else `$COLUMNS`, else the terminal's width, else 100 columns (a pipe or
-/// a file: what a terminal of common size shows unwrapped).
-fn table_width(wide: bool) -> report::table::Width {
+/// a file: what a terminal of common size shows unwrapped); `-v` the full run table.
+fn table_width(wide: bool, verbose: bool) -> report::table::Width {
     use report::table::{DEFAULT_WIDTH, Width};
     if wide {
         return Width::Wide;
     }
     let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());
     let terminal = || rustix::termios::tcgetwinsize(std::io::stdout()).ok().map(|w| w.ws_col);
-    Width::Fit(columns.or_else(terminal).filter(|c| *c >= 40).unwrap_or(DEFAULT_WIDTH))
+    let w = columns.or_else(terminal).filter(|c| *c >= 40).unwrap_or(DEFAULT_WIDTH);
+    if verbose { Width::Full(w) } else { Width::Fit(w) }
+}
+
+/// The width every table of this invocation is fitted to.
+pub(crate) fn width() -> report::table::Width {
+    *TABLE_WIDTH.get_or_init(|| table_width(false, false))
 }
 
 /// A run as the terminal table, fitted to this invocation's width.
 fn run_table(doc: &RunDocument, skipped: &[Skipped]) -> String {
-    let width = *TABLE_WIDTH.get_or_init(|| table_width(false));
-    report::table::render_run(doc, skipped, width)
-        + &report::paired::render(&run_pairs(doc), report::compare::DEFAULT_THRESHOLD)
+    report::table::render_run(doc, skipped, width())
+        + &report::paired::render(&run_pairs(doc), report::compare::DEFAULT_THRESHOLD, width())
+}
+
+/// The run just measured as the terminal table (its preflight warnings said once).
+fn fresh_run_table(doc: &RunDocument, skipped: &[Skipped]) -> String {
+    report::table::render_fresh_run(doc, skipped, width())
+        + &report::paired::render(&run_pairs(doc), report::compare::DEFAULT_THRESHOLD, width())
 }
 
 /// A run's conditions against its baseline, at the default threshold.
@@ -225,7 +236,7 @@ fn run_pairs(doc: &RunDocument) -> Vec<crate::paired::PairedFigure> {
 }
 
 fn dispatch(cli: Cli) -> Result<i32> {
-    let _ = TABLE_WIDTH.set(table_width(cli.wide));
+    let _ = TABLE_WIDTH.set(table_width(cli.wide, cli.verbose));
     let db = || db_path(&cli.db);
     match cli.command {
         Command::Run(args) => run(*args, db()?),
@@ -315,7 +326,7 @@ fn info(json: bool) -> Result<i32> {
     if json {
         outln(&serde_json::to_string_pretty(&m)?)?;
     } else {
-        out(&info_text(&m))?;
+        out(&report::fit::hanging(&info_text(&m), width(), 23))?;
     }
     Ok(0)
 }

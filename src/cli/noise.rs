@@ -59,8 +59,10 @@ pub fn noise(args: NoiseArgs, db: PathBuf) -> Result<i32> {
 /// The figures' noise as a table, with what `compare` does with it.
 fn render(noise: &[FigureNoise], docs: &[RunDocument]) -> String {
     use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+    let width = super::width();
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
+    crate::report::fit::table(&mut t, width);
     t.set_header(vec![
         "benchmark",
         "variant",
@@ -84,9 +86,10 @@ fn render(noise: &[FigureNoise], docs: &[RunDocument]) -> String {
         ]);
     }
     let ids: Vec<String> = docs.iter().map(|d| format!("#{}", d.run.id)).collect();
+    let prose = |text: String| crate::report::fit::prose(&text, width);
     format!(
-        "this machine's noise from {} A/A runs ({}): the A/A spread is the root mean square of consecutive runs' log ratios; within runs, what the runs' own intervals explain of it; between runs, the rest, as one run's standard deviation (σ_b² = (spread² − within²)/2)\n{t}\ncompare now widens the interval of a one-run side by its figure's between-run spread when that side ran on a machine with this comparability key (every noise run of that key counts), and run --precision judges a figure with it until it has blocks of rounds of its own; the last column is the least half-width a comparison of one run a side then gets (Student's t over the pairs, in quadrature with its own interval)\n",
-        docs.len(),
-        ids.join(", "),
+        "{}\n{t}\n{}\n",
+        prose(format!("this machine's noise from {} A/A runs ({}): the A/A spread is the root mean square of consecutive runs' log ratios; within runs, what the runs' own intervals explain of it; between runs, the rest, as one run's standard deviation (σ_b² = (spread² − within²)/2)", docs.len(), ids.join(", "))),
+        prose("compare now widens the interval of a one-run side by its figure's between-run spread when that side ran on a machine with this comparability key (every noise run of that key counts), and run --precision judges a figure with it until it has blocks of rounds of its own; the last column is the least half-width a comparison of one run a side then gets (Student's t over the pairs, in quadrature with its own interval)".into()),
     )
 }

@@ -76,7 +76,7 @@ pub fn plan(db: &Path, figures: &[String], filter: &RunFilter, target: f64, json
     if json {
         outln(&serde_json::to_string_pretty(&plans)?)?;
     } else {
-        let width = *super::TABLE_WIDTH.get_or_init(|| super::table_width(false));
+        let width = super::width();
         out(&render(&plans, target, width))?;
     }
     Ok(0)
@@ -236,7 +236,7 @@ fn render(plans: &[FigurePlan], target: f64, width: Width) -> String {
         text.push_str(&format!("[{}] {c}\n", i + 1));
     }
     let columns = match width {
-        Width::Fit(w) => usize::from(w),
+        Width::Fit(w) | Width::Full(w) => usize::from(w),
         Width::Wide => usize::MAX,
     };
     text.push_str(&wrap(&footnote(plans, target), columns));

@@ -41,7 +41,7 @@ fn recorded_run(
     } else {
         out(&run_table(&doc, &skipped))?;
         for line in lines {
-            outln(&line)?;
+            outln(&report::fit::prose(&line, super::width()))?;
         }
         outln(&format!("stored as run #{} in {}", run.run_id, run.store.location()))?;
     }

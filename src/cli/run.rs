@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::runs::{check_output, export_text, write_output};
-use super::{ExportFormat, RunArgs, UsageError, args, command_line, out, outln, run_pairs, run_table};
+use super::{ExportFormat, RunArgs, UsageError, args, command_line, out, outln, run_pairs};
 use crate::bench::{self, BenchOptions};
 use crate::model::{RunDocument, Skipped};
 use crate::placement::Placement;
@@ -84,7 +84,7 @@ pub(super) fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
                 out(&(s.render)(&doc))?;
                 outln(&format!("(the full table: oscost show {})", outcome.run_id))?;
             }
-            None => out(&run_table(&doc, &skipped))?,
+            None => out(&super::fresh_run_table(&doc, &skipped))?,
         }
         for line in &precision_lines {
             outln(line)?;

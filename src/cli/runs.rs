@@ -96,9 +96,9 @@ pub(super) fn compare(
             } else {
                 report::compare::MachineView::Differences
             };
-            out(&report::compare::render(a, b, &rows, threshold, view))?;
+            out(&report::compare::render(a, b, &rows, threshold, (view, super::width())))?;
             if let Some(line) = report::compare::between_runs_line(&rows, [noise_a, noise_b]) {
-                outln(&line)?;
+                outln(&report::fit::prose(&line, super::width()))?;
             }
         }
         return Ok(gate(&rows, req.fail_on));
@@ -107,7 +107,7 @@ pub(super) fn compare(
     if json {
         outln(&serde_json::to_string_pretty(&m)?)?;
     } else {
-        out(&report::matrix::render(&m))?;
+        out(&report::matrix::render(&m, super::width()))?;
     }
     Ok(gate(m.rows.iter().flat_map(|r| r.cells.iter().flatten()), req.fail_on))
 }
@@ -177,25 +177,7 @@ pub(super) fn runs(db: &Path, filter: &RunFilter, json: bool) -> Result<i32> {
     if json {
         outln(&serde_json::to_string_pretty(&runs)?)?;
     } else {
-        if !runs.is_empty() {
-            outln(&format!(
-                "{:>5}  {:<20}  {:<16} {:<24} {:<11} {:>9}  command",
-                "run", "started (UTC)", "host", "kernel", "status", "results"
-            ))?;
-        }
-        for r in runs {
-            outln(&format!(
-                "{:>5}  {}  {:<16} {:<24} {:<11} {:>4} rows  {}{}",
-                r.id,
-                r.started_at,
-                report::plain(&r.hostname),
-                report::plain(&r.kernel_release),
-                r.status,
-                r.results,
-                report::plain(&r.command_line),
-                r.save_name.map(|n| format!("  [saved as {}]", report::plain(&n))).unwrap_or_default()
-            ))?;
-        }
+        out(&report::listing::runs(&runs, super::width()))?;
     }
     Ok(0)
 }

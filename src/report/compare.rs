@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 
+use super::fit::elide;
+use super::table::Width;
 use crate::machine::Machine;
 use crate::model::{ResultRow, RunDocument};
 use crate::stats::nested::{Nested, ratio_interval};
@@ -347,33 +349,19 @@ pub enum MachineView {
     Full,
 }
 
-/// `text`, or its start and `…` when it is longer than `width` characters.
-fn elide(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
-/// The machines of a two-sided comparison (first run of each side), as `view` says.
-pub fn machines_text(a: &[RunDocument], b: &[RunDocument], view: MachineView) -> String {
+/// The machines of a two-sided comparison (first run of each side), as `view` says:
+/// one line when their comparability keys are equal, else the fields that differ.
+pub fn machines_text(a: &[RunDocument], b: &[RunDocument], view: MachineView, width: Width) -> String {
     use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
     let (Some(x), Some(y)) = (a.first(), b.first()) else { return String::new() };
     let fields = machine_diff(&x.machine, &y.machine);
     let differing: Vec<&(String, String, String)> = fields.iter().filter(|(_, p, q)| p != q).collect();
-    if view == MachineView::Differences && differing.is_empty() {
-        let m = &x.machine;
-        return format!(
-            "machines: the same fingerprint on both sides ({}, {}, kernel {}; compare --machine prints it)\n",
-            super::plain(&m.hostname),
-            super::plain(&m.cpu_model),
-            super::plain(&m.kernel_release)
-        );
+    if view == MachineView::Differences && x.machine.comparability_key() == y.machine.comparability_key() {
+        return super::fit::prose(&same_machines_line(&x.machine, &y.machine), width) + "\n";
     }
     let mut m = Table::new();
     m.load_preset(UTF8_FULL_CONDENSED);
+    super::fit::table(&mut m, width);
     m.set_header(vec!["", &format!("A: {}", side_name(a)), &format!("B: {}", side_name(b)), ""]);
     match view {
         MachineView::Full => {
@@ -390,53 +378,46 @@ pub fn machines_text(a: &[RunDocument], b: &[RunDocument], view: MachineView) ->
         }
     }
     let what = if view == MachineView::Full {
-        ""
+        String::new()
     } else {
-        "where the machines differ (compare --machine prints every field):\n"
+        super::fit::prose("where the machines differ (compare --machine prints every field):", width) + "\n"
     };
     format!("{what}{m}\n")
 }
 
+/// Two machines of one comparability key in one line: what they are, and the hosts
+/// when those differ.
+fn same_machines_line(x: &Machine, y: &Machine) -> String {
+    let host = if x.hostname == y.hostname {
+        super::plain(&x.hostname).into_owned()
+    } else {
+        format!("hosts {} and {}", super::plain(&x.hostname), super::plain(&y.hostname))
+    };
+    format!(
+        "machines: same ({host} · {} · {} CPUs · kernel {} · {}); compare --machine prints every field",
+        super::plain(&x.cpu_model),
+        x.logical_cpus,
+        super::plain(&x.kernel_release),
+        super::plain(&x.virtualization)
+    )
+}
+
 /// Renders a comparison as text: the machines (as `view` says), then figures.
-pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], threshold: f64, view: MachineView) -> String {
-    use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-    let m = machines_text(a, b, view);
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    // A column for the between-run spread only where some interval took one.
+pub fn render(
+    a: &[RunDocument],
+    b: &[RunDocument],
+    rows: &[Comparison],
+    threshold: f64,
+    (view, width): (MachineView, Width),
+) -> String {
+    let m = machines_text(a, b, view, width);
+    let t = figures_table(rows, width);
     let widened = rows.iter().any(|c| c.between_runs.is_some());
-    let mut header = vec!["benchmark", "variant", "method", "A median", "B median", "B/A [95% CI]", "MDE", "verdict"];
-    if widened {
-        header.push("between runs");
-    }
-    header.push("from");
-    t.set_header(header);
-    for c in rows {
-        let mut cells = vec![
-            super::plain(&c.benchmark).into_owned(),
-            super::plain(&c.variant).into_owned(),
-            c.method.clone(),
-            super::fmt_value(c.a_median, &c.unit),
-            super::fmt_value(c.b_median, &c.unit),
-            if c.ci_low.is_finite() {
-                format!("{:.3} [{:.3}, {:.3}]", c.ratio, c.ci_low, c.ci_high)
-            } else {
-                format!("{:.3}", c.ratio)
-            },
-            if c.mde.is_finite() { format!("±{:.1}%", c.mde * 100.0) } else { "-".into() },
-            c.verdict.to_string(),
-        ];
-        if widened {
-            cells.push(c.between_runs.map_or_else(|| "-".into(), |s| format!("σ {:.1}%", s * 100.0)));
-        }
-        cells.push(c.basis());
-        t.add_row(cells);
-    }
     let single = a.len() == 1 && b.len() == 1;
     let unpaired = if holds_conditions(a) || holds_conditions(b) { UNPAIRED_NOTE } else { "" };
-    let key: String = key_differences(a, b).lines().iter().map(|l| format!("{l}\n")).collect();
-    format!(
-        "{m}{key}{t}\nverdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it (hierarchical bootstrap: runs, then rounds, then samples){}\n",
+    let key: String = key_differences(a, b).lines().iter().map(|l| super::fit::prose(l, width) + "\n").collect();
+    let notes = format!(
+        "verdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it (hierarchical bootstrap: runs, then rounds, then samples){}\n",
         threshold * 100.0,
         match (single, widened) {
             (true, true) =>
@@ -445,7 +426,71 @@ pub fn render(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresho
                 "\none run a side: the intervals hold what varied within each run; a machine that drifts between runs needs its between-run spread (oscost noise) or sets of runs (compare 1,2,3 4,5,6)",
             _ => "",
         }
-    ) + unpaired
+    ) + unpaired;
+    format!("{m}{key}{t}{}", super::fit::prose(&notes, width))
+}
+
+/// The comparison's figures as a table. Fitted to the terminal, a figure is named in
+/// one cell (`ctx.pipe process same_cpu`), the numbers never wrap, the names and
+/// verdicts wrap between their words, and the rounds or runs a ratio came from are
+/// said once under the table when every row shares them; `--wide` keeps every column.
+fn figures_table(rows: &[Comparison], width: Width) -> String {
+    // A column for the between-run spread only where some interval took one.
+    let widened = rows.iter().any(|c| c.between_runs.is_some());
+    let fitted = width.columns().is_some();
+    let shared_basis = rows.first().map(Comparison::basis).filter(|b| fitted && rows.iter().all(|c| c.basis() == *b));
+    let mut header = if fitted {
+        vec!["figure (method)", "A median", "B median", "B/A [95% CI]", "MDE", "verdict"]
+    } else {
+        vec!["benchmark", "variant", "method", "A median", "B median", "B/A [95% CI]", "MDE", "verdict"]
+    };
+    if widened {
+        header.push("between runs");
+    }
+    if shared_basis.is_none() {
+        header.push("from");
+    }
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|c| {
+            let mut cells = if fitted {
+                let label = super::screen::compact_label(&super::plain(&c.benchmark), &super::plain(&c.variant));
+                vec![format!("{label} ({})", c.method.replace('_', " "))]
+            } else {
+                vec![super::plain(&c.benchmark).into_owned(), super::plain(&c.variant).into_owned(), c.method.clone()]
+            };
+            cells.extend([
+                super::fmt_value(c.a_median, &c.unit),
+                super::fmt_value(c.b_median, &c.unit),
+                if c.ci_low.is_finite() {
+                    format!("{:.3} [{:.3}, {:.3}]", c.ratio, c.ci_low, c.ci_high)
+                } else {
+                    format!("{:.3}", c.ratio)
+                },
+                if c.mde.is_finite() { format!("±{:.1}%", c.mde * 100.0) } else { "-".into() },
+                c.verdict.to_string(),
+            ]);
+            if widened {
+                cells.push(c.between_runs.map_or_else(|| "-".into(), |s| format!("σ {:.1}%", s * 100.0)));
+            }
+            if shared_basis.is_none() {
+                cells.push(c.basis());
+            }
+            cells
+        })
+        .collect();
+    // The names, verdicts and sources share what the numbers leave.
+    let mut flexible = if fitted { vec![0, 5] } else { vec![0, 1, 7] };
+    if shared_basis.is_none() {
+        flexible.push(header.len() - 1);
+    }
+    let t = super::fit::flex_table(&header, &cells, &[], &flexible, width);
+    let mut out = format!("{t}\n");
+    if let Some(basis) = shared_basis {
+        out.push_str(&super::fit::prose(&format!("every ratio from {basis}"), width));
+        out.push('\n');
+    }
+    out
 }
 
 /// The line under a two-sided comparison naming where its between-run spreads came
@@ -714,7 +759,7 @@ mod tests {
         let k = key_differences(&a, &b);
         assert_eq!(k.between, ["kernel"]);
         assert!(k.within_a.is_empty() && k.within_b.is_empty());
-        let text = render(&a, &b, &compare(&a, &b, 0.02, 100), 0.02, MachineView::Differences);
+        let text = render(&a, &b, &compare(&a, &b, 0.02, 100), 0.02, (MachineView::Differences, Width::Wide));
         assert!(text.contains("the sides differ in the comparability key (kernel)"), "{text}");
         // A side that pools two kernels says so; matching sides say nothing.
         let mixed = [run(1, "6.1"), run(2, "6.2")];

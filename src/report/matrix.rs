@@ -106,20 +106,23 @@ pub fn matrix(
 }
 
 /// The matrix as text: the differing fingerprint fields, then one column per side.
-pub fn render(m: &Matrix) -> String {
+pub fn render(m: &Matrix, width: super::table::Width) -> String {
     use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
     let mut head = Table::new();
     head.load_preset(UTF8_FULL_CONDENSED);
+    super::fit::table(&mut head, width);
     let mut names = vec![String::new()];
     names.extend(m.columns.iter().map(|c| plain(&c.name).into_owned()));
     head.set_header(names.clone());
     for (field, values) in &m.differences {
         let mut row = vec![field.clone()];
-        row.extend(values.iter().map(|v| plain(v).into_owned()));
+        // Long values (the kernel command line) elided here, whole in JSON.
+        row.extend(values.iter().map(|v| super::fit::elide(&plain(v), super::compare::MACHINE_VALUE_WIDTH)));
         head.add_row(row);
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
+    super::fit::table(&mut t, width);
     let mut header = vec!["benchmark".to_string(), "variant".into(), "method".into()];
     header.push(format!("{} (baseline)", names[1]));
     header.extend(names[2..].iter().map(|n| format!("{n}: ratio [95% CI] verdict")));
@@ -134,14 +137,14 @@ pub fn render(m: &Matrix) -> String {
         row.extend(r.cells.iter().map(|c| cell(c.as_ref())));
         t.add_row(row);
     }
-    let mut o = format!("{head}\n{t}\n");
-    let _ = writeln!(
-        o,
+    let mut o = if m.differences.is_empty() { format!("{t}\n") } else { format!("{head}\n{t}\n") };
+    let ratios = format!(
         "ratios are each side's median over the baseline's; verdicts need the 95% interval to clear ±{:.1}% and two rounds or runs a side",
         m.threshold * 100.0
     );
+    let _ = writeln!(o, "{}", super::fit::prose(&ratios, width));
     if let Some(line) = between_runs_line(m) {
-        let _ = writeln!(o, "{line}");
+        let _ = writeln!(o, "{}", super::fit::prose(&line, width));
     }
     o
 }
@@ -200,7 +203,7 @@ mod tests {
         assert_eq!(cells[0].as_ref().unwrap().verdict, "slower");
         assert!((cells[0].as_ref().unwrap().ratio - 2.0).abs() < 0.1);
         assert!(!matches!(cells[1].as_ref().unwrap().verdict, Verdict::Faster | Verdict::Slower));
-        let text = render(&m);
+        let text = render(&m, crate::report::table::Width::Wide);
         assert!(text.contains("run #1 (baseline)") && text.contains("run #3: ratio"), "{text}");
     }
 
@@ -233,7 +236,7 @@ mod tests {
         for (b, w) in bare.rows[0].cells.iter().flatten().zip(m.rows[0].cells.iter().flatten()) {
             assert!(b.between_runs.is_none() && w.ci_low < b.ci_low && w.ci_high > b.ci_high, "{b:?} {w:?}");
         }
-        let text = render(&m);
+        let text = render(&m, crate::report::table::Width::Wide);
         assert!(text.contains("]* "), "widened cells are marked: {text}");
         assert!(
             text.contains(
@@ -241,7 +244,7 @@ mod tests {
             ),
             "{text}"
         );
-        let plain_text = render(&bare);
+        let plain_text = render(&bare, crate::report::table::Width::Wide);
         assert!(!plain_text.contains("]*") && !plain_text.contains("between runs"), "{plain_text}");
         assert!(m.columns[2].noise_runs.is_none(), "a side of two runs takes no spread and is not named");
         // Each cell takes the spreads of its own sides: only the baseline's machine has

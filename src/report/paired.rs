@@ -8,12 +8,13 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use crate::paired::PairedFigure;
 
 /// The table, or nothing when the run measured no condition.
-pub fn render(pairs: &[PairedFigure], threshold: f64) -> String {
+pub fn render(pairs: &[PairedFigure], threshold: f64, width: super::table::Width) -> String {
     if pairs.is_empty() {
         return String::new();
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
+    super::fit::table(&mut t, width);
     t.set_header(vec![
         "condition",
         "benchmark",
@@ -40,8 +41,10 @@ pub fn render(pairs: &[PairedFigure], threshold: f64) -> String {
             p.pairs.to_string(),
         ]);
     }
+    let prose = |text: String| super::fit::prose(&text, width);
     format!(
-        "conditions against the baseline, paired by round (each arm in a fresh worker, in alternating order; rounds: the pairs behind each ratio):\n{t}\nratio: the condition over the baseline, the geometric mean of the rounds' ratios, which is condition gm over baseline gm (each arm's geometric mean of its paired rounds' medians; `show` prints each arm's median of all samples); its 95% interval resamples the paired rounds; a verdict needs the interval to clear ±{:.1}%\n",
-        threshold * 100.0
+        "{}\n{t}\n{}\n",
+        prose("conditions against the baseline, paired by round (each arm in a fresh worker, in alternating order; rounds: the pairs behind each ratio):".into()),
+        prose(format!("ratio: the condition over the baseline, the geometric mean of the rounds' ratios, which is condition gm over baseline gm (each arm's geometric mean of its paired rounds' medians; `show` prints each arm's median of all samples); its 95% interval resamples the paired rounds; a verdict needs the interval to clear ±{:.1}%", threshold * 100.0))
     )
 }

@@ -8,15 +8,28 @@ use crate::model::Skipped;
 use crate::model::{Count, Method, ResultRow, RunDocument};
 
 /// A benchmark variant: its rows grouped (batch, per-call, or a workload figure).
-struct Line<'a> {
-    benchmark: std::borrow::Cow<'a, str>,
-    variant: String,
-    batch: Option<&'a ResultRow>,
-    per_call: Option<&'a ResultRow>,
-    other: Vec<&'a ResultRow>,
+pub(super) struct Line<'a> {
+    pub(super) benchmark: std::borrow::Cow<'a, str>,
+    pub(super) variant: String,
+    pub(super) batch: Option<&'a ResultRow>,
+    pub(super) per_call: Option<&'a ResultRow>,
+    pub(super) other: Vec<&'a ResultRow>,
 }
 
-fn group(rows: &[ResultRow]) -> Vec<Line<'_>> {
+impl<'a> Line<'a> {
+    /// Every row of the line: batch, per-call, then the others.
+    pub(super) fn rows(&self) -> Vec<&'a ResultRow> {
+        self.batch.iter().chain(self.per_call.iter()).chain(self.other.iter()).copied().collect()
+    }
+
+    /// The row whose figure the line shows: the batch figure, else a workload or fit
+    /// figure, else the per-call one.
+    pub(super) fn headline(&self) -> Option<&'a ResultRow> {
+        self.batch.or(self.other.first().copied()).or(self.per_call)
+    }
+}
+
+pub(super) fn group(rows: &[ResultRow]) -> Vec<Line<'_>> {
     let mut lines: Vec<Line> = Vec::new();
     for r in rows {
         let variant = plain(&r.variant_label()).into_owned();
@@ -74,22 +87,48 @@ pub fn proof(r: &ResultRow) -> String {
     parts.join(", ")
 }
 
-/// How wide a table may be.
+/// How wide a table may be, and how much a run's table shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Width {
-    /// At most this many columns: the wide layout when it fits, else the narrow one
-    /// (benchmark and variant stacked, the per-call max left out, long cells wrapped).
+    /// At most this many columns, one screen: a line per figure (per-call twins folded
+    /// into their batch line, raw/libc and phase twins left to `-v`), flags as numbered
+    /// notes said once for every line they concern.
     Fit(u16),
+    /// At most this many columns, everything (`-v`): every row, the counts, the trace
+    /// pass, each flag's reason whole; the wide layout when it fits, else the narrow
+    /// one (benchmark and variant stacked, the per-call max left out, cells wrapped).
+    Full(u16),
     /// Every column, nothing wrapped (`--wide`).
     Wide,
+}
+
+impl Width {
+    /// The columns text is fitted to (none for `--wide`).
+    pub fn columns(self) -> Option<u16> {
+        match self {
+            Width::Fit(w) | Width::Full(w) => Some(w),
+            Width::Wide => None,
+        }
+    }
 }
 
 /// The width a table is fitted to when nothing says otherwise (a pipe, a file):
 /// what a terminal of common size shows without wrapping.
 pub const DEFAULT_WIDTH: u16 = 100;
 
-/// Renders the run as a table followed by numbered flag notes and skipped variants.
+/// Renders the run as a table followed by numbered flag notes and skipped variants
+/// (`show`: the preflight's warnings printed whole).
 pub fn render_run(doc: &RunDocument, skipped: &[Skipped], width: Width) -> String {
+    render_run_as(doc, skipped, width, false)
+}
+
+/// [`render_run`] for the run just measured, whose preflight warnings were printed as
+/// they were found: the one-screen header counts them instead of saying them twice.
+pub fn render_fresh_run(doc: &RunDocument, skipped: &[Skipped], width: Width) -> String {
+    render_run_as(doc, skipped, width, true)
+}
+
+fn render_run_as(doc: &RunDocument, skipped: &[Skipped], width: Width, preflight_said: bool) -> String {
     if doc.run.kind == crate::model::RunKind::Sim {
         let mut out = super::sim::render(doc);
         out.push('\n');
@@ -98,6 +137,9 @@ pub fn render_run(doc: &RunDocument, skipped: &[Skipped], width: Width) -> Strin
             out.push('\n');
         }
         return out;
+    }
+    if let Width::Fit(w) = width {
+        return super::screen::render_run(doc, skipped, w, preflight_said);
     }
     let m = &doc.machine;
     let mut out = format!(
@@ -126,13 +168,14 @@ pub fn render_run(doc: &RunDocument, skipped: &[Skipped], width: Width) -> Strin
     if let Some(line) = rounds_line(&doc.results) {
         out.push_str(&line);
     }
+    let mut out = super::fit::prose(&out, width);
     out.push_str(&render_results(&doc.results, skipped, width));
     out
 }
 
 /// What the intervals stand on: how many rounds the rows were measured in (nothing
 /// for runs stored before rounds existed).
-fn rounds_line(rows: &[ResultRow]) -> Option<String> {
+pub(super) fn rounds_line(rows: &[ResultRow]) -> Option<String> {
     let most = rows.iter().map(|r| r.rounds.len()).max().filter(|m| *m > 0)?;
     let once = rows.iter().filter(|r| r.rounds.len() == 1).count();
     let mut line = format!(
@@ -180,20 +223,20 @@ pub fn bare(v: f64) -> String {
 }
 
 /// One line's numbers in one unit: the unit its headline figure reads best in.
-struct RowUnit<'a> {
+pub(super) struct RowUnit<'a> {
     unit: &'a crate::unit::Unit,
     div: f64,
-    shown: String,
+    pub(super) shown: String,
 }
 
 impl<'a> RowUnit<'a> {
-    fn of(r: &'a ResultRow) -> Self {
+    pub(super) fn of(r: &'a ResultRow) -> Self {
         let (div, shown) = r.unit.scaled(r.median);
         RowUnit { unit: &r.unit, div, shown }
     }
 
     /// A value of `r` in this unit (with its own unit, should `r`'s differ).
-    fn num(&self, v: f64, r: &ResultRow) -> String {
+    pub(super) fn num(&self, v: f64, r: &ResultRow) -> String {
         if r.unit == *self.unit { bare(v / self.div) } else { fmt_value(v, &r.unit) }
     }
 
@@ -216,12 +259,16 @@ impl<'a> RowUnit<'a> {
     }
 }
 
-/// Renders result rows (any run, any families) as the table and its notes.
+/// Renders result rows (any run, any families) as the table and its notes: one
+/// screen when fitted ([`super::screen`]), else the full table.
 pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: Width) -> String {
+    if let Width::Fit(w) = width {
+        return super::screen::render_results(rows, skipped, w, None);
+    }
     let mut notes: Vec<String> = Vec::new();
     let mut thin = false;
     let mut out = results_table_of(rows, true, &mut notes, &mut thin).to_string();
-    if let Width::Fit(w) = width
+    if let Width::Full(w) = width
         && out.lines().any(|l| l.chars().count() > usize::from(w))
     {
         (notes, thin) = (Vec::new(), false);
@@ -231,12 +278,13 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: Width) -> 
     }
     out.push('\n');
     if thin {
-        out.push_str(&format!(
+        let said = format!(
             "p99 is printed from {P99_MIN_SAMPLES} per-call samples and p99.9 from {P999_MIN_SAMPLES}; \"-\" where a row had fewer\n"
-        ));
+        );
+        out.push_str(&super::fit::prose(&said, width));
     }
     out.push_str(&trace_section(rows, width));
-    out.push_str(&footer(&notes, rows, skipped));
+    out.push_str(&super::fit::prose(&footer(&notes, rows, skipped), width));
     out
 }
 
@@ -377,7 +425,7 @@ fn trace_section(rows: &[ResultRow], width: Width) -> String {
                 t.add_row(l);
             }
         }
-        Width::Fit(w) => {
+        Width::Fit(w) | Width::Full(w) => {
             // Benchmark over variant as in the results table, direct beside idle and
             // intruded, headers broken between words; the cells wrap, never inside a
             // word of eight letters or fewer.
@@ -413,7 +461,7 @@ fn trace_section(rows: &[ResultRow], width: Width) -> String {
     out.push_str(&t.to_string());
     out.push('\n');
     for l in super::trace::spawn_lines(rows) {
-        out.push_str(&l);
+        out.push_str(&super::fit::prose(&l, width));
         out.push('\n');
     }
     out

@@ -32,6 +32,10 @@ pub struct Cli {
     /// to the terminal's width, or to 100 columns when the output is not a terminal).
     #[arg(long, global = true)]
     pub wide: bool,
+    /// Print a run's full table: every row (the per-call, raw/libc and phase twins a
+    /// default run folds), the kernel counts, the trace pass and each flag's reason.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -1,0 +1,200 @@
+//! Fitting text to the terminal: tables set to the width a table may take, prose
+//! (notes, preflight, footers) wrapped at word boundaries, long values elided. Every
+//! command's printed text goes through here, so no line is wider than the terminal.
+
+use comfy_table::{ContentArrangement, Table};
+
+use super::table::Width;
+
+/// A table fitted to `width`: at most that many columns, its cells wrapped where they
+/// must be (`--wide` leaves it unwrapped). Words of a cell are kept whole where the
+/// width allows it; comfy-table breaks a word only when a column is narrower than it.
+pub fn table(t: &mut Table, width: Width) {
+    if let Some(w) = width.columns() {
+        t.set_content_arrangement(ContentArrangement::Dynamic).set_width(w);
+    }
+}
+
+/// `text` wrapped to `width` (nothing when `--wide`); see [`wrap`].
+pub fn prose(text: &str, width: Width) -> String {
+    match width.columns() {
+        Some(w) => wrap(text, usize::from(w)),
+        None => text.to_string(),
+    }
+}
+
+/// Each line of `text` broken at spaces so it fits `width` characters, the
+/// continuation lines indented by two spaces (and by the line's own indent). A word
+/// longer than the line is the only thing broken inside (a path, a command line):
+/// otherwise it would overflow the terminal. Ends with a line break when `text` does.
+pub fn wrap(text: &str, width: usize) -> String {
+    wrap_with(text, width, None)
+}
+
+/// [`wrap`] with the continuation lines indented by `indent` columns (a value beside
+/// its name: `info`), when the width allows it.
+pub fn hanging(text: &str, width: Width, indent: usize) -> String {
+    match width.columns() {
+        Some(w) => wrap_with(text, usize::from(w), Some(indent)),
+        None => text.to_string(),
+    }
+}
+
+fn wrap_with(text: &str, width: usize, indent: Option<usize>) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        wrap_line(line, width.max(if indent == Some(0) { 4 } else { 20 }), indent, &mut out);
+    }
+    out
+}
+
+/// One line of [`wrap_with`].
+fn wrap_line(line: &str, width: usize, hanging: Option<usize>, out: &mut String) {
+    if line.chars().count() <= width {
+        out.push_str(line);
+        return;
+    }
+    let own_indent = line.chars().take_while(|c| *c == ' ').count();
+    let indent = " ".repeat(hanging.unwrap_or(own_indent + 2).min(width / 3));
+    let mut current = " ".repeat(own_indent);
+    let mut len = own_indent;
+    let mut fresh = true;
+    for word in line.split(' ').filter(|w| !w.is_empty()) {
+        let wlen = word.chars().count();
+        if !fresh && len + 1 + wlen > width {
+            out.push_str(current.trim_end());
+            out.push('\n');
+            current = indent.clone();
+            len = indent.len();
+            fresh = true;
+        }
+        if !fresh {
+            current.push(' ');
+            len += 1;
+        }
+        // A word longer than a whole line: broken where the line ends.
+        let mut rest: Vec<char> = word.chars().collect();
+        while len + rest.len() > width && len < width {
+            let take = width - len;
+            current.extend(&rest[..take]);
+            out.push_str(&current);
+            out.push('\n');
+            rest.drain(..take);
+            current = indent.clone();
+            len = indent.len();
+        }
+        current.extend(&rest);
+        len += rest.len();
+        fresh = false;
+    }
+    out.push_str(current.trim_end());
+}
+
+/// A table of `header` and `rows` fitted to `width`: columns keep their width where
+/// the table fits; otherwise the `flexible` columns (names, verdicts) share what the
+/// others leave, in proportion to their widths, their text wrapped between words.
+/// Columns in `right` are right-aligned. Narrower than the fixed columns, every cell
+/// is wrapped where comfy-table must.
+pub fn flex_table(header: &[&str], rows: &[Vec<String>], right: &[usize], flexible: &[usize], width: Width) -> Table {
+    use comfy_table::{Cell, CellAlignment, presets::UTF8_FULL_CONDENSED};
+    let n = header.len();
+    let natural: Vec<usize> =
+        (0..n).map(|i| rows.iter().map(|r| widest(&r[i])).chain([widest(header[i])]).max().unwrap_or(0)).collect();
+    let chrome = 3 * n + 1;
+    let wrap_to: Option<Vec<usize>> = width.columns().map(usize::from).and_then(|w| {
+        if natural.iter().sum::<usize>() + chrome <= w {
+            return None;
+        }
+        let fixed: usize = (0..n).filter(|i| !flexible.contains(i)).map(|i| natural[i]).sum();
+        let room = w.saturating_sub(fixed + chrome);
+        let wanted: usize = flexible.iter().map(|i| natural[*i]).sum::<usize>().max(1);
+        Some(
+            (0..n)
+                .map(|i| if flexible.contains(&i) { (room * natural[i] / wanted).max(8) } else { natural[i] })
+                .collect(),
+        )
+    });
+    let fill = |i: usize, text: &str| match &wrap_to {
+        Some(cols) if flexible.contains(&i) => wrap_cell(text, cols[i]),
+        _ => text.to_string(),
+    };
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
+    t.set_header((0..n).map(|i| fill(i, header[i])).collect::<Vec<_>>());
+    for r in rows {
+        t.add_row((0..n).map(|i| {
+            let c = Cell::new(fill(i, &r[i]));
+            if right.contains(&i) { c.set_alignment(CellAlignment::Right) } else { c }
+        }));
+    }
+    if width.columns().is_some_and(|w| widest(&t.to_string()) > usize::from(w)) {
+        table(&mut t, width);
+    }
+    t
+}
+
+/// A cell's text wrapped to `width` between its words, continuation lines not indented.
+fn wrap_cell(text: &str, width: usize) -> String {
+    wrap_with(text, width, Some(0))
+}
+
+/// A message on standard error, wrapped to its terminal's width (`COLUMNS`, else the
+/// terminal's, else the 100 columns of a pipe), as the tables on standard output are.
+pub fn say(message: &str) {
+    let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());
+    let terminal = || rustix::termios::tcgetwinsize(std::io::stderr()).ok().map(|w| w.ws_col);
+    let w = columns.or_else(terminal).filter(|c| *c >= 40).unwrap_or(super::table::DEFAULT_WIDTH);
+    eprintln!("{}", wrap(message, usize::from(w)));
+}
+
+/// `text`, or its start and `…` when it is longer than `width` characters (a kernel
+/// command line in a table; JSON keeps it whole).
+pub fn elide(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The widest line of `text`, in characters (what a terminal shows).
+pub fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prose_breaks_between_words_and_keeps_them_whole() {
+        let text = "spawn.fork_exec phase=full_cycle: of 82 children, 0 ran first on the parent's CPU (parent preempted), 33 started on another CPU";
+        let w = wrap(text, 40);
+        assert!(widest(&w) <= 40, "{w}");
+        let words: Vec<&str> = text.split(' ').collect();
+        let back: Vec<&str> = w.split_whitespace().collect();
+        assert_eq!(words, back, "every word whole, in order:\n{w}");
+        assert!(w.lines().skip(1).all(|l| l.starts_with("  ")), "continuations indented:\n{w}");
+    }
+
+    #[test]
+    fn a_word_longer_than_the_line_is_the_only_one_broken() {
+        let long = "x".repeat(90);
+        let w = wrap(&format!("path {long} end"), 40);
+        assert!(widest(&w) <= 40, "{w}");
+        assert_eq!(w.chars().filter(|c| *c == 'x').count(), 90);
+        assert!(w.lines().any(|l| l.trim() == "end" || l.ends_with(" end")), "{w}");
+    }
+
+    #[test]
+    fn lines_and_short_text_pass_unchanged() {
+        assert_eq!(wrap("a b\nc\n", 80), "a b\nc\n");
+        assert_eq!(wrap("", 80), "");
+        assert_eq!(elide("abcdef", 4), "abc…");
+        assert_eq!(elide("abc", 4), "abc");
+    }
+}

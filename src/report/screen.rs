@@ -1,0 +1,452 @@
+//! The one-screen run table: what a default run prints. One line per figure (its
+//! per-call twin folded into the batch line; raw/libc and phase twins left to `-v`),
+//! each column of one method and saying which, flags as numbered notes said once for
+//! every line they concern, the header in three lines. `-v` and `--wide` print the full
+//! table ([`super::table`]); JSON and exports keep every row whatever is printed here.
+
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+
+use super::fit::wrap;
+use super::table::{Line, P99_MIN_SAMPLES, RowUnit, group, rounds_line};
+use super::{fmt_ns, plain};
+use crate::model::{Count, FlagCode, Method, ResultRow, RunDocument, Skipped};
+
+/// Twins a glance does without: (parameter, the twin's value, its parent's value). A
+/// line whose parameter holds the twin's value, beside a line of the same benchmark
+/// and parameters holding the parent's, is left to `-v`.
+const TWINS: [(&str, &str, &str); 2] = [("via", "libc", "raw"), ("phase", "parent_resumes", "full_cycle")];
+
+/// The run as one screen at `width` columns: the header, the table and its notes.
+/// `preflight_said`: the preflight's warnings were printed as they were found (a fresh
+/// run), so the header only counts them.
+pub fn render_run(doc: &RunDocument, skipped: &[Skipped], width: u16, preflight_said: bool) -> String {
+    let w = usize::from(width);
+    let mut out = String::new();
+    for line in header(doc, w, preflight_said) {
+        out.push_str(&wrap(&line, w));
+        out.push('\n');
+    }
+    out.push_str(&render_results(&doc.results, skipped, width, Some(doc.run.id)));
+    out
+}
+
+/// The header: the run and machine, the clocks, what the intervals stand on, and the
+/// preflight's warnings (counted when they were already said).
+fn header(doc: &RunDocument, w: usize, preflight_said: bool) -> Vec<String> {
+    let m = &doc.machine;
+    let mut first = format!(
+        "oscost run #{} ({}) · {} · {} · {} · kernel {}",
+        doc.run.id,
+        doc.run.status,
+        plain(&doc.run.started_at),
+        plain(&m.hostname),
+        plain(&m.cpu_model),
+        plain(&m.kernel_release),
+    );
+    // The virtualization when it fits the line (`info` and `-v` always say it).
+    let virt = format!(" · {}", plain(&m.virtualization));
+    if first.chars().count() + virt.chars().count() <= w {
+        first.push_str(&virt);
+    }
+    let mut lines = vec![first];
+    if let Some(c) = &m.calibration {
+        let step = c.quantum_ns.map_or_else(String::new, |q| format!(", {} steps", fmt_ns(q)));
+        lines.push(format!(
+            "clocks: per call {} less a {} bracket{step}; batch CLOCK_MONOTONIC_RAW",
+            c.counter,
+            fmt_ns(c.bracket_ns)
+        ));
+    }
+    if let Some(l) = rounds_line(&doc.results) {
+        lines.push(l.trim_end().to_string());
+    }
+    match (preflight_said, m.preflight.len()) {
+        (_, 0) => {}
+        (true, n) => lines.push(format!(
+            "preflight: {} (said above as found; oscost show {} repeats {})",
+            super::counted(n as u64, "warning", "warnings"),
+            doc.run.id,
+            if n == 1 { "it" } else { "them" }
+        )),
+        (false, _) => lines.extend(m.preflight.iter().map(|t| format!("preflight: {}", plain(&t.reason)))),
+    }
+    lines
+}
+
+/// A line's name at a glance: the benchmark and its parameters' values, each named
+/// only where the value is a number (`ctx.pipe process same_cpu`, `load.runqueue
+/// tasks=8`).
+pub fn compact_label(benchmark: &str, variant: &str) -> String {
+    let mut out = benchmark.to_string();
+    for p in variant.split(' ').filter(|p| !p.is_empty()) {
+        out.push(' ');
+        match p.split_once('=') {
+            Some((_, v)) if v.parse::<f64>().is_err() => out.push_str(v),
+            _ => out.push_str(p),
+        }
+    }
+    out
+}
+
+/// Whether `line` is a twin left to `-v`: see [`TWINS`].
+fn is_twin(line: &Line<'_>, lines: &[Line<'_>]) -> bool {
+    let params = |l: &Line<'_>| l.variant.split(' ').map(str::to_string).collect::<Vec<_>>();
+    let mine = params(line);
+    TWINS.iter().any(|(key, twin, parent)| {
+        let Some(i) = mine.iter().position(|p| *p == format!("{key}={twin}")) else { return false };
+        let mut wanted = mine.clone();
+        wanted[i] = format!("{key}={parent}");
+        lines.iter().any(|l| l.benchmark == line.benchmark && params(l) == wanted)
+    })
+}
+
+/// The short sense of a flag, for a note that lists every line carrying it (each
+/// row's own reason, with its figures, is in `-v`, JSON and exports).
+pub fn gist(code: FlagCode) -> &'static str {
+    match code {
+        FlagCode::Vdso => "answered in user space by the vDSO, no kernel entry",
+        FlagCode::NoKernelEntry => "the C library answered from a cache, no kernel entry",
+        FlagCode::BelowFloor => "below the enosys floor: no real system call costs that little",
+        FlagCode::MethodsDisagree => "per-call and batch figures differ by more than the bracket explains",
+        FlagCode::BelowBracket => "per-call median below the bracket it was measured with",
+        FlagCode::YieldSwitched => "sched_yield switched to another task in more than 1% of calls",
+        FlagCode::TooFewSwitches => "fewer switches than a hand-off needs: not a switch's cost",
+        FlagCode::ExtraSwitches => "more than one switch per hand-off",
+        FlagCode::Preempted => "involuntary switches: the tasks were preempted",
+        FlagCode::Migrated => "the unpinned tasks moved between CPUs",
+        FlagCode::UnstableDifference => "the difference's interval reaches zero",
+        FlagCode::Uneven => "uneven progress among the storm's tasks",
+        FlagCode::Unfair => "CPU shares far from what the nice weights promise",
+        FlagCode::TimerSlack => "the sleep is mostly the thread's timer slack",
+        FlagCode::Intruded => "third tasks ran between wake-up and run",
+        FlagCode::TraceDisagrees => "the trace's switch count and /proc's differ by more than 1%",
+        FlagCode::Bimodal => "rounds disagree on how many switches a hand-off made",
+        FlagCode::CoarseClock => "per-call figure under 10 steps of the bracket's clock: read the batch figure",
+        FlagCode::Modes => "rounds sit at two levels (workers landed in different modes); the median is the lower's",
+    }
+}
+
+/// Result rows as one screen at `width` columns: the table, its notes, what `-v`
+/// adds. `run_id` names the run in the hint (a bare `show -v` otherwise).
+pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: u16, run_id: Option<i64>) -> String {
+    let w = usize::from(width);
+    let lines = group(rows);
+    let mut notes: Vec<(FlagCode, Vec<String>)> = Vec::new();
+    let (mut folded, mut thin) = (0usize, false);
+    let mut shown = Vec::new();
+    for line in &lines {
+        let label = compact_label(&line.benchmark, &line.variant);
+        let numbers = note_numbers(line, &label, &mut notes);
+        if is_twin(line, &lines) {
+            folded += 1;
+            continue;
+        }
+        let Some(headline) = line.headline() else { continue };
+        shown.push(Figure::of(line, headline, label, &numbers, &mut thin));
+    }
+    // A line a figure where it fits; else the interval under its figure and the names
+    // wrapped between their words.
+    let mut out = figures_table(&shown, None).to_string();
+    if super::fit::widest(&out) > w {
+        let mut narrow = figures_table(&shown, Some(width));
+        out = narrow.to_string();
+        if super::fit::widest(&out) > w {
+            // Narrower than the numbers: cells broken wherever the width needs.
+            super::fit::table(&mut narrow, super::table::Width::Fit(width));
+            out = narrow.to_string();
+        }
+    }
+    out.push('\n');
+    let mut prose = Vec::new();
+    if thin {
+        prose.push(format!("per call p99: \"-\" where a row had fewer than {P99_MIN_SAMPLES} samples"));
+    }
+    for (i, (code, who)) in notes.iter().enumerate() {
+        prose.push(format!("[{}] {code}: {}: {}", i + 1, gist(*code), who.join(", ")));
+    }
+    prose.extend(statements_and_skipped(rows, skipped));
+    if let Some(more) = more_line(rows, folded, run_id) {
+        prose.push(more);
+    }
+    for p in prose {
+        out.push_str(&wrap(&p, w));
+        out.push('\n');
+    }
+    out
+}
+
+/// A line's figures as text: its name, its headline figure and the interval's
+/// half-width, the per-call p50 and p99 (one method to the column, so the p99 never
+/// reads below a median of another method), switches per operation, note numbers.
+struct Figure {
+    label: String,
+    median: String,
+    interval: String,
+    per_call: String,
+    switches: String,
+    tags: String,
+}
+
+impl Figure {
+    fn of(line: &Line<'_>, headline: &ResultRow, mut label: String, numbers: &[usize], thin: &mut bool) -> Self {
+        let unit = RowUnit::of(headline);
+        if headline.method != Method::Batch {
+            label.push_str(&format!(" ({})", headline.method.as_str().replace('_', " ")));
+        }
+        let median = format!("{} {}", unit.num(headline.median, headline), unit.shown);
+        let interval = match headline.interval() {
+            Some((lo, hi)) if headline.median.abs() > 0.0 => {
+                format!("±{}", percent((hi - headline.median).max(headline.median - lo) / headline.median.abs()))
+            }
+            _ => String::new(),
+        };
+        let per_call =
+            line.per_call.and_then(|p| p.percentiles.as_ref().map(|q| (p, q))).map_or_else(String::new, |(p, q)| {
+                let p99 = if p.n < P99_MIN_SAMPLES {
+                    *thin = true;
+                    "-".to_string()
+                } else {
+                    unit.num(q.p99, p)
+                };
+                format!("{} / {p99}", unit.num(q.p50, p))
+            });
+        let switches = line
+            .rows()
+            .iter()
+            .find_map(|r| r.counts.get(&Count::SwitchesPerOp))
+            .map_or_else(String::new, |s| format!("{s:.2}"));
+        let tags = if numbers.is_empty() {
+            String::new()
+        } else {
+            format!("[{}]", numbers.iter().map(ToString::to_string).collect::<Vec<_>>().join(","))
+        };
+        Figure { label, median, interval, per_call, switches, tags }
+    }
+}
+
+/// The figures as a table: one line each (`narrow` None), or fitted to `narrow`
+/// columns with each interval under its figure and the names wrapped between words.
+fn figures_table(figures: &[Figure], narrow: Option<u16>) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
+    let per_call = if narrow.is_some() { "per call\np50 / p99" } else { "per call p50 / p99" };
+    let header = ["figure", "batch median ±95%", per_call, "sw/op", "notes"];
+    t.set_header(header.to_vec());
+    let sep = if narrow.is_some() { "\n" } else { " " };
+    let cells: Vec<[String; 5]> = figures
+        .iter()
+        .map(|f| {
+            let median =
+                if f.interval.is_empty() { f.median.clone() } else { format!("{}{sep}{}", f.median, f.interval) };
+            [f.label.clone(), median, f.per_call.clone(), f.switches.clone(), f.tags.clone()]
+        })
+        .collect();
+    // Narrow, the names take what the numbers leave (three characters of border and
+    // padding a column, one more for the outer border), wrapped between their words.
+    let label_width = narrow.map(|w| {
+        let widest = |i: usize| {
+            cells.iter().map(|c| super::fit::widest(&c[i])).chain([super::fit::widest(header[i])]).max().unwrap_or(0)
+        };
+        let numbers: usize = (1..5).map(widest).sum();
+        usize::from(w).saturating_sub(numbers + 3 * 5 + 1).max(12)
+    });
+    let right = |s: &String| Cell::new(s).set_alignment(CellAlignment::Right);
+    for [label, median, per_call, switches, tags] in &cells {
+        let label = label_width.map_or_else(|| label.clone(), |lw| super::fit::wrap(label, lw));
+        t.add_row(vec![Cell::new(label), right(median), right(per_call), right(switches), Cell::new(tags)]);
+    }
+    t
+}
+
+/// An interval's relative half-width, to two significant digits at most.
+fn percent(x: f64) -> String {
+    let p = x * 100.0;
+    if p >= 10.0 { format!("{p:.0}%") } else { format!("{p:.1}%") }
+}
+
+/// The numbers of the notes `line`'s flags belong to (one note a flag, listing every
+/// line that carries it), adding the line to each note.
+fn note_numbers(line: &Line<'_>, label: &str, notes: &mut Vec<(FlagCode, Vec<String>)>) -> Vec<usize> {
+    let mut numbers = Vec::new();
+    for r in line.rows() {
+        for f in &r.flags {
+            let i = match notes.iter().position(|(c, _)| *c == f.flag) {
+                Some(i) => i,
+                None => {
+                    notes.push((f.flag, Vec::new()));
+                    notes.len() - 1
+                }
+            };
+            if !notes[i].1.iter().any(|l| l == label) {
+                notes[i].1.push(label.to_string());
+            }
+            if !numbers.contains(&(i + 1)) {
+                numbers.push(i + 1);
+            }
+        }
+    }
+    numbers.sort_unstable();
+    numbers
+}
+
+/// The fits' statements and the skipped variants, as the full table prints them.
+fn statements_and_skipped(rows: &[ResultRow], skipped: &[Skipped]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in rows {
+        if let Some(serde_json::Value::String(st)) = r.params.get("statement") {
+            out.push(format!("{} {}: {}", plain(&r.benchmark), plain(&r.variant_label()), plain(st)));
+        }
+    }
+    for s in skipped {
+        out.push(format!("skipped {} {}: {}", plain(&s.benchmark), plain(&s.params), plain(&s.reason)));
+    }
+    out
+}
+
+/// What `-v` adds, when it adds something: the lines folded here, the trace pass, the
+/// counts beside switches, each flag's own reason.
+fn more_line(rows: &[ResultRow], folded: usize, run_id: Option<i64>) -> Option<String> {
+    let mut parts = Vec::new();
+    if folded > 0 {
+        parts.push(super::counted(folded as u64, "twin line", "twin lines"));
+    }
+    if rows.iter().any(|r| r.trace.is_some()) {
+        parts.push("the trace pass".to_string());
+    }
+    if rows.iter().any(|r| !r.flags.is_empty()) {
+        parts.push("each flag's reason".to_string());
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let show = run_id.map_or_else(|| "show -v".to_string(), |id| format!("oscost show {id} -v"));
+    Some(format!("{show} adds {}, and the kernel counts", parts.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Flag;
+
+    /// A default suite's rows: 18 benchmarks in 30 variants, each a batch row and its
+    /// per-call twin (the spawn phases per call only), flags on many of them.
+    fn default_suite() -> Vec<ResultRow> {
+        let mut rows = Vec::new();
+        let mut add =
+            |bench: &str, params: &[(&str, &str)], unit: &str, centre: f64, batch: bool, flags: &[FlagCode]| {
+                let samples =
+                    |c: f64, n: usize| (0..n).map(|i| c * (1.0 + 0.001 * (i % 17) as f64)).collect::<Vec<_>>();
+                let mut methods = vec![(Method::PerCall, 2000)];
+                if batch {
+                    methods.insert(0, (Method::Batch, 200));
+                }
+                for (method, n) in methods {
+                    let mut r = ResultRow::from_samples(bench, method, unit, samples(centre, n), n as u64).unwrap();
+                    for (k, v) in params {
+                        r = r.with_param(k, *v);
+                    }
+                    if method == Method::Batch {
+                        r.counts.insert(Count::SwitchesPerOp, if bench.starts_with("syscall") { 0.0 } else { 1.0 });
+                        r.counts.insert(Count::ParentAnonKib, 300.0);
+                    }
+                    for f in flags {
+                        r.flag(Flag::new(*f, "a reason with its figures, 111 ns in 7 of 10 rounds and 125 ns in 3"));
+                    }
+                    rows.push(r);
+                }
+            };
+        use FlagCode::{CoarseClock, MethodsDisagree, Modes, Vdso};
+        for (name, flags) in [
+            ("enosys", &[CoarseClock][..]),
+            ("getppid", &[MethodsDisagree]),
+            ("getuid", &[Modes, CoarseClock]),
+            ("gettid", &[Modes, MethodsDisagree]),
+            ("open_close", &[Modes]),
+            ("stat", &[Modes, MethodsDisagree]),
+            ("read", &[MethodsDisagree]),
+            ("write", &[MethodsDisagree]),
+            ("sched_yield", &[MethodsDisagree]),
+        ] {
+            add(&format!("syscall.{name}"), &[], "ns/call", 150.0, true, flags);
+        }
+        for via in ["raw", "libc"] {
+            add("syscall.getpid", &[("via", via)], "ns/call", 130.0, true, &[]);
+        }
+        for name in ["clock_gettime", "gettimeofday"] {
+            add(&format!("syscall.{name}"), &[("via", "vdso")], "ns/call", 22.0, true, &[Vdso, CoarseClock]);
+            add(&format!("syscall.{name}"), &[("via", "raw")], "ns/call", 230.0, true, &[]);
+        }
+        for bench in ["ctx.pipe", "ctx.futex"] {
+            for mode in ["thread", "process"] {
+                for placement in ["same_cpu", "cross_cpu"] {
+                    let flags: &[FlagCode] = if placement == "same_cpu" { &[MethodsDisagree] } else { &[Modes] };
+                    let centre = if placement == "same_cpu" { 2250.0 } else { 17_500.0 };
+                    add(bench, &[("mode", mode), ("placement", placement)], "ns/hand-off", centre, true, flags);
+                }
+            }
+        }
+        for bench in ["spawn.fork_exit", "spawn.fork_exec", "spawn.shell", "spawn.thread"] {
+            add(bench, &[("phase", "full_cycle")], "ns/call", 145_000.0, true, &[]);
+            add(bench, &[("phase", "parent_resumes")], "ns/call", 64_000.0, false, &[]);
+        }
+        rows
+    }
+
+    fn suite_run() -> RunDocument {
+        let mut doc = RunDocument::for_tests(7, crate::machine::Machine::example(), default_suite());
+        doc.run.started_at = "2026-11-26T06:07:34Z".into();
+        doc
+    }
+
+    /// Issue 37's screen: at 100 columns a line a figure at most and the whole run in
+    /// 48 lines (a run adds its "running" and "stored as" lines: 50); no line wider
+    /// than the terminal at 100 or 80 columns.
+    #[test]
+    fn a_default_suite_fits_one_screen() {
+        let doc = suite_run();
+        let benchmarks: std::collections::BTreeSet<&str> = doc.results.iter().map(|r| r.benchmark.as_str()).collect();
+        assert_eq!(benchmarks.len(), 18);
+        let text = render_run(&doc, &[], 100, false);
+        let body: Vec<&str> = text.lines().filter(|l| l.starts_with('│')).skip(1).collect();
+        let figures = group(&doc.results).len();
+        assert!(body.len() <= figures, "{} table lines for {figures} figures:\n{text}", body.len());
+        assert!(body.iter().all(|l| l.contains(" ns/") || l.contains(" µs/")), "a figure a line:\n{text}");
+        assert!(text.lines().count() <= 48, "{} lines:\n{text}", text.lines().count());
+        for width in [100u16, 80] {
+            let t = render_run(&doc, &[], width, false);
+            let widest = super::super::fit::widest(&t);
+            assert!(widest <= usize::from(width), "{widest} columns at {width}:\n{t}");
+        }
+    }
+
+    /// One note a flag, listing every line that carries it; each line's tags point at
+    /// the notes of its flags; the folded twins are counted, and `-v` named.
+    #[test]
+    fn notes_are_said_once_and_twins_fold() {
+        let text = render_run(&suite_run(), &[], 100, false);
+        for code in ["coarse_clock", "methods_disagree", "modes", "vdso"] {
+            assert_eq!(text.matches(&format!("] {code}: ")).count(), 1, "{code} said once:\n{text}");
+        }
+        let note = text.lines().position(|l| l.starts_with("[3] modes")).expect("modes is the third flag seen");
+        let listed: String = text.lines().skip(note).take(3).collect::<Vec<_>>().join(" ");
+        assert!(listed.contains("syscall.getuid") && listed.contains("ctx.futex process cross_cpu"), "{listed}");
+        let getuid = text.lines().find(|l| l.starts_with("│ syscall.getuid ")).unwrap();
+        assert!(getuid.contains("[1,3]"), "{getuid}");
+        assert!(!text.contains("syscall.getpid libc") && text.contains("syscall.getpid raw"), "{text}");
+        assert!(!text.contains("parent_resumes"), "{text}");
+        assert!(text.contains("oscost show 7 -v adds 5 twin lines"), "{text}");
+        assert!(!text.contains("a reason with its figures"), "the reasons whole are -v's:\n{text}");
+    }
+
+    /// One method to a column: the batch median in its column, the per-call p50 and p99
+    /// beside it in theirs; a line without a batch figure says its method.
+    #[test]
+    fn each_column_holds_one_method() {
+        let per_call = ResultRow::from_samples("load.wakeup", Method::PerCall, "ns", vec![5000.0; 300], 300).unwrap();
+        let text = render_results(&[per_call], &[], 100, None);
+        assert!(text.contains("batch median ±95%") && text.contains("per call p50 / p99"), "{text}");
+        assert!(text.contains("load.wakeup (per call)"), "{text}");
+        assert_eq!(compact_label("ctx.pipe", "mode=process placement=same_cpu"), "ctx.pipe process same_cpu");
+        assert_eq!(compact_label("load.runqueue", "tasks=8 op=yield"), "load.runqueue tasks=8 yield");
+    }
+}
