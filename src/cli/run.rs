@@ -176,7 +176,7 @@ fn write_exports(args: &RunArgs, run: &[(RunDocument, Vec<Skipped>)]) -> Vec<any
 /// steps, so a clock set forward or back while waiting is followed.
 fn wait_until(when: args::StartAt, quiet: bool) -> Result<()> {
     use std::time::{Duration, SystemTime};
-    let instant = when.instant(SystemTime::now()).map_err(UsageError)?;
+    let instant = when.instant(SystemTime::now()).map_err(|e| UsageError(e.to_string()))?;
     if !quiet {
         eprintln!("waiting until {} to begin (--start-at)", humantime::format_rfc3339_seconds(instant));
     }

@@ -6,7 +6,7 @@ use clap::Args;
 use clap_complete::engine::ArgValueCompleter;
 
 use super::complete;
-use super::values::{CountList, HumanDuration, SizeList, StartAt, at_least_one, cpu_number, save_name};
+use super::values::{CountList, HumanDuration, SizeList, StartAt, ValueError, at_least_one, cpu_number, save_name};
 
 use crate::placement::Policy;
 
@@ -20,10 +20,10 @@ pub struct NoiseArgs {
     pub run: RunArgs,
 }
 
-fn runs_count(s: &str) -> Result<usize, String> {
+fn runs_count(s: &str) -> Result<usize, ValueError> {
     match s.parse::<usize>() {
         Ok(n) if (3..=100).contains(&n) => Ok(n),
-        _ => Err(format!("{s:?}: give 3 to 100 runs")),
+        _ => Err(ValueError::Runs(s.to_string())),
     }
 }
 
@@ -144,7 +144,7 @@ pub struct RunArgs {
 }
 
 /// `--precision`: a percentage above 0 and below 100.
-fn precision_percent(s: &str) -> Result<f64, String> {
-    let v: f64 = s.trim().trim_end_matches('%').parse().map_err(|_| format!("{s:?} is not a percentage"))?;
-    if v > 0.0 && v < 100.0 { Ok(v) } else { Err(format!("{s}: the precision is a percentage above 0 and below 100")) }
+fn precision_percent(s: &str) -> Result<f64, ValueError> {
+    let v: f64 = s.trim().trim_end_matches('%').parse().map_err(|_| ValueError::NotAPercentage(s.to_string()))?;
+    if v > 0.0 && v < 100.0 { Ok(v) } else { Err(ValueError::PrecisionRange(s.to_string())) }
 }
