@@ -5,10 +5,15 @@
 //! Layout, lowest layer first (a module imports only from layers below it):
 //! - `sys` (the only unsafe code: thin wrappers by subsystem, the raw `syscall` and the
 //!   cycle counter), `procfs` (readers of /proc) and `files` (the one way oscost creates
-//!   a file or folder: never through a link, never where another user can aim it);
+//!   a file or folder: never through a link, never where another user can aim it),
+//!   `leftovers` (what a killed run left: worker groups and scratch folders, ended by
+//!   the next run) and `preflight` (what the machine is doing before a run: busy CPUs,
+//!   an inherited nice, policy, cgroup weight or affinity);
 //! - `published` (the founding texts' figures, embedded), `clock` (calibration),
 //!   `stats`, `unit` (what a figure's unit measures, and how it prints), `model` (the
-//!   row, flag, count, status and run-kind types every layer agrees on), `machine` (the fingerprint), `kcounts` (what the kernel
+//!   row, flag, count, status and run-kind types every layer agrees on), `sweep` (a
+//!   family's chart declaration, which the report draws), `machine` (the fingerprint),
+//!   `kcounts` (what the kernel
 //!   observed), `placement` (the user's CPU, nice and policy request), `histo` (per-call
 //!   samples as HDR histograms), `helper` (the
 //!   program the exec probes run, held as a verified descriptor);
@@ -25,13 +30,17 @@
 //!   scheduler's tracepoints);
 //! - `producers` (every id a run can store rows under, gathered from the families,
 //!   `observe`, `trace` and `sim`);
-//! - `noise` (a machine's spread between runs, computed from its A/A runs) and
+//! - `paired` (a condition against its baseline, round by round), `noise` (a
+//!   machine's spread between runs, computed from its A/A runs) and
 //!   `precision` (what a row of `run --precision` has reached, and whether rounds can
 //!   still reach a target);
 //! - `history` (each figure's run medians over stored runs, split at its change
 //!   points and annotated with the comparability key that changed);
 //! - `store` (SQLite and PostgreSQL behind one trait, one row codec) and `report`
 //!   (renderings: tables, charts, exports), which know the model, never a family;
+//! - `condition` (what a run is measured under beside its baseline: settings,
+//!   isolations, observers, neighbours; one file each, named in `condition::KINDS`
+//!   and the `Condition` enum, whose every match names each variant);
 //! - `views` (layouts that name benchmarks: the founding texts' reprints);
 //! - `run_plan` (what a run will measure, checked before anything is),
 //!   `stored_profiles` (the simulator's profiles from a database: the source `sim`

@@ -190,7 +190,8 @@ fn three_machines_from_three_databases_print_as_a_matrix() {
     as_host(&a.path, "host-b", true, &b.path);
     as_host(&a.path, "host-c", true, &c.path);
     let side = |db: &TempDb| format!("latest@{}", db.path.display());
-    let out = run_ok(&["compare", "latest", &side(&b), &side(&c)], &a.path);
+    // --wide: each header on one line (the fitted table wraps them).
+    let out = run_ok(&["compare", "latest", &side(&b), &side(&c), "--wide"], &a.path);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("host-b") && text.contains("host-c"), "the hosts head the columns: {text}");
     assert!(text.contains("kernel"), "the fingerprint fields that differ are shown: {text}");

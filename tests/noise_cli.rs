@@ -5,6 +5,12 @@ mod common;
 
 use common::{as_host, json_of, run_ok, temp_db};
 
+/// The text's words one space apart: prose is wrapped to the terminal's width, and a
+/// sentence asserted on may break at any space.
+fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[test]
 fn noise_runs_give_spreads_that_compare_holds_for_one_run_sides() {
     let db = temp_db();
@@ -40,7 +46,9 @@ fn noise_runs_give_spreads_that_compare_holds_for_one_run_sides() {
         let args = [&["compare", "4", "5"][..], extra].concat();
         let text = String::from_utf8_lossy(&run_ok(&args, &db.path).stdout).into_owned();
         assert!(
-            text.contains("between runs: 2 of 2 intervals hold their figure's spread between runs, from this machine's 3 noise runs"),
+            words(&text).contains(
+                "between runs: 2 of 2 intervals hold their figure's spread between runs, from this machine's 3 noise runs"
+            ),
             "{text}"
         );
         assert!(text.contains("┆ between runs"), "a between-runs column: {text}");
@@ -60,7 +68,7 @@ fn noise_runs_give_spreads_that_compare_holds_for_one_run_sides() {
     run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "2", "--quiet"], &db.path);
     let text = String::from_utf8_lossy(&run_ok(&["compare", "4", "5", "6"], &db.path).stdout).into_owned();
     assert!(
-        text.contains(
+        words(&text).contains(
             "* between runs: 4 of 4 intervals hold their figure's spread between runs, from this machine's 3 noise runs"
         ),
         "{text}"
@@ -124,7 +132,7 @@ fn an_adaptive_run_says_how_it_judged_each_figure() {
     let (text, said) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let (blocks, spread, own) = split(&text);
     assert_eq!((blocks + spread, own), (2, 0), "every figure has a spread, or blocks of its own: {text}");
-    assert!(text.contains(&format!("for {blocks}, {blocks} of them with this machine's spread")), "{text}");
+    assert!(words(&text).contains(&format!("for {blocks}, {blocks} of them with this machine's spread")), "{text}");
     assert!(
         said.contains("stands beside its interval (and its blocks of rounds), for the 2 figures this machine's 3 noise runs measured"),
         "{said}"
@@ -165,7 +173,7 @@ fn each_side_takes_its_own_databases_noise_runs() {
     run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "2", "--quiet"], &b.path);
     let b_path = b.path.to_str().unwrap();
     let text = String::from_utf8_lossy(&run_ok(&["compare", "1", "4", "--db-b", b_path], &a.path).stdout).into_owned();
-    assert!(text.contains("from B's machine's 3 noise runs"), "{text}");
+    assert!(words(&text).contains("from B's machine's 3 noise runs"), "{text}");
     let json = json_of(&run_ok(&["compare", "1", "4", "--db-b", b_path, "--json"], &a.path));
     for c in json["results"].as_array().unwrap() {
         let between = c["between_runs"].as_f64().unwrap();

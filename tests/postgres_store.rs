@@ -246,7 +246,8 @@ fn a_password_in_the_url_is_stored_nowhere() {
         assert!(!String::from_utf8_lossy(&bytes).contains("hunter2secret"), "{what} shows the password");
     }
     assert!(
-        String::from_utf8_lossy(&oscost().args(["runs", "--db", &url]).output().unwrap().stdout).contains(":***@"),
+        String::from_utf8_lossy(&oscost().args(["runs", "--wide", "--db", &url]).output().unwrap().stdout)
+            .contains(":***@"),
         "the command line is stored, masked"
     );
 }

@@ -276,12 +276,15 @@ pub fn histogram(r: &ResultRow) -> String {
     }
     for (i, c) in counts.iter().enumerate() {
         let (x0, x1) = (f.x(f.x.lo + width * i as f64), f.x(f.x.lo + width * (i + 1) as f64));
-        let y = f.y(*c as f64);
+        // A bin that holds samples stays visible (at least 1 px) however tall the
+        // tallest bin: a sparse tail drawn at 0.04 px would read as no data.
+        let base = f.height - f.bottom;
+        let height = if *c > 0 { (base - f.y(*c as f64)).max(1.0) } else { 0.0 };
         let _ = write!(
             svg,
-            r##"<rect class="bar" x="{x0:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="#1f77b4"/>"##,
+            r##"<rect class="bar" x="{x0:.1}" y="{:.1}" width="{:.1}" height="{height:.1}" fill="#1f77b4"/>"##,
+            base - height,
             (x1 - x0 - 0.5).max(0.5),
-            f.height - f.bottom - y
         );
     }
     let median = stats::quantile_sorted(&s, 0.5);
