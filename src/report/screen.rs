@@ -122,7 +122,7 @@ pub fn gist(code: FlagCode) -> &'static str {
         FlagCode::TraceDisagrees => "the trace's switch count and /proc's differ by more than 1%",
         FlagCode::Bimodal => "rounds disagree on how many switches a hand-off made",
         FlagCode::CoarseClock => "per-call figure under 10 steps of the bracket's clock: read the batch figure",
-        FlagCode::Modes => "rounds sit at two levels (workers landed in different modes); the median is the lower's",
+        FlagCode::Modes => "rounds sit at two levels (workers landed in different modes; -v: each level's share)",
     }
 }
 
