@@ -240,7 +240,9 @@ pub fn histogram(r: &ResultRow) -> String {
     s.sort_by(f64::total_cmp);
     let (lo, hi) = histogram_range(&s);
     let (div, shown) = r.unit.scaled(hi);
-    let x = Axis::linear(lo / div, hi / div);
+    // Tight, not widened to whole steps: the bins are drawn over the axis, and a
+    // widened one can leave the data on half of it.
+    let x = Axis::linear_tight(lo / div, hi / div, 0.02);
     let counts = bin_counts(&s, &x, div);
     let off = s.iter().filter(|v| !x.contains(**v / div)).count();
     let width = (x.hi - x.lo) / counts.len() as f64;
@@ -313,15 +315,18 @@ pub fn histogram(r: &ResultRow) -> String {
 /// bulk of it: the 0.5th to 99.5th percentiles, narrowed to three interquartile
 /// ranges beyond the quartiles where a few far samples would stretch the axis until
 /// every other sample fell in one bar (those past it are counted in the caption).
+/// Each end is then drawn in to the outermost sample inside it, so the first and
+/// last bins hold data (an interpolated percentile between a sparse tail's samples
+/// would leave an empty stretch at the edge).
 fn histogram_range(sorted: &[f64]) -> (f64, f64) {
     let q = |p| stats::quantile_sorted(sorted, p);
     let (lo, hi) = (q(0.005), q(0.995));
     let (q1, q3) = (q(0.25), q(0.75));
     let iqr = q3 - q1;
-    if iqr <= 0.0 {
-        return (lo, hi);
-    }
-    (lo.max(q1 - 3.0 * iqr), hi.min(q3 + 3.0 * iqr))
+    let (lo, hi) = if iqr <= 0.0 { (lo, hi) } else { (lo.max(q1 - 3.0 * iqr), hi.min(q3 + 3.0 * iqr)) };
+    let first = sorted.iter().copied().find(|v| *v >= lo).unwrap_or(lo);
+    let last = sorted.iter().rev().copied().find(|v| *v <= hi).unwrap_or(hi);
+    if first < last { (first, last) } else { (lo, hi) }
 }
 
 /// How many of the samples (in `x`'s unit once divided by `div`) fall in each of
@@ -774,6 +779,35 @@ mod tests {
         assert_eq!(svg.matches("class=\"mark\"").count(), 2, "median and p99 from 200 samples");
         let thin = ResultRow::from_samples("x.y", Method::PerCall, "ns", (0..50).map(f64::from).collect(), 50).unwrap();
         assert_eq!(histogram(&thin).matches("class=\"mark\"").count(), 1, "no p99 from 50 samples");
+    }
+
+    /// The x extent of each `rect.bar` in `svg`, and whether it holds samples.
+    fn bars(svg: &str) -> Vec<(f64, f64, bool)> {
+        let attr = |tag: &str, name: &str| -> f64 {
+            let at = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            tag[at..at + tag[at..].find('"').unwrap()].parse().unwrap()
+        };
+        svg.split("<rect class=\"bar\"")
+            .skip(1)
+            .map(|t| (attr(t, "x"), attr(t, "x") + attr(t, "width"), attr(t, "height") > 0.0))
+            .collect()
+    }
+
+    #[test]
+    fn a_skewed_histogram_spreads_its_bins_over_the_axis() {
+        // A floor near 540, most samples within 30%, a tail to four times the floor:
+        // the shape fork+exec's per-call rows have. The bins holding samples reach
+        // across nearly the whole drawn axis, not the half a whole-step axis left.
+        let mut s: Vec<f64> = (0..60).map(|i| 542.0 + 11.0 * f64::from(i)).collect();
+        s.extend([1231.0, 1500.0, 2200.0]);
+        let r = ResultRow::from_samples("spawn.fork_exec", Method::PerCall, "µs", s, 63).unwrap();
+        let b = bars(&histogram(&r));
+        let held: Vec<_> = b.iter().filter(|x| x.2).collect();
+        let span = |v: &[&(f64, f64, bool)]| {
+            v.iter().map(|x| x.1).fold(f64::MIN, f64::max) - v.iter().map(|x| x.0).fold(f64::MAX, f64::min)
+        };
+        let all: Vec<_> = b.iter().collect();
+        assert!(span(&held) >= 0.9 * span(&all), "{} of {}", span(&held), span(&all));
     }
 
     #[test]

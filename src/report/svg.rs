@@ -65,6 +65,25 @@ impl Axis {
         Axis { lo: a * step, hi: b * step, scale: Scale::Linear, ticks }
     }
 
+    /// A linear axis over exactly `lo..=hi` padded by `pad` of its span each side,
+    /// with round ticks inside it: for a histogram, whose bins are drawn over the
+    /// axis, so a widened axis would leave its data in a corner (whole-step
+    /// widening can double the span). At least [`MIN_TICKS`] ticks: a step at most
+    /// half the span has two multiples inside it.
+    pub fn linear_tight(lo: f64, hi: f64, pad: f64) -> Axis {
+        let wide = Axis::linear(lo, hi);
+        let (lo, hi) = if lo.is_finite() && hi.is_finite() && hi > lo { (lo, hi) } else { (wide.lo, wide.hi) };
+        let margin = (hi - lo) * pad.max(0.0);
+        let (lo, hi) = (lo - margin, hi + margin);
+        let step = nice_step(hi - lo, 5.0);
+        let ticks: Vec<f64> =
+            ((lo / step).ceil() as i64..=(hi / step).floor() as i64).map(|i| i as f64 * step).collect();
+        if ticks.len() < MIN_TICKS {
+            return wide;
+        }
+        Axis { lo, hi, scale: Scale::Linear, ticks }
+    }
+
     /// A linear axis from zero (or from the data's minimum when it is negative).
     pub fn linear_from_zero(lo: f64, hi: f64) -> Axis {
         Axis::linear(lo.min(0.0), hi.max(0.0))
@@ -342,6 +361,23 @@ mod tests {
         let one = Axis::linear(5.0, 5.0);
         assert!(one.ticks().len() >= MIN_TICKS && one.contains(5.0), "{one:?}");
         assert_eq!(Axis::linear_from_zero(3.0, 7.0).lo, 0.0);
+    }
+
+    #[test]
+    fn a_tight_axis_spans_its_data_with_round_ticks_inside() {
+        // 542..1231 widens to 400..1400 on whole steps: data on 69% of the axis.
+        let t = Axis::linear_tight(542.0, 1231.0, 0.02);
+        assert!((t.lo - (542.0 - 0.02 * 689.0)).abs() < 1e-9 && (t.hi - (1231.0 + 0.02 * 689.0)).abs() < 1e-9, "{t:?}");
+        assert_eq!(t.ticks(), &[600.0, 800.0, 1000.0, 1200.0]);
+        assert!(t.ticks().iter().all(|v| t.contains(*v)));
+        // One value or nothing finite: the widened axis, still drawable.
+        let one = Axis::linear_tight(5.0, 5.0, 0.02);
+        assert!(one.ticks().len() >= MIN_TICKS && one.contains(5.0), "{one:?}");
+        assert!(Axis::linear_tight(f64::NAN, 1.0, 0.02).ticks().len() >= MIN_TICKS);
+        // Whatever the span, at least two ticks inside.
+        for (lo, hi) in [(0.991, 1.009), (97.0, 103.0), (1.0e6, 1.9e6), (20.1, 20.9)] {
+            assert!(Axis::linear_tight(lo, hi, 0.0).ticks().len() >= MIN_TICKS, "{lo}..{hi}");
+        }
     }
 
     #[test]
