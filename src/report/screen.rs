@@ -34,15 +34,7 @@ pub fn render_run(doc: &RunDocument, skipped: &[Skipped], width: u16, preflight_
 /// preflight's warnings (counted when they were already said).
 fn header(doc: &RunDocument, w: usize, preflight_said: bool) -> Vec<String> {
     let m = &doc.machine;
-    let mut first = format!(
-        "oscost run #{} ({}) · {} · {} · {} · kernel {}",
-        doc.run.id,
-        doc.run.status,
-        plain(&doc.run.started_at),
-        plain(&m.hostname),
-        plain(&m.cpu_model),
-        plain(&m.kernel_release),
-    );
+    let mut first = super::table::run_headline(doc);
     // The virtualization when it fits the line (`info` and `-v` always say it).
     let virt = format!(" · {}", plain(&m.virtualization));
     if first.chars().count() + virt.chars().count() <= w {

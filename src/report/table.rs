@@ -128,6 +128,21 @@ pub fn render_fresh_run(doc: &RunDocument, skipped: &[Skipped], width: Width) ->
     render_run_as(doc, skipped, width, true)
 }
 
+/// A run's first line: its number and status, when, and the machine (without the
+/// virtualization, which the one-screen table adds only where it fits).
+pub(super) fn run_headline(doc: &RunDocument) -> String {
+    let m = &doc.machine;
+    format!(
+        "oscost run #{} ({}) · {} · {} · {} · kernel {}",
+        doc.run.id,
+        doc.run.status,
+        plain(&doc.run.started_at),
+        plain(&m.hostname),
+        plain(&m.cpu_model),
+        plain(&m.kernel_release),
+    )
+}
+
 fn render_run_as(doc: &RunDocument, skipped: &[Skipped], width: Width, preflight_said: bool) -> String {
     if doc.run.kind == crate::model::RunKind::Sim {
         let mut out = super::sim::render(doc);
@@ -142,16 +157,7 @@ fn render_run_as(doc: &RunDocument, skipped: &[Skipped], width: Width, preflight
         return super::screen::render_run(doc, skipped, w, preflight_said);
     }
     let m = &doc.machine;
-    let mut out = format!(
-        "oscost run #{} ({}) · {} · {} · {} · kernel {} · {}\n",
-        doc.run.id,
-        doc.run.status,
-        plain(&doc.run.started_at),
-        plain(&m.hostname),
-        plain(&m.cpu_model),
-        plain(&m.kernel_release),
-        plain(&m.virtualization)
-    );
+    let mut out = format!("{} · {}\n", run_headline(doc), plain(&m.virtualization));
     if let Some(c) = &m.calibration {
         let step = c.quantum_ns.map_or_else(String::new, |q| format!(", in steps of {}", fmt_ns(q)));
         out.push_str(&format!(
