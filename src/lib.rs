@@ -64,6 +64,7 @@ pub mod helper;
 pub mod histo;
 pub mod history;
 pub mod kcounts;
+pub mod key;
 pub mod leftovers;
 pub mod machine;
 pub mod manual;

@@ -596,7 +596,7 @@ impl Tally {
                     let p = &mut progress[i * arms + a];
                     p.skip_once(Skipped {
                         benchmark: def.id.into(),
-                        params: condition_params(&c.to_string()),
+                        params: condition_params(&c.to_string()).into(),
                         reason: why.clone(),
                     });
                     p.finished = true;
@@ -791,11 +791,11 @@ fn keep_reply(
         Ended::Done => {}
         Ended::Interrupted => return std::ops::ControlFlow::Break(()),
         Ended::Skipped(why) => {
-            p.skip_once(Skipped { benchmark: def.id.into(), params, reason: why });
+            p.skip_once(Skipped { benchmark: def.id.into(), params: params.into(), reason: why });
             p.finished = true;
         }
         Ended::Failed(mut f) => {
-            f.params = params;
+            f.params = params.into();
             p.skip_once(f.clone());
             p.finished = true;
             tally.say(&format!("error: {}: {}", def.id, f.reason.trim_start_matches("failed: ")));
@@ -861,7 +861,7 @@ fn label_arm(reply: &mut crate::worker::RoundReply, arm: &Arm) {
     }
     for s in &mut reply.skipped {
         let extra = condition_params(&condition);
-        s.params = if s.params.is_empty() { extra } else { format!("{} {extra}", s.params) };
+        s.params = if s.params.is_empty() { extra.into() } else { format!("{} {extra}", s.params).into() };
     }
 }
 
@@ -1114,7 +1114,8 @@ enum Ended {
 }
 
 fn classify(def: &BenchDef, result: Result<(), BenchError>, rows: &[ResultRow], skipped: &[Skipped]) -> Ended {
-    let failed = |reason: String| Ended::Failed(Skipped { benchmark: def.id.into(), params: String::new(), reason });
+    let failed =
+        |reason: String| Ended::Failed(Skipped { benchmark: def.id.into(), params: Default::default(), reason });
     match result {
         // A benchmark that measured nothing and said why not did not do its job.
         Ok(()) if rows.is_empty() && skipped.is_empty() => {

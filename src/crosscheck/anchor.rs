@@ -56,7 +56,7 @@ impl RowSpec {
             .find(|r| {
                 r.benchmark == self.bench
                     && r.method == self.method
-                    && self.params.iter().all(|(k, v)| r.params.get(*k).is_some_and(|p| param_is(p, v)))
+                    && self.params.iter().all(|(k, v)| r.params.raw(k).is_some_and(|p| param_is(p, v)))
             })
             .map(|r| if self.mean { r.mean } else { r.median })
     }

@@ -293,7 +293,7 @@ fn note_numbers(line: &Line<'_>, label: &str, notes: &mut Vec<(FlagCode, Vec<Str
 fn statements_and_skipped(rows: &[ResultRow], skipped: &[Skipped]) -> Vec<String> {
     let mut out = Vec::new();
     for r in rows {
-        if let Some(serde_json::Value::String(st)) = r.params.get("statement") {
+        if let Some(serde_json::Value::String(st)) = r.params.raw("statement") {
             out.push(format!("{} {}: {}", plain(&r.benchmark), plain(&r.variant_label()), plain(st)));
         }
     }

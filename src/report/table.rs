@@ -502,7 +502,7 @@ fn footer(notes: &[String], rows: &[ResultRow], skipped: &[Skipped]) -> String {
         out.push_str(&format!("[{}] {n}\n", i + 1));
     }
     for r in rows {
-        if let Some(serde_json::Value::String(st)) = r.params.get("statement") {
+        if let Some(serde_json::Value::String(st)) = r.params.raw("statement") {
             out.push_str(&format!("{} {}: {}\n", plain(&r.benchmark), plain(&r.variant_label()), plain(st)));
         }
     }

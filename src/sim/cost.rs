@@ -394,7 +394,7 @@ impl StoredSwitch {
     /// and processes (batch medians), and spawn.fork_exit's full cycle when present.
     pub fn from_run(doc: &crate::model::RunDocument) -> Option<Self> {
         use crate::model::Method;
-        let param = |r: &crate::model::ResultRow, k: &str| r.params.get(k).cloned();
+        let param = |r: &crate::model::ResultRow, k: &str| r.params.raw(k).cloned();
         let at_two = |mode: &str| {
             doc.results.iter().find(|r| {
                 r.benchmark == "load.runqueue"

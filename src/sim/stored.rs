@@ -20,7 +20,7 @@ pub const REFUSED: [FlagCode; 3] = [FlagCode::Intruded, FlagCode::Bimodal, FlagC
 fn is_switch_row(r: &ResultRow) -> bool {
     r.benchmark == "load.runqueue"
         && r.param_str("design") == "yield"
-        && r.params.get("tasks").and_then(|v| v.as_u64()) == Some(2)
+        && r.params.raw("tasks").and_then(|v| v.as_u64()) == Some(2)
 }
 
 /// The switch rows of `doc` a live profile refuses, each with its flags and why.

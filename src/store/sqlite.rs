@@ -17,7 +17,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionB
 
 use super::*;
 use crate::machine::Machine;
-use crate::model::Skipped;
+use crate::model::{BenchId, Skipped};
 use crate::model::{Method, ResultRow, RunDocument, RunInfo, RunStatus, SCHEMA_VERSION};
 
 impl From<rusqlite::Error> for StoreError {
@@ -538,7 +538,13 @@ impl SqliteStore {
         let mut stmt =
             self.conn.prepare("SELECT benchmark, params, reason FROM skipped WHERE run_id = ?1 ORDER BY rowid")?;
         let skipped = stmt
-            .query_map(params![run_id], |r| Ok(Skipped { benchmark: r.get(0)?, params: r.get(1)?, reason: r.get(2)? }))?
+            .query_map(params![run_id], |r| {
+                Ok(Skipped {
+                    benchmark: BenchId::stored(r.get::<_, String>(0)?),
+                    params: r.get::<_, String>(1)?.into(),
+                    reason: r.get(2)?,
+                })
+            })?
             .collect::<Result<_, _>>()?;
         Ok(skipped)
     }
@@ -708,7 +714,7 @@ fn insert_rows(
     for s in skipped {
         tx.execute(
             "INSERT INTO skipped (run_id, benchmark, params, reason) VALUES (?1, ?2, ?3, ?4)",
-            params![run_id, s.benchmark, s.params, s.reason],
+            params![run_id, s.benchmark.as_str(), s.params.as_str(), s.reason],
         )?;
     }
     Ok(())
