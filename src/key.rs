@@ -297,6 +297,11 @@ impl Params {
         self
     }
 
+    /// Whether every parameter of `other` is here, with the same value.
+    pub fn includes(&self, other: &Params) -> bool {
+        other.0.iter().all(|(k, v)| self.0.get(k) == Some(v))
+    }
+
     /// Sets a parameter by its stored name: for code that copies parameters whose
     /// names it does not own (labels a run adds to every row, a condition's settings).
     pub fn insert(&mut self, name: String, value: serde_json::Value) {

@@ -606,6 +606,19 @@ impl ResultRow {
         })
     }
 
+    /// Sets a declared parameter.
+    pub fn with<T: crate::key::ParamType>(mut self, p: crate::key::Param<T>, value: impl Into<T::Write>) -> Self {
+        self.params.set(p, value);
+        self
+    }
+
+    /// Whether the row is the figure `key` names as a run stores it: same benchmark
+    /// and method, and every parameter of the key with the key's value (the run may
+    /// have labelled the row further: its policy, runner or condition).
+    pub fn carries(&self, key: &FigureKey) -> bool {
+        self.benchmark == key.bench && self.method == key.method && self.params.includes(key.params())
+    }
+
     /// Adds a parameter.
     pub fn with_param(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
         self.params.insert(key.to_string(), value.into());
