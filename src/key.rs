@@ -297,6 +297,15 @@ impl Params {
         self
     }
 
+    /// Whether `other` names the same variant: the same parameters with the same values,
+    /// bookkeeping aside (what [`Params::label`] equal would say, without the text).
+    pub fn same_variant(&self, other: &Params) -> bool {
+        fn told(p: &Params) -> impl Iterator<Item = (&String, &serde_json::Value)> {
+            p.0.iter().filter(|(k, _)| !BOOKKEEPING.contains(&k.as_str()))
+        }
+        told(self).eq(told(other))
+    }
+
     /// Whether every parameter of `other` is here, with the same value.
     pub fn includes(&self, other: &Params) -> bool {
         other.0.iter().all(|(k, v)| self.0.get(k) == Some(v))

@@ -940,7 +940,7 @@ fn finish(run: OpenRun, status: RunStatus, storage_error: Option<&str>) -> Resul
 /// A benchmark's merged rows that were not stored, and why (the store's error, or
 /// None: the store had already failed for another benchmark).
 struct Unstored {
-    benchmark: &'static str,
+    benchmark: crate::key::BenchId,
     rows: Vec<ResultRow>,
     skipped: Vec<Skipped>,
     error: Option<String>,
@@ -952,7 +952,7 @@ fn store_benchmark(run: &mut OpenRun, p: &mut Progress, benchmark: &'static str)
     let rows = rounds::merge(&p.rounds);
     let id = run.id;
     run.store().add_benchmark(id, &rows, &p.skipped).map_err(|e| Unstored {
-        benchmark,
+        benchmark: crate::key::BenchId::new(benchmark),
         rows,
         skipped: p.skipped.clone(),
         error: Some(e.to_string()),
@@ -975,7 +975,7 @@ fn keep_unfinished(run: &mut OpenRun, req: &RunRequest, progress: &mut [Progress
         } else {
             p.stored = true;
             unstored.push(Unstored {
-                benchmark,
+                benchmark: crate::key::BenchId::new(benchmark),
                 rows: rounds::merge(&p.rounds),
                 skipped: p.skipped.clone(),
                 error: None,
@@ -999,7 +999,7 @@ fn rescue_all(
     let rows: Vec<ResultRow> = unstored.iter().flat_map(|u| u.rows.iter().cloned()).collect();
     let skipped: Vec<Skipped> = unstored.iter().flat_map(|u| u.skipped.iter().cloned()).collect();
     print!("{}", report::table::render_results(&rows, &skipped, report::table::Width::Wide));
-    let names = unstored.iter().map(|u| u.benchmark).collect::<Vec<_>>().join(", ");
+    let names = unstored.iter().map(|u| u.benchmark.as_str()).collect::<Vec<_>>().join(", ");
     let error = unstored.iter().find_map(|u| u.error.clone()).unwrap_or_default();
     let doc = |rows: &[ResultRow]| unsaved_document(req, machine, (id, &crate::store::new_uuid()), started_at, rows);
     let saved = match write_rescue(&req.db, &doc(&rows), &skipped, "") {
@@ -1009,7 +1009,7 @@ fn rescue_all(
             for u in unstored {
                 match write_rescue(&req.db, &doc(&u.rows), &u.skipped, &format!("-{}", u.benchmark)) {
                     Some(p) => files.push(p.display().to_string()),
-                    None => lost.push(u.benchmark),
+                    None => lost.push(u.benchmark.as_str()),
                 }
             }
             let mut said = format!(

@@ -502,7 +502,7 @@ pub static BENCHES: [BenchDef; 10] = [
 /// `spawn.fork_mem`'s chart: fork+exit against the parent's touched memory, a series
 /// per transparent-huge-page setting.
 pub const FORK_MEM_SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
-    benchmark: "spawn.fork_mem",
+    benchmark: BenchId::new("spawn.fork_mem"),
     title: "fork+exit against touched parent memory",
     x_title: "parent memory, MiB",
     x_axis: crate::sweep::XAxis::Linear,

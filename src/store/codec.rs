@@ -51,7 +51,7 @@ pub(crate) fn select_sql(run_placeholder: &str, replace: &[(&str, &str)]) -> Str
 pub(crate) struct StoredRow {
     pub benchmark: BenchId,
     pub params_json: String,
-    pub method: &'static str,
+    pub method: Method,
     pub unit: String,
     pub n: i64,
     pub iterations: i64,
@@ -76,7 +76,7 @@ macro_rules! row_params {
             $seq,
             &$c.benchmark.as_str(),
             &$c.params_json,
-            &$c.method,
+            &$c.method.as_str(),
             &$c.unit,
             &$c.n,
             &$c.iterations,
@@ -105,7 +105,7 @@ impl StoredRow {
         Ok(StoredRow {
             benchmark: r.benchmark.clone(),
             params_json: json(&r.params),
-            method: r.method.as_str(),
+            method: r.method,
             unit: r.unit.to_string(),
             n: r.n as i64,
             iterations: r.iterations as i64,

@@ -496,7 +496,7 @@ impl Backend for PgConnection {
                    AND ($3::TEXT IS NULL OR r.started_at >= $3)
                    AND ($4::TEXT IS NULL OR r.started_at < $4)
                  ORDER BY r.id DESC",
-            &[&filter.host, &filter.benchmark, &filter.since, &filter.until],
+            &[&filter.host, &filter.benchmark.as_deref(), &filter.since, &filter.until],
         );
         let rows = rows.map_err(|e| self.err(e))?;
         rows.iter()

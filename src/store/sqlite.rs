@@ -456,19 +456,20 @@ impl SqliteStore {
                AND (?4 IS NULL OR r.started_at < ?4)
              ORDER BY r.id DESC"
         ))?;
-        let rows = stmt.query_map(params![filter.host, filter.benchmark, filter.since, filter.until], |r| {
-            Ok(RunListing {
-                id: r.get(0)?,
-                started_at: r.get(1)?,
-                hostname: r.get(2)?,
-                kernel_release: r.get(3)?,
-                status: effective_status(stored_status(r, 4)?, owner_of(r, 8)?, &r.get::<_, String>(2)?),
-                save_name: r.get(5)?,
-                command_line: r.get(6)?,
-                results: r.get(7)?,
-                kind: stored_kind(r, 11)?,
-            })
-        })?;
+        let rows =
+            stmt.query_map(params![filter.host, filter.benchmark.as_deref(), filter.since, filter.until], |r| {
+                Ok(RunListing {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    hostname: r.get(2)?,
+                    kernel_release: r.get(3)?,
+                    status: effective_status(stored_status(r, 4)?, owner_of(r, 8)?, &r.get::<_, String>(2)?),
+                    save_name: r.get(5)?,
+                    command_line: r.get(6)?,
+                    results: r.get(7)?,
+                    kind: stored_kind(r, 11)?,
+                })
+            })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

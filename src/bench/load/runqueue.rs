@@ -278,7 +278,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 /// The sweep's chart: time per switch against runnable tasks, a series per design and
 /// mode (the parameters this module writes on every row).
 pub const SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
-    benchmark: "load.runqueue",
+    benchmark: ID,
     title: "Run-queue sweep: time per switch against runnable tasks",
     x_title: "runnable tasks (log scale)",
     x_axis: crate::sweep::XAxis::Log2Count,
