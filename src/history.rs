@@ -13,7 +13,7 @@
 use serde::Serialize;
 
 use crate::machine::{KeyChange, Machine, key_changes};
-use crate::model::{Method, ResultRow, RunDocument, RunKind, RunStatus};
+use crate::model::{FigureKey, ResultRow, RunDocument, RunKind, RunStatus};
 use crate::stats::changepoint;
 use crate::unit::Unit;
 
@@ -73,9 +73,8 @@ pub struct Change {
 /// A figure's series in one stratum.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Series {
-    pub benchmark: String,
-    pub variant: String,
-    pub method: Method,
+    #[serde(flatten)]
+    pub key: FigureKey,
     pub unit: Unit,
     /// The stratum's name (`host=…`, `key 2: kernel=…`), when runs were split.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -90,8 +89,7 @@ pub struct Series {
 impl Series {
     /// The figure's name: benchmark, variant and method.
     pub fn figure(&self) -> String {
-        let variant = if self.variant.is_empty() { String::new() } else { format!(" {}", self.variant) };
-        format!("{}{variant} [{}]", self.benchmark, self.method.as_str())
+        self.key.figure()
     }
 
     /// The changes among the newest `recent` runs (all of them when None).
@@ -121,15 +119,11 @@ pub fn build(runs: &[RunDocument], by: Option<Stratum>, wanted: impl Fn(&ResultR
     let mut machines: Vec<Vec<&Machine>> = Vec::new();
     for (doc, stratum) in runs.iter().zip(&strata) {
         for r in doc.results.iter().filter(|r| wanted(r) && r.median.is_finite() && r.median > 0.0) {
-            let variant = r.variant_label();
-            let at = out.iter().position(|s| {
-                s.benchmark == r.benchmark && s.method == r.method && s.variant == variant && s.stratum == *stratum
-            });
+            let key = r.key();
+            let at = out.iter().position(|s| s.key == key && s.stratum == *stratum);
             let i = at.unwrap_or_else(|| {
                 out.push(Series {
-                    benchmark: r.benchmark.clone(),
-                    variant,
-                    method: r.method,
+                    key,
                     unit: r.unit.clone(),
                     stratum: stratum.clone(),
                     points: Vec::new(),
@@ -247,6 +241,7 @@ pub fn matches(spec: &str, r: &ResultRow) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Method;
     use crate::stats::SplitMix64;
     use crate::stats::nested::normal;
 

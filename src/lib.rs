@@ -10,7 +10,9 @@
 //!   the next run) and `preflight` (what the machine is doing before a run: busy CPUs,
 //!   an inherited nice, policy, cgroup weight or affinity);
 //! - `published` (the founding texts' figures, embedded), `clock` (calibration),
-//!   `stats`, `unit` (what a figure's unit measures, and how it prints), `model` (the
+//!   `stats`, `unit` (what a figure's unit measures, and how it prints), `key` (a
+//!   figure's identity: the benchmark's id, the method and typed parameters, which
+//!   producers declare and readers ask for), `model` (the
 //!   row, flag, count, status and run-kind types every layer agrees on), `sweep` (a
 //!   family's chart declaration, which the report draws), `machine` (the fingerprint),
 //!   `kcounts` (what the kernel
@@ -64,6 +66,7 @@ pub mod helper;
 pub mod histo;
 pub mod history;
 pub mod kcounts;
+pub mod key;
 pub mod leftovers;
 pub mod machine;
 pub mod manual;

@@ -50,40 +50,7 @@ pub fn check_save_name(name: &str) -> Result<(), SaveNameError> {
     Ok(())
 }
 
-/// How a figure was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Method {
-    /// Many calls timed as one interval, divided by their number; samples are batch means.
-    Batch,
-    /// Each call bracketed by the cycle counter; samples are single calls.
-    PerCall,
-    /// A rate or total over a fixed-time workload (ops per second, shares).
-    Workload,
-    /// A least-squares fit over a sweep (slope per unit).
-    Fit,
-}
-
-impl Method {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Batch => "batch",
-            Method::PerCall => "per_call",
-            Method::Workload => "workload",
-            Method::Fit => "fit",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "batch" => Some(Method::Batch),
-            "per_call" => Some(Method::PerCall),
-            "workload" => Some(Method::Workload),
-            "fit" => Some(Method::Fit),
-            _ => None,
-        }
-    }
-}
+pub use crate::key::{BenchId, FigureKey, Method, Params, VariantText};
 
 /// The validity flags a row can carry; serialised as their snake_case names, which
 /// are what stored runs, exports and JSON output contain.
@@ -420,16 +387,16 @@ impl std::fmt::Display for Count {
 /// A variant that could not run here (or failed), and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skipped {
-    pub benchmark: String,
-    pub params: String,
+    pub benchmark: BenchId,
+    pub params: VariantText,
     pub reason: String,
 }
 
 /// One figure: a benchmark under given parameters, measured by one method.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultRow {
-    pub benchmark: String,
-    pub params: BTreeMap<String, serde_json::Value>,
+    pub benchmark: BenchId,
+    pub params: Params,
     pub method: Method,
     pub unit: crate::unit::Unit,
     /// Number of samples the statistics summarise.
@@ -604,7 +571,7 @@ impl ResultRow {
 
     /// A row summarising `samples` (already in `unit`). None for no usable samples.
     pub fn from_samples(
-        benchmark: &str,
+        benchmark: impl Into<BenchId>,
         method: Method,
         unit: &str,
         samples: Vec<f64>,
@@ -618,8 +585,8 @@ impl ResultRow {
             counts.insert(Count::OutliersHigh, (s.outliers.high_mild + s.outliers.high_severe) as f64);
         }
         Some(Self {
-            benchmark: benchmark.to_string(),
-            params: BTreeMap::new(),
+            benchmark: benchmark.into(),
+            params: Params::new(),
             method,
             unit: crate::unit::Unit::new(unit),
             n: s.n,
@@ -637,6 +604,19 @@ impl ResultRow {
             rounds: Vec::new(),
             trace: None,
         })
+    }
+
+    /// Sets a declared parameter.
+    pub fn with<T: crate::key::ParamType>(mut self, p: crate::key::Param<T>, value: impl Into<T::Write>) -> Self {
+        self.params.set(p, value);
+        self
+    }
+
+    /// Whether the row is the figure `key` names as a run stores it: same benchmark
+    /// and method, and every parameter of the key with the key's value (the run may
+    /// have labelled the row further: its policy, runner or condition).
+    pub fn carries(&self, key: &FigureKey) -> bool {
+        self.benchmark == key.bench && self.method == key.method && self.params.includes(key.params())
     }
 
     /// Adds a parameter.
@@ -667,29 +647,32 @@ impl ResultRow {
     /// The parameters that tell variants apart, as one short string such as
     /// `mode=process placement=same_cpu` (bookkeeping parameters left out).
     pub fn variant_label(&self) -> String {
-        self.variant_params().join(" ")
+        self.params.label()
     }
 
     /// A parameter as a number (None when it is absent or not a number).
     pub fn param_f64(&self, key: &str) -> Option<f64> {
-        self.params.get(key).and_then(serde_json::Value::as_f64)
+        self.params.raw(key).and_then(serde_json::Value::as_f64)
     }
 
     /// A parameter as text (empty when it is absent or not text).
     pub fn param_str(&self, key: &str) -> &str {
-        self.params.get(key).and_then(serde_json::Value::as_str).unwrap_or("")
+        self.params.raw(key).and_then(serde_json::Value::as_str).unwrap_or("")
     }
 
     /// The parameters of [`ResultRow::variant_label`], each as `key=value`.
     pub fn variant_params(&self) -> Vec<String> {
-        self.params
-            .iter()
-            .filter(|(k, _)| !matches!(k.as_str(), "batch_size" | "path" | "statement" | "cost_profile"))
-            .map(|(k, v)| match v {
-                serde_json::Value::String(s) => format!("{k}={s}"),
-                other => format!("{k}={other}"),
-            })
-            .collect()
+        self.params.variant_params()
+    }
+
+    /// Whether the row is the figure `key` names (its benchmark, method and variant).
+    pub fn is(&self, key: &FigureKey) -> bool {
+        self.benchmark == key.bench && self.method == key.method && self.variant_label() == key.variant()
+    }
+
+    /// The row's identity: benchmark, method and parameters.
+    pub fn key(&self) -> FigureKey {
+        FigureKey::new(self.benchmark.clone(), self.method, self.params.clone())
     }
 }
 

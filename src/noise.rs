@@ -31,25 +31,24 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::model::{ResultRow, RunDocument, RunKind, RunStatus};
+use crate::model::{BenchId, FigureKey, Method, ResultRow, RunDocument, RunKind, RunStatus};
 use crate::stats::nested::t975;
 
 /// Runs `oscost noise` makes unless told: five consecutive pairs.
 pub const DEFAULT_RUNS: usize = 6;
 
 /// A figure's name across runs: benchmark, variant and method.
-type Figure = (String, String, String);
+type Figure = (BenchId, String, Method);
 
 fn figure_of(r: &ResultRow) -> Figure {
-    (r.benchmark.clone(), r.variant_label(), r.method.as_str().to_string())
+    (r.benchmark.clone(), r.variant_label(), r.method)
 }
 
 /// One figure's noise between runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FigureNoise {
-    pub benchmark: String,
-    pub variant: String,
-    pub method: String,
+    #[serde(flatten)]
+    pub key: FigureKey,
     pub unit: crate::unit::Unit,
     /// Consecutive pairs of runs that both measured it.
     pub pairs: usize,
@@ -151,9 +150,7 @@ pub fn figure_noise(runs: &[RunDocument]) -> Vec<FigureNoise> {
             let root_mean = |x: &[f64]| (x.iter().sum::<f64>() / x.len() as f64).sqrt();
             let between = between_of(d, w);
             Some(FigureNoise {
-                benchmark: f.0,
-                variant: f.1,
-                method: f.2,
+                key: r.key(),
                 unit: r.unit.clone(),
                 pairs: d.len(),
                 sigma: root_mean(&d.iter().map(|x| x * x).collect::<Vec<_>>()),
@@ -210,7 +207,10 @@ impl RunNoise {
     pub fn from_noise(runs: &[RunDocument]) -> Self {
         let figures: BTreeMap<Figure, Between> = figure_noise(runs)
             .into_iter()
-            .map(|n| ((n.benchmark, n.variant, n.method), Between { sigma: n.between, pairs: n.pairs }))
+            .map(|n| {
+                let figure = (n.key.bench.clone(), n.key.variant().to_string(), n.key.method);
+                (figure, Between { sigma: n.between, pairs: n.pairs })
+            })
             .collect();
         let source = (!figures.is_empty()).then(|| Source {
             runs: runs.len(),
@@ -252,9 +252,7 @@ mod tests {
     #[test]
     fn a_spread_below_the_clocks_step_is_not_zero() {
         let mut n = FigureNoise {
-            benchmark: "syscall.enosys".into(),
-            variant: String::new(),
-            method: "per_call".into(),
+            key: FigureKey::new("syscall.enosys".into(), Method::PerCall, crate::model::Params::new()),
             unit: "ns/call".into(),
             pairs: 3,
             sigma: 0.0,
@@ -320,7 +318,7 @@ mod tests {
         let noise = figure_noise(&runs);
         assert_eq!(noise.len(), 2);
         let (quiet, loud) = (&noise[0], &noise[1]);
-        assert_eq!((quiet.benchmark.as_str(), quiet.pairs), ("syscall.getppid", 40));
+        assert_eq!((quiet.key.bench.as_str(), quiet.pairs), ("syscall.getppid", 40));
         assert!((quiet.sigma / (0.01 * 2f64.sqrt()) - 1.0).abs() < 0.25, "{quiet:?}");
         assert!((quiet.between / 0.01 - 1.0).abs() < 0.25, "{quiet:?}");
         assert!((loud.between / 0.1 - 1.0).abs() < 0.25, "{loud:?}");

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::model::ResultRow;
+use crate::model::{FigureKey, ResultRow};
 use crate::stats::paired::{differences, paired_means, paired_medians, ratio};
 use crate::stats::verdict::{Doubt, Verdict, direction, explained, verdict};
 
@@ -27,10 +27,9 @@ pub const RESAMPLES: usize = 2000;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PairedFigure {
     pub condition: String,
-    pub benchmark: String,
-    /// The baseline row's variant label.
-    pub variant: String,
-    pub method: String,
+    /// The baseline row's figure (the condition's own parameters left out).
+    #[serde(flatten)]
+    pub key: FigureKey,
     pub unit: crate::unit::Unit,
     /// Each arm's median over all its samples (as `show` prints the rows).
     pub baseline: f64,
@@ -70,11 +69,11 @@ fn numbered(x: &ResultRow) -> crate::stats::paired::NumberedRounds<'_> {
 pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) -> Vec<PairedFigure> {
     let mut out = Vec::new();
     for r in rows {
-        let Some(text) = r.params.get(CONDITION).and_then(|v| v.as_str()) else { continue };
+        let Some(text) = r.params.raw(CONDITION).and_then(|v| v.as_str()) else { continue };
         let changed = params_changed(text);
         let key = baseline_key(r, changed);
         let base = rows.iter().find(|b| {
-            !b.params.contains_key(CONDITION)
+            !b.params.contains(CONDITION)
                 && b.benchmark == r.benchmark
                 && b.method == r.method
                 && b.unit == r.unit
@@ -98,9 +97,7 @@ pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) 
         };
         out.push(PairedFigure {
             condition: text.to_string(),
-            benchmark: r.benchmark.clone(),
-            variant: base.variant_label(),
-            method: r.method.as_str().to_string(),
+            key: base.key(),
             unit: r.unit.clone(),
             baseline: base.median,
             value: r.median,
@@ -158,7 +155,7 @@ mod tests {
         let p = pairs(&[base, other, cond], 0.03, changed);
         assert_eq!(p.len(), 1);
         let p = &p[0];
-        assert_eq!((p.condition.as_str(), p.variant.as_str(), p.pairs), ("seccomp:allow=8", "mode=thread", 6));
+        assert_eq!((p.condition.as_str(), p.key.variant(), p.pairs), ("seccomp:allow=8", "mode=thread", 6));
         // The drift (±30%) cancels: the ratio is the 10% the condition adds, exactly.
         assert!((p.ratio - 1.10).abs() < 1e-9 && p.ci_high / p.ci_low < 1.0 + 1e-9, "{p:?}");
         assert_eq!(p.verdict, "slower");

@@ -33,7 +33,7 @@
 
 use serde::Serialize;
 
-use crate::model::ResultRow;
+use crate::model::{FigureKey, ResultRow};
 use crate::noise::RunNoise;
 use crate::rounds::{precision_of, round_log_medians as round_logs};
 use crate::stats::blocks::{BLOCK_ROUNDS, BlockSpread, MIN_BLOCKS};
@@ -81,9 +81,8 @@ pub enum Basis {
 /// One row's judgement, as `run --precision` reports it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FigureJudgement {
-    pub benchmark: String,
-    pub variant: String,
-    pub method: String,
+    #[serde(flatten)]
+    pub key: FigureKey,
     /// Relative half-width; None without an interval.
     pub precision: Option<f64>,
     pub basis: Basis,
@@ -184,9 +183,7 @@ impl Judge<'_> {
     pub fn figure(&self, r: &ResultRow) -> FigureJudgement {
         let standing = self.standing(r);
         FigureJudgement {
-            benchmark: r.benchmark.clone(),
-            variant: r.variant_label(),
-            method: r.method.as_str().to_string(),
+            key: r.key(),
             precision: self.precision(r),
             basis: self.basis(r),
             rounds: r.round_count(),
@@ -250,7 +247,7 @@ pub fn judge_run(
     caps: &std::collections::BTreeMap<String, usize>,
     ceiling: usize,
 ) -> RunJudgement {
-    let cap = |r: &ResultRow| caps.get(&r.benchmark).copied().unwrap_or(ceiling);
+    let cap = |r: &ResultRow| caps.get(r.benchmark.as_str()).copied().unwrap_or(ceiling);
     let figures = rows.iter().map(|r| Judge { target, max_rounds: cap(r), noise }.figure(r)).collect();
     RunJudgement::of(target, figures)
 }

@@ -74,7 +74,7 @@ pub fn merge(rounds: &[Vec<ResultRow>]) -> Vec<ResultRow> {
 }
 
 /// What makes rows of different rounds one figure.
-type Key = (String, Method, crate::unit::Unit, String);
+type Key = (crate::model::BenchId, Method, crate::unit::Unit, String);
 
 fn figure_key(r: &ResultRow) -> Key {
     (r.benchmark.clone(), r.method, r.unit.clone(), r.variant_label())
@@ -325,13 +325,13 @@ fn judge(rows: &mut [ResultRow]) {
             r.flag(f);
         }
     }
-    let batches: Vec<(String, String, Vec<f64>)> = rows
+    let batches: Vec<(crate::model::BenchId, String, Vec<f64>)> = rows
         .iter()
         .filter(|r| r.method == Method::Batch)
         .map(|r| (r.benchmark.clone(), r.variant_label(), round_means(r)))
         .collect();
     // What the rounds say of the call or the hand-off itself holds for both its rows.
-    let shared_flags: Vec<(String, String, Flag)> = rows
+    let shared_flags: Vec<(crate::model::BenchId, String, Flag)> = rows
         .iter()
         .filter(|r| r.method == Method::Batch)
         .flat_map(|r| {

@@ -596,7 +596,7 @@ impl Tally {
                     let p = &mut progress[i * arms + a];
                     p.skip_once(Skipped {
                         benchmark: def.id.into(),
-                        params: condition_params(&c.to_string()),
+                        params: condition_params(&c.to_string()).into(),
                         reason: why.clone(),
                     });
                     p.finished = true;
@@ -791,11 +791,11 @@ fn keep_reply(
         Ended::Done => {}
         Ended::Interrupted => return std::ops::ControlFlow::Break(()),
         Ended::Skipped(why) => {
-            p.skip_once(Skipped { benchmark: def.id.into(), params, reason: why });
+            p.skip_once(Skipped { benchmark: def.id.into(), params: params.into(), reason: why });
             p.finished = true;
         }
         Ended::Failed(mut f) => {
-            f.params = params;
+            f.params = params.into();
             p.skip_once(f.clone());
             p.finished = true;
             tally.say(&format!("error: {}: {}", def.id, f.reason.trim_start_matches("failed: ")));
@@ -861,7 +861,7 @@ fn label_arm(reply: &mut crate::worker::RoundReply, arm: &Arm) {
     }
     for s in &mut reply.skipped {
         let extra = condition_params(&condition);
-        s.params = if s.params.is_empty() { extra } else { format!("{} {extra}", s.params) };
+        s.params = if s.params.is_empty() { extra.into() } else { format!("{} {extra}", s.params).into() };
     }
 }
 
@@ -940,7 +940,7 @@ fn finish(run: OpenRun, status: RunStatus, storage_error: Option<&str>) -> Resul
 /// A benchmark's merged rows that were not stored, and why (the store's error, or
 /// None: the store had already failed for another benchmark).
 struct Unstored {
-    benchmark: &'static str,
+    benchmark: crate::key::BenchId,
     rows: Vec<ResultRow>,
     skipped: Vec<Skipped>,
     error: Option<String>,
@@ -952,7 +952,7 @@ fn store_benchmark(run: &mut OpenRun, p: &mut Progress, benchmark: &'static str)
     let rows = rounds::merge(&p.rounds);
     let id = run.id;
     run.store().add_benchmark(id, &rows, &p.skipped).map_err(|e| Unstored {
-        benchmark,
+        benchmark: crate::key::BenchId::new(benchmark),
         rows,
         skipped: p.skipped.clone(),
         error: Some(e.to_string()),
@@ -975,7 +975,7 @@ fn keep_unfinished(run: &mut OpenRun, req: &RunRequest, progress: &mut [Progress
         } else {
             p.stored = true;
             unstored.push(Unstored {
-                benchmark,
+                benchmark: crate::key::BenchId::new(benchmark),
                 rows: rounds::merge(&p.rounds),
                 skipped: p.skipped.clone(),
                 error: None,
@@ -999,7 +999,7 @@ fn rescue_all(
     let rows: Vec<ResultRow> = unstored.iter().flat_map(|u| u.rows.iter().cloned()).collect();
     let skipped: Vec<Skipped> = unstored.iter().flat_map(|u| u.skipped.iter().cloned()).collect();
     print!("{}", report::table::render_results(&rows, &skipped, report::table::Width::Wide));
-    let names = unstored.iter().map(|u| u.benchmark).collect::<Vec<_>>().join(", ");
+    let names = unstored.iter().map(|u| u.benchmark.as_str()).collect::<Vec<_>>().join(", ");
     let error = unstored.iter().find_map(|u| u.error.clone()).unwrap_or_default();
     let doc = |rows: &[ResultRow]| unsaved_document(req, machine, (id, &crate::store::new_uuid()), started_at, rows);
     let saved = match write_rescue(&req.db, &doc(&rows), &skipped, "") {
@@ -1009,7 +1009,7 @@ fn rescue_all(
             for u in unstored {
                 match write_rescue(&req.db, &doc(&u.rows), &u.skipped, &format!("-{}", u.benchmark)) {
                     Some(p) => files.push(p.display().to_string()),
-                    None => lost.push(u.benchmark),
+                    None => lost.push(u.benchmark.as_str()),
                 }
             }
             let mut said = format!(
@@ -1114,7 +1114,8 @@ enum Ended {
 }
 
 fn classify(def: &BenchDef, result: Result<(), BenchError>, rows: &[ResultRow], skipped: &[Skipped]) -> Ended {
-    let failed = |reason: String| Ended::Failed(Skipped { benchmark: def.id.into(), params: String::new(), reason });
+    let failed =
+        |reason: String| Ended::Failed(Skipped { benchmark: def.id.into(), params: Default::default(), reason });
     match result {
         // A benchmark that measured nothing and said why not did not do its job.
         Ok(()) if rows.is_empty() && skipped.is_empty() => {

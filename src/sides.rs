@@ -180,7 +180,7 @@ pub struct Gate {
 pub fn gate<'a>(compared: impl IntoIterator<Item = &'a Comparison>, fail_on: Option<FailOn>) -> Gate {
     let Some(on) = fail_on else { return Gate::default() };
     let compared: Vec<&Comparison> = compared.into_iter().collect();
-    let name = |c: &&Comparison| format!("{} {} ({})", c.benchmark, c.variant, c.verdict);
+    let name = |c: &&Comparison| format!("{} {} ({})", c.key.bench, c.key.variant(), c.verdict);
     let mut lines = Vec::new();
     let withheld = crate::report::compare::withheld(compared.iter().copied());
     if !withheld.is_empty() {

@@ -43,7 +43,7 @@ pub fn switch_costs(db: &Path) -> Result<StoredSwitch, StoredProfileError> {
         return Err(StoredProfileError::NoDatabase(db.display().to_string()));
     }
     let store = Store::open(db)?;
-    let filter = RunFilter { benchmark: Some("load.runqueue".into()), ..Default::default() };
+    let filter = RunFilter { benchmark: Some(crate::bench::load::runqueue::ID), ..Default::default() };
     let mut refused = Vec::new();
     for listing in store.list_runs(&filter)? {
         let (doc, _) = store.load_run(listing.id)?;

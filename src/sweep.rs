@@ -11,7 +11,7 @@ use crate::model::ResultRow;
 /// family, which knows their names and types). The report knows no family: it draws
 /// what it is given.
 pub struct SweepSpec {
-    pub benchmark: &'static str,
+    pub benchmark: crate::key::BenchId,
     pub title: &'static str,
     pub x_title: &'static str,
     pub x_axis: XAxis,

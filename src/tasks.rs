@@ -27,6 +27,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The parameter a row measured with threads or processes carries (`mode=thread`).
+    pub const PARAM: crate::key::Param<crate::key::Text> = crate::key::Param::new("mode");
+
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Thread => "thread",

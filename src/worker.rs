@@ -75,7 +75,7 @@ fn stop_grace(opts: &crate::bench::BenchOptions) -> Duration {
 /// What one round is to measure.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RoundRequest {
-    pub bench: String,
+    pub bench: crate::key::BenchId,
     pub scope: Scope,
     pub cfg: MeasureConfig,
     pub calib: Calibration,
@@ -347,7 +347,7 @@ fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
         Err(_) => None,
     };
     let req = RoundRequest {
-        bench: id.to_string(),
+        bench: crate::key::BenchId::stored(id),
         scope: plan.scope,
         cfg: plan.cfg.clone(),
         calib: plan.calib.clone(),

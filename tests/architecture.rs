@@ -4,7 +4,11 @@
 //!   says why, and no more often than it says;
 //! - a `match` over conditions, simulated policies or export formats names every variant
 //!   it handles: no `_ =>` arm (nor a binding that catches the rest), so a new variant is a
-//!   compiler error at each place that must decide what to do with it, not a silent default.
+//!   compiler error at each place that must decide what to do with it, not a silent default;
+//! - a figure's identity is typed: no struct outside the key's module holds a benchmark
+//!   id, a method or a variant's parameters as plain text (a field named as one with a
+//!   `String`, `&str`, `Cow<str>` or string-keyed map type), so a rename or a wrong
+//!   parameter is a compiler error, not an empty chart.
 //!
 //! Pure file reading: nothing here measures.
 
@@ -17,6 +21,13 @@ const STRING_ERRORS_ALLOWED: &[(&str, usize, &str)] = &[];
 /// The enums whose variants every `match` must name: conditions, simulated scheduler
 /// policies, export formats.
 const CLOSED_ENUMS: &[&str] = &["Condition", "PolicyKind", "ExportFormat"];
+
+/// The module that owns a figure's identity, where its parts are stored as text.
+const KEY_MODULE: &str = "src/key.rs";
+
+/// Field names that hold a part of a figure's identity.
+const IDENTITY_FIELDS: &[&str] =
+    &["benchmark", "benchmark_id", "bench", "bench_id", "method", "variant", "params", "param"];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -360,6 +371,106 @@ fn wildcard_matches(code: &str, enums: &[&str]) -> Vec<usize> {
     lines
 }
 
+/// Whether a field's type is text: `String`, `&str` (any lifetime), `Box<str>`,
+/// `Cow<str>`, a string-keyed map, or an `Option` or `Vec` of one of these.
+fn is_plain_text(ty: &str) -> bool {
+    let ty = ty.trim();
+    if let Some(referenced) = ty.strip_prefix('&') {
+        // A lifetime (`&'a str`, `&'static str`) and `mut` before the type.
+        let t = referenced.trim_start();
+        let t =
+            t.strip_prefix('\'').map_or(t, |named| named.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_'));
+        let t = t.trim_start();
+        return t.strip_prefix("mut ").unwrap_or(t).trim() == "str";
+    }
+    let ty: String = ty.chars().filter(|c| !c.is_whitespace()).collect();
+    let ty = ty.trim_start_matches("std::").trim_start_matches("borrow::").trim_start_matches("collections::");
+    for wrapper in ["Option<", "Vec<", "Box<"] {
+        if let Some(inner) = ty.strip_prefix(wrapper).and_then(|t| t.strip_suffix('>')) {
+            return inner == "str" || is_plain_text(inner);
+        }
+    }
+    if let Some(map) = ["BTreeMap<", "HashMap<"].iter().find_map(|m| ty.strip_prefix(m)) {
+        return generic_args(map.strip_suffix('>').unwrap_or(map)).first().is_some_and(|k| is_plain_text(k));
+    }
+    ty == "String" || (ty.starts_with("Cow<") && ty.ends_with(",str>"))
+}
+
+/// The fields of the structs (with named fields) of `code` named as a part of a
+/// figure's identity and typed as text: (line, field, type).
+fn identity_text_fields(code: &str) -> Vec<(usize, String, String)> {
+    let bytes = code.as_bytes();
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("struct") {
+        let word_before = ident_char(code[..at].chars().last().as_ref());
+        let word_after = ident_char(code[at + 6..].chars().next().as_ref());
+        if word_before || word_after {
+            continue;
+        }
+        // The body opens at the first `{` before any `;` or `(` (a unit or tuple struct).
+        let Some(open) = code[at..].find(['{', ';', '(']).map(|i| at + i).filter(|&i| bytes[i] == b'{') else {
+            continue;
+        };
+        let Some(end) = closing(bytes, open) else { continue };
+        let body = &code[open + 1..end - 1];
+        let mut start = 0;
+        let mut depth = 0i32;
+        let mut fields = Vec::new();
+        for (i, c) in body.char_indices() {
+            match c {
+                '<' | '(' | '[' | '{' => depth += 1,
+                '>' if !body[..i].ends_with('-') => depth -= 1,
+                ')' | ']' | '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    fields.push((start, &body[start..i]));
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        fields.push((start, &body[start..]));
+        for (offset, field) in fields {
+            // Attributes and visibility before the name.
+            let mut f = field.trim_start();
+            while f.starts_with("#[") {
+                let close = closing(f.as_bytes(), 1).unwrap_or(f.len());
+                f = f[close..].trim_start();
+            }
+            for vis in ["pub(crate)", "pub(super)", "pub"] {
+                if let Some(rest) = f.strip_prefix(vis) {
+                    f = rest.trim_start();
+                    break;
+                }
+            }
+            let Some((name, ty)) = f.split_once(':') else { continue };
+            let name = name.trim();
+            if IDENTITY_FIELDS.contains(&name) && is_plain_text(ty) {
+                let line = line_of(code, open + 1 + offset + field.find(name).unwrap_or(0));
+                found.push((line, name.to_string(), ty.trim().to_string()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_figure_identity_held_as_plain_text_outside_the_key() {
+    let problems: Vec<String> = sources()
+        .into_iter()
+        .filter(|(path, _)| path != KEY_MODULE)
+        .flat_map(|(path, code)| {
+            identity_text_fields(&code).into_iter().map(move |(line, name, ty)| {
+                format!("{path}:{line}: field `{name}: {ty}` holds a figure's identity as text")
+            })
+        })
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "use the key's types ({KEY_MODULE}: BenchId, Method, Params, FigureKey):\n{}",
+        problems.join("\n")
+    );
+}
+
 #[test]
 fn string_errors_only_where_the_allowlist_says_why() {
     let mut problems = Vec::new();
@@ -442,5 +553,26 @@ fn j(f: ExportFormat) -> u8 {
 "##,
     );
     assert_eq!(string_errors(&code), vec![3, 5, 9]);
+    let fields = code_only(
+        r##"
+struct A { pub benchmark: String, n: usize }
+pub(crate) struct B<'a> {
+    #[serde(flatten)]
+    pub bench: &'a str,
+    variant: Cow<'a, str>,
+    params: BTreeMap<String, serde_json::Value>,
+    method: Option<String>,
+    benchmark_count: String,
+    pub key: FigureKey,
+    f: fn(&str) -> String,
+}
+struct C(String);
+struct D { method: Method, params: Params, bench: BenchId }
+// struct E { benchmark: String }
+"##,
+    );
+    let names: Vec<(usize, String)> = identity_text_fields(&fields).into_iter().map(|(l, n, _)| (l, n)).collect();
+    let expected = [(2, "benchmark"), (5, "bench"), (6, "variant"), (7, "params"), (8, "method")];
+    assert_eq!(names, expected.map(|(l, n)| (l, n.to_string())));
     assert_eq!(wildcard_matches(&code, CLOSED_ENUMS), vec![11, 17, 37]);
 }

@@ -214,7 +214,7 @@ fn known_rows_read_back_identically_through_every_output() {
     // B is A scaled by 1.2: every time figure slower, the rate lower (slower too).
     let rows = report::compare::compare(std::slice::from_ref(&da), std::slice::from_ref(&db_doc), 0.02, 2000);
     let verdicts: Vec<String> =
-        rows.iter().map(|c| format!("{} {} {:.3} {}", c.benchmark, c.method, c.ratio, c.verdict)).collect();
+        rows.iter().map(|c| format!("{} {} {:.3} {}", c.key.bench, c.key.method, c.ratio, c.verdict)).collect();
     snapshot("compare.txt", &(verdicts.join("\n") + "\n"));
     assert!(rows.iter().all(|c| c.verdict == "slower"), "{verdicts:?}");
 
@@ -528,17 +528,17 @@ fn a_paired_run_measures_each_arm_every_round_in_alternating_order() {
         let r = doc
             .results
             .iter()
-            .find(|r| r.params.get("condition").and_then(|v| v.as_str()) == condition)
+            .find(|r| r.params.raw("condition").and_then(|v| v.as_str()) == condition)
             .unwrap_or_else(|| panic!("no row for {condition:?}"));
         r.round_slices().iter().map(|s| s[0]).collect::<Vec<f64>>()
     };
     assert_eq!(doc.results.len(), 3);
-    assert!(!doc.results[0].params.contains_key("condition"), "the baseline is stored first");
+    assert!(!doc.results[0].params.contains("condition"), "the baseline is stored first");
     assert_eq!(arm(None), vec![1.0, 6.0, 7.0, 12.0]);
     assert_eq!(arm(Some("nice:0")), vec![2.0, 5.0, 8.0, 11.0]);
     assert_eq!(arm(Some("nice:1")), vec![3.0, 4.0, 9.0, 10.0]);
     let pairs = oscost::paired::pairs(&doc.results, 0.03, oscost::condition::params_changed_by);
     assert_eq!(pairs.len(), 2);
-    assert!(pairs.iter().all(|p| p.pairs == 4 && p.variant.is_empty()), "{pairs:?}");
+    assert!(pairs.iter().all(|p| p.pairs == 4 && p.key.variant().is_empty()), "{pairs:?}");
     assert_eq!(pairs.iter().map(|p| p.condition.as_str()).collect::<Vec<_>>(), ["nice:0", "nice:1"]);
 }

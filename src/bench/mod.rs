@@ -153,7 +153,7 @@ impl Output {
     /// Adds a finished row.
     pub fn push(&mut self, mut row: ResultRow) {
         for (key, value, replace) in &self.labels {
-            if *replace || !row.params.contains_key(key) {
+            if *replace || !row.params.contains(key) {
                 row.params.insert(key.clone(), value.clone());
             }
         }

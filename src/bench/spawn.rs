@@ -17,11 +17,25 @@ use super::{
 };
 use crate::clock::PerCallSource;
 use crate::helper::Inherited;
+use crate::key::{BenchId, FigureKey, Param, Params, Text};
 use crate::model::{Count, Method, ResultRow};
 use crate::runner::{BenchError, Failure, MeasureConfig, SplitProbe, Watch, WholeCycle, measure_split};
 use crate::stats;
 use crate::sys::{self, ExecArgs, ExitStatus, PThread};
 use crate::tracepass::measure;
+
+/// fork, the child exits at once, the parent waits.
+pub const FORK_EXIT: BenchId = BenchId::new("spawn.fork_exit");
+/// Which part of a creation cycle a row times.
+pub const PHASE: Param<Text> = Param::new("phase");
+/// The [`PHASE`] of a row that times the whole cycle, to the child reaped.
+pub const FULL_CYCLE: &str = "full_cycle";
+
+/// The key of fork_exit's whole cycle, timed in batches: how a reader (the simulator's
+/// `live` profile) asks for a fork's price, not by its text.
+pub fn fork_exit_key() -> FigureKey {
+    FigureKey::new(FORK_EXIT, Method::Batch, Params::new().with(PHASE, FULL_CYCLE))
+}
 
 fn status_code(s: ExitStatus) -> i64 {
     match s {
@@ -119,7 +133,7 @@ fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<Res
     let m = measure(&mut whole, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
     let (created, full) = measure_split(&mut whole.0, ctx.cfg, ctx.calib)?;
     let mut rows = rows_from(id, &m, "ns/call", 1.0, ctx.calib);
-    tag(&mut rows, "phase", "full_cycle");
+    tag(&mut rows, PHASE.name(), FULL_CYCLE);
     if let Some(b) = rows.first_mut() {
         // Every cycle's child was reaped and its status checked (a bad one is an error).
         b.counts.insert(Count::ChildrenVerified, (m.batch_iterations + full.len() as u64) as f64);
@@ -131,10 +145,10 @@ fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<Res
     }
     let n = full.len() as u64;
     if let Some(r) = ResultRow::from_samples(id, Method::PerCall, "ns/call", full, n) {
-        rows.push(r.with_param("phase", "full_cycle"));
+        rows.push(r.with(PHASE, FULL_CYCLE));
     }
     if let Some(r) = ResultRow::from_samples(id, Method::PerCall, "ns/call", created, n) {
-        rows.push(r.with_param("phase", "parent_resumes"));
+        rows.push(r.with(PHASE, "parent_resumes"));
     }
     Ok(rows)
 }
@@ -178,7 +192,7 @@ fn run_child(ctx: &Ctx, out: &mut Output, id: &str, how: How, exec: Option<&Exec
 }
 
 fn run_fork_exit(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    run_child(ctx, out, "spawn.fork_exit", How::ForkExit, None)
+    run_child(ctx, out, &FORK_EXIT, How::ForkExit, None)
 }
 
 fn run_vfork_exit(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
@@ -488,7 +502,7 @@ pub static BENCHES: [BenchDef; 10] = [
 /// `spawn.fork_mem`'s chart: fork+exit against the parent's touched memory, a series
 /// per transparent-huge-page setting.
 pub const FORK_MEM_SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
-    benchmark: "spawn.fork_mem",
+    benchmark: BenchId::new("spawn.fork_mem"),
     title: "fork+exit against touched parent memory",
     x_title: "parent memory, MiB",
     x_axis: crate::sweep::XAxis::Linear,

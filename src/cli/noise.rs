@@ -75,9 +75,9 @@ fn render(noise: &[FigureNoise], docs: &[RunDocument]) -> String {
     ]);
     for n in noise {
         t.add_row(vec![
-            crate::report::plain(&n.benchmark).into_owned(),
-            crate::report::plain(&n.variant).into_owned(),
-            n.method.clone(),
+            crate::report::plain(&n.key.bench).into_owned(),
+            crate::report::plain(n.key.variant()).into_owned(),
+            n.key.method.as_str().to_string(),
             n.pairs.to_string(),
             n.percent(n.sigma),
             n.percent(n.within),

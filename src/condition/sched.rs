@@ -90,7 +90,7 @@ impl Setting {
 
     /// What the rows show of the setting: the worker labels them with what it applied.
     pub fn evidence(&self, rows: &[crate::model::ResultRow]) -> Vec<String> {
-        let labelled = |key: &str| rows.iter().find_map(|r| r.params.get(key)).map(|v| format!("{key}={v}"));
+        let labelled = |key: &str| rows.iter().find_map(|r| r.params.raw(key)).map(|v| format!("{key}={v}"));
         match self {
             Setting::Nice(_) => {
                 labelled("runner").map(|l| format!("the worker ran at it (rows say {l})")).into_iter().collect()

@@ -2,7 +2,7 @@
 //! figure it stands beside, and which oscost rows that figure and any named gap come
 //! from.
 
-use crate::model::{Method, ResultRow};
+use crate::model::{BenchId, Method, ResultRow};
 
 use super::parse;
 
@@ -43,7 +43,7 @@ pub enum Program {
 /// taken (the anchor's own: a median of runs, or a mean of samples).
 #[derive(Debug, Clone, Copy)]
 pub struct RowSpec {
-    pub bench: &'static str,
+    pub bench: &'static BenchId,
     pub method: Method,
     pub params: &'static [(&'static str, &'static str)],
     pub mean: bool,
@@ -54,9 +54,9 @@ impl RowSpec {
     pub fn pick(&self, rows: &[ResultRow]) -> Option<f64> {
         rows.iter()
             .find(|r| {
-                r.benchmark == self.bench
+                r.benchmark == *self.bench
                     && r.method == self.method
-                    && self.params.iter().all(|(k, v)| r.params.get(*k).is_some_and(|p| param_is(p, v)))
+                    && self.params.iter().all(|(k, v)| r.params.raw(k).is_some_and(|p| param_is(p, v)))
             })
             .map(|r| if self.mean { r.mean } else { r.median })
     }
@@ -109,19 +109,28 @@ pub struct OscostSide {
 }
 
 const PIPE_PROCESS: RowSpec = RowSpec {
-    bench: "ctx.pipe",
+    bench: &BenchId::new("ctx.pipe"),
     method: Method::Batch,
     params: &[("mode", "process"), ("placement", "same_cpu")],
     mean: false,
 };
 const PIPE_THREAD: RowSpec = RowSpec { params: &[("mode", "thread"), ("placement", "same_cpu")], ..PIPE_PROCESS };
-const GETPPID: RowSpec = RowSpec { bench: "syscall.getppid", method: Method::Batch, params: &[], mean: false };
+const GETPPID: RowSpec =
+    RowSpec { bench: &BenchId::new("syscall.getppid"), method: Method::Batch, params: &[], mean: false };
 /// The bare entry and exit: no per-process kernel object is read, so where getppid's
 /// figure differs between processes and this one does not, the difference is in the
 /// call's own work.
-const ENOSYS: RowSpec = RowSpec { bench: "syscall.enosys", ..GETPPID };
+const ENOSYS: RowSpec = RowSpec { bench: &BenchId::new("syscall.enosys"), ..GETPPID };
 const GETPID_LIBC: RowSpec =
-    RowSpec { bench: "syscall.getpid", method: Method::Batch, params: &[("via", "libc")], mean: false };
+    RowSpec { bench: &BenchId::new("syscall.getpid"), method: Method::Batch, params: &[("via", "libc")], mean: false };
+const WAKEUP_ALONE: RowSpec =
+    RowSpec { bench: &BenchId::new("load.wakeup"), method: Method::PerCall, params: &[("hogs", "0")], mean: true };
+const POSIX_SPAWN: RowSpec = RowSpec {
+    bench: &BenchId::new("spawn.posix_spawn"),
+    method: Method::Batch,
+    params: &[("phase", "full_cycle")],
+    mean: false,
+};
 const GETPID_RAW: RowSpec = RowSpec { params: &[("via", "raw")], ..GETPID_LIBC };
 /// The C library's wrapper around one system call, as oscost measures it.
 const WRAPPER_SOURCE: &str = "oscost getpid via=libc - via=raw";
@@ -279,18 +288,13 @@ impl AnchorId {
             }
             AnchorId::Cyclictest => OscostSide {
                 benches: &["load.wakeup"],
-                row: RowSpec { bench: "load.wakeup", method: Method::PerCall, params: &[("hogs", "0")], mean: true },
+                row: WAKEUP_ALONE,
                 gaps: Vec::new(),
                 unmeasured: Some("cyclictest sleeps to absolute times, oscost 1 ms from each wake"),
             },
             AnchorId::Hyperfine => OscostSide {
                 benches: &["spawn.posix_spawn"],
-                row: RowSpec {
-                    bench: "spawn.posix_spawn",
-                    method: Method::Batch,
-                    params: &[("phase", "full_cycle")],
-                    mean: false,
-                },
+                row: POSIX_SPAWN,
                 gaps: Vec::new(),
                 unmeasured: Some("hyperfine's own work around each run (clock, rusage, /dev/null)"),
             },

@@ -441,7 +441,7 @@ pub fn ratio_bars(rows: &[Comparison]) -> String {
     let rows: Vec<Forest> = rows
         .iter()
         .map(|c| Forest {
-            label: format!("{} {} ({})", c.benchmark, c.variant, c.method),
+            label: format!("{} {} ({})", c.key.bench, c.key.variant(), c.key.method.as_str()),
             ratio: c.ratio,
             ci_low: c.ci_low,
             ci_high: c.ci_high,
@@ -468,7 +468,7 @@ pub fn paired_bars(pairs: &[crate::paired::PairedFigure]) -> String {
             .iter()
             .filter(|p| p.condition == c)
             .map(|p| Forest {
-                label: format!("{} {} ({})", p.benchmark, p.variant, p.method),
+                label: format!("{} {} ({})", p.key.bench, p.key.variant(), p.key.method.as_str()),
                 ratio: p.ratio,
                 ci_low: p.ci_low,
                 ci_high: p.ci_high,
@@ -558,7 +558,7 @@ pub fn grouped_bars(m: &Matrix) -> String {
     keys.push(Key { color: "#555", mark: Mark::Dashed, text: format!("1: {}", clip(&m.columns[0].name, 27)) });
     for (g, r) in rows.iter().enumerate() {
         let top = f.top + 3.0 + group_h * g as f64;
-        let label = format!("{} {} ({})", r.benchmark, r.variant, r.method);
+        let label = format!("{} {} ({})", r.key.bench, r.key.variant(), r.key.method.as_str());
         row_label(&mut svg, top + group_h / 2.0 - 3.5, &label);
         for (i, c) in r.cells.iter().enumerate() {
             let Some(c) = c.as_ref().filter(|c| c.ratio > 0.0) else { continue };
@@ -813,9 +813,11 @@ mod tests {
     #[test]
     fn ratios_far_from_one_are_inside_the_axis() {
         let c = Comparison {
-            benchmark: "ctx.futex".into(),
-            variant: "mode=process".into(),
-            method: "batch".into(),
+            key: crate::model::FigureKey::new(
+                "ctx.futex".into(),
+                crate::model::Method::Batch,
+                crate::model::Params::new().with(crate::key::Param::<crate::key::Text>::new("mode"), "process"),
+            ),
             unit: "ns/hand-off".into(),
             a_median: 100.0,
             b_median: 1.3,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::fit::elide;
 use super::table::Width;
 use crate::machine::Machine;
-use crate::model::{ResultRow, RunDocument};
+use crate::model::{FigureKey, ResultRow, RunDocument};
 use crate::stats::nested::{Nested, ratio_interval};
 pub use crate::stats::verdict::{Direction, Doubt, Verdict, direction, explained, verdict};
 
@@ -29,9 +29,8 @@ const BOOTSTRAP_SEED: u64 = 0x0005_C057;
 /// One matched figure.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
-    pub benchmark: String,
-    pub variant: String,
-    pub method: String,
+    #[serde(flatten)]
+    pub key: FigureKey,
     pub unit: crate::unit::Unit,
     pub a_median: f64,
     pub b_median: f64,
@@ -104,12 +103,8 @@ fn withholding_flag(rows: &[&ResultRow]) -> Option<crate::model::FlagCode> {
 
 /// Every run's row matching `r` (benchmark, parameters, method).
 fn matching<'a>(side: &'a [RunDocument], r: &ResultRow) -> Vec<&'a ResultRow> {
-    let k = r.variant_label();
-    side.iter()
-        .filter_map(|d| {
-            d.results.iter().find(|x| x.benchmark == r.benchmark && x.method == r.method && x.variant_label() == k)
-        })
-        .collect()
+    let key = r.key();
+    side.iter().filter_map(|d| d.results.iter().find(|x| x.is(&key))).collect()
 }
 
 /// A side's rows as runs of rounds.
@@ -205,9 +200,7 @@ pub fn compare_with(
             explained(verdict(lo, hi, threshold, direction(&ra.unit)), ratio, mde)
         };
         out.push(Comparison {
-            benchmark: ra.benchmark.clone(),
-            variant: ra.variant_label(),
-            method: ra.method.as_str().to_string(),
+            key: ra.key(),
             unit: ra.unit.clone(),
             a_median,
             b_median,
@@ -454,10 +447,14 @@ fn figures_table(rows: &[Comparison], width: Width) -> String {
         .iter()
         .map(|c| {
             let mut cells = if fitted {
-                let label = super::screen::compact_label(&super::plain(&c.benchmark), &super::plain(&c.variant));
-                vec![format!("{label} ({})", c.method.replace('_', " "))]
+                let label = super::screen::compact_label(&super::plain(&c.key.bench), &super::plain(c.key.variant()));
+                vec![format!("{label} ({})", c.key.method.as_str().replace('_', " "))]
             } else {
-                vec![super::plain(&c.benchmark).into_owned(), super::plain(&c.variant).into_owned(), c.method.clone()]
+                vec![
+                    super::plain(&c.key.bench).into_owned(),
+                    super::plain(c.key.variant()).into_owned(),
+                    c.key.method.as_str().to_string(),
+                ]
             };
             cells.extend([
                 super::fmt_value(c.a_median, &c.unit),
@@ -534,7 +531,7 @@ pub fn noise_sources(sides: &[(&str, Option<&crate::noise::Source>)], widened: u
 
 /// Whether any run of a side measured conditions beside a baseline (`run --condition`).
 fn holds_conditions(side: &[RunDocument]) -> bool {
-    side.iter().any(|d| d.results.iter().any(|r| r.params.contains_key(crate::paired::CONDITION)))
+    side.iter().any(|d| d.results.iter().any(|r| r.params.contains(crate::paired::CONDITION)))
 }
 
 /// Said when the sides hold conditions: separate runs are compared only as unpaired

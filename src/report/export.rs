@@ -468,9 +468,11 @@ fn check_run(r: &ExportedRun, known: &dyn Fn(&str) -> bool) -> Result<(), RunPro
         check_row(i, row, known)?;
     }
     for s in &r.skipped {
-        for (what, t) in
-            [("skipped benchmark", &s.benchmark), ("skipped variant", &s.params), ("skip reason", &s.reason)]
-        {
+        for (what, t) in [
+            ("skipped benchmark", s.benchmark.as_str()),
+            ("skipped variant", s.params.as_str()),
+            ("skip reason", s.reason.as_str()),
+        ] {
             check_text(what, t)?;
         }
     }
@@ -716,7 +718,8 @@ mod tests {
         let mut d = doc();
         d.results[0].benchmark = "syscall.getpid2".into();
         assert!(from_json(&to_json(&[(d, vec![])]), &known).unwrap_err().to_string().contains("no such benchmark"));
-        let big = Skipped { benchmark: "x".repeat(MAX_TEXT + 1), params: String::new(), reason: String::new() };
+        let big =
+            Skipped { benchmark: "x".repeat(MAX_TEXT + 1).into(), params: Default::default(), reason: String::new() };
         assert!(from_json_any(&to_json(&[(doc(), vec![big])])).unwrap_err().to_string().contains("skipped benchmark"));
     }
 

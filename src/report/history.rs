@@ -244,9 +244,7 @@ mod tests {
             .into_iter()
             .collect();
         Series {
-            benchmark: "syscall.getppid".into(),
-            variant: String::new(),
-            method: Method::Batch,
+            key: crate::model::FigureKey::new("syscall.getppid".into(), Method::Batch, crate::model::Params::new()),
             unit: "ns/call".into(),
             stratum: None,
             points,

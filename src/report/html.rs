@@ -60,9 +60,9 @@ fn conditions(results: &[ResultRow], views: &Views) -> String {
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3} [{:.3}, {:.3}]</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&p.condition),
-            esc(&p.benchmark),
-            esc(&p.variant),
-            esc(&p.method),
+            esc(&p.key.bench),
+            esc(p.key.variant()),
+            esc(p.key.method.as_str()),
             esc(&fmt_value(p.paired_baseline, &p.unit)),
             esc(&fmt_value(p.paired_value, &p.unit)),
             p.ratio,
@@ -273,9 +273,9 @@ pub fn render(runs: &[(RunDocument, Vec<Skipped>)], comparison: Option<&Comparis
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3} [{:.3}, {:.3}]</td><td>{}</td><td>{}</td>",
-                esc(&x.benchmark),
-                esc(&x.variant),
-                esc(&x.method),
+                esc(&x.key.bench),
+                esc(x.key.variant()),
+                esc(x.key.method.as_str()),
                 esc(&fmt_value(x.a_median, &x.unit)),
                 esc(&fmt_value(x.b_median, &x.unit)),
                 x.ratio,
@@ -327,9 +327,9 @@ pub fn render_matrix(runs: &[(RunDocument, Vec<Skipped>)], m: &Matrix, views: &V
         let _ = write!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-            esc(&r.benchmark),
-            esc(&r.variant),
-            esc(&r.method),
+            esc(&r.key.bench),
+            esc(r.key.variant()),
+            esc(r.key.method.as_str()),
             esc(&fmt_value(r.baseline_median, &r.unit))
         );
         for c in &r.cells {

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::compare::{Comparison, compare_with, side_name};
 use super::{fmt_value, plain};
-use crate::model::RunDocument;
+use crate::model::{FigureKey, RunDocument};
 use crate::noise::RunNoise;
 
 /// One side's column.
@@ -27,9 +27,8 @@ pub struct Column {
 /// comparison with the baseline (None where that side lacks the figure).
 #[derive(Debug, Clone, Serialize)]
 pub struct MatrixRow {
-    pub benchmark: String,
-    pub variant: String,
-    pub method: String,
+    #[serde(flatten)]
+    pub key: FigureKey,
     pub unit: crate::unit::Unit,
     pub baseline_median: f64,
     pub cells: Vec<Option<Comparison>>,
@@ -84,23 +83,11 @@ pub fn matrix(
         .collect();
     let mut rows = Vec::new();
     for r in base.first().map(|d| d.results.as_slice()).unwrap_or_default() {
-        let variant = r.variant_label();
-        let method = r.method.as_str();
-        let cells: Vec<Option<Comparison>> = per_side
-            .iter()
-            .map(|cs| {
-                cs.iter().find(|c| c.benchmark == r.benchmark && c.variant == variant && c.method == method).cloned()
-            })
-            .collect();
+        let key = r.key();
+        let cells: Vec<Option<Comparison>> =
+            per_side.iter().map(|cs| cs.iter().find(|c| c.key == key).cloned()).collect();
         let baseline_median = cells.iter().flatten().next().map_or(r.median, |c| c.a_median);
-        rows.push(MatrixRow {
-            benchmark: r.benchmark.clone(),
-            variant,
-            method: method.to_string(),
-            unit: r.unit.clone(),
-            baseline_median,
-            cells,
-        });
+        rows.push(MatrixRow { key, unit: r.unit.clone(), baseline_median, cells });
     }
     Matrix { columns, threshold, differences, rows }
 }
@@ -129,9 +116,9 @@ pub fn render(m: &Matrix, width: super::table::Width) -> String {
     t.set_header(header);
     for r in &m.rows {
         let mut row = vec![
-            plain(&r.benchmark).into_owned(),
-            plain(&r.variant).into_owned(),
-            r.method.clone(),
+            plain(&r.key.bench).into_owned(),
+            plain(r.key.variant()).into_owned(),
+            r.key.method.as_str().to_string(),
             fmt_value(r.baseline_median, &r.unit),
         ];
         row.extend(r.cells.iter().map(|c| cell(c.as_ref())));

@@ -30,9 +30,9 @@ pub fn render(pairs: &[PairedFigure], threshold: f64, width: super::table::Width
     for p in pairs {
         t.add_row(vec![
             super::plain(&p.condition).into_owned(),
-            super::plain(&p.benchmark).into_owned(),
-            super::plain(&p.variant).into_owned(),
-            p.method.clone(),
+            super::plain(&p.key.bench).into_owned(),
+            super::plain(p.key.variant()).into_owned(),
+            p.key.method.as_str().to_string(),
             super::fmt_value(p.paired_baseline, &p.unit),
             super::fmt_value(p.paired_value, &p.unit),
             format!("{:.3} [{:.3}, {:.3}]", p.ratio, p.ci_low, p.ci_high),

@@ -19,7 +19,8 @@ pub fn summary(j: &RunJudgement, ceiling: usize) -> Vec<String> {
         j.judged_on(Basis::BetweenRuns),
     )];
     for f in &j.figures {
-        let name = format!("{} {} [{}]", super::plain(&f.benchmark), super::plain(&f.variant), f.method);
+        let name =
+            format!("{} {} [{}]", super::plain(&f.key.bench), super::plain(f.key.variant()), f.key.method.as_str());
         let now = f.precision.map_or_else(|| "no interval".into(), |p| format!("±{:.1}%", p * 100.0));
         match f.standing {
             Standing::Reached => {}
@@ -61,9 +62,11 @@ mod tests {
 
     fn figure(standing: Standing, cap: usize) -> FigureJudgement {
         FigureJudgement {
-            benchmark: "ctx.pipe".into(),
-            variant: "threads".into(),
-            method: "batch".into(),
+            key: crate::model::FigureKey::new(
+                "ctx.pipe".into(),
+                crate::model::Method::Batch,
+                crate::model::Params::new().with(crate::key::Param::<crate::key::Text>::new("mode"), "thread"),
+            ),
             precision: Some(0.05),
             basis: Basis::Blocks,
             rounds: 30,

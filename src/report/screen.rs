@@ -82,13 +82,13 @@ pub fn compact_label(benchmark: &str, variant: &str) -> String {
 
 /// Whether `line` is a twin left to `-v`: see [`TWINS`].
 fn is_twin(line: &Line<'_>, lines: &[Line<'_>]) -> bool {
-    let params = |l: &Line<'_>| l.variant.split(' ').map(str::to_string).collect::<Vec<_>>();
+    let params = |l: &Line<'_>| l.variant().split(' ').map(str::to_string).collect::<Vec<_>>();
     let mine = params(line);
     TWINS.iter().any(|(key, twin, parent)| {
         let Some(i) = mine.iter().position(|p| *p == format!("{key}={twin}")) else { return false };
         let mut wanted = mine.clone();
         wanted[i] = format!("{key}={parent}");
-        lines.iter().any(|l| l.benchmark == line.benchmark && params(l) == wanted)
+        lines.iter().any(|l| l.bench == line.bench && params(l) == wanted)
     })
 }
 
@@ -127,7 +127,7 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: u16, run_i
     let (mut folded, mut thin) = (0usize, false);
     let mut shown = Vec::new();
     for line in &lines {
-        let label = compact_label(&line.benchmark, &line.variant);
+        let label = compact_label(&line.benchmark(), &line.variant());
         let numbers = note_numbers(line, &label, &mut notes);
         if is_twin(line, &lines) {
             folded += 1;
@@ -285,7 +285,7 @@ fn note_numbers(line: &Line<'_>, label: &str, notes: &mut Vec<(FlagCode, Vec<Str
 fn statements_and_skipped(rows: &[ResultRow], skipped: &[Skipped]) -> Vec<String> {
     let mut out = Vec::new();
     for r in rows {
-        if let Some(serde_json::Value::String(st)) = r.params.get("statement") {
+        if let Some(serde_json::Value::String(st)) = r.params.raw("statement") {
             out.push(format!("{} {}: {}", plain(&r.benchmark), plain(&r.variant_label()), plain(st)));
         }
     }

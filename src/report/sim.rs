@@ -9,7 +9,7 @@ use super::reprint::num;
 use crate::model::{ResultRow, RunDocument};
 
 fn param(r: &ResultRow, k: &str) -> String {
-    match r.params.get(k) {
+    match r.params.raw(k) {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(v) => v.to_string(),
         None => String::new(),
@@ -46,7 +46,7 @@ pub fn render(doc: &RunDocument) -> String {
         }
     }
     for (key, rows) in &groups {
-        let mut sizes: Vec<u64> = rows.iter().filter_map(|r| r.params.get("tasks").and_then(|v| v.as_u64())).collect();
+        let mut sizes: Vec<u64> = rows.iter().filter_map(|r| r.params.raw("tasks").and_then(|v| v.as_u64())).collect();
         sizes.sort_unstable();
         sizes.dedup();
         let mut table: BTreeMap<usize, (String, BTreeMap<u64, f64>)> = BTreeMap::new();
@@ -57,7 +57,7 @@ pub fn render(doc: &RunDocument) -> String {
                 order.push(policy.clone());
             }
             let i = order.iter().position(|p| *p == policy).unwrap_or(0);
-            let n = r.params.get("tasks").and_then(|v| v.as_u64()).unwrap_or(0);
+            let n = r.params.raw("tasks").and_then(|v| v.as_u64()).unwrap_or(0);
             table.entry(i).or_insert_with(|| (policy, BTreeMap::new())).1.insert(n, r.median);
         }
         out.push_str(&format!("\n{key}\n"));

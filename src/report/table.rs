@@ -5,18 +5,29 @@ use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Tab
 
 use super::{fmt_ns, fmt_value, plain};
 use crate::model::Skipped;
-use crate::model::{Count, Method, ResultRow, RunDocument};
+use crate::model::{BenchId, Count, Method, Params, ResultRow, RunDocument};
 
 /// A benchmark variant: its rows grouped (batch, per-call, or a workload figure).
 pub(super) struct Line<'a> {
-    pub(super) benchmark: std::borrow::Cow<'a, str>,
-    pub(super) variant: String,
+    /// The first row's benchmark and parameters: what the line's rows share.
+    pub(super) bench: &'a BenchId,
+    pub(super) params: &'a Params,
     pub(super) batch: Option<&'a ResultRow>,
     pub(super) per_call: Option<&'a ResultRow>,
     pub(super) other: Vec<&'a ResultRow>,
 }
 
 impl<'a> Line<'a> {
+    /// The benchmark as printed.
+    pub(super) fn benchmark(&self) -> std::borrow::Cow<'a, str> {
+        plain(self.bench)
+    }
+
+    /// The variant's label as printed.
+    pub(super) fn variant(&self) -> String {
+        plain(&self.params.label()).into_owned()
+    }
+
     /// Every row of the line: batch, per-call, then the others.
     pub(super) fn rows(&self) -> Vec<&'a ResultRow> {
         self.batch.iter().chain(self.per_call.iter()).chain(self.other.iter()).copied().collect()
@@ -32,12 +43,11 @@ impl<'a> Line<'a> {
 pub(super) fn group(rows: &[ResultRow]) -> Vec<Line<'_>> {
     let mut lines: Vec<Line> = Vec::new();
     for r in rows {
-        let variant = plain(&r.variant_label()).into_owned();
-        let benchmark = plain(&r.benchmark);
-        let idx = match lines.iter().position(|l| l.benchmark == benchmark && l.variant == variant) {
+        let idx = match lines.iter().position(|l| *l.bench == r.benchmark && l.params.same_variant(&r.params)) {
             Some(i) => i,
             None => {
-                lines.push(Line { benchmark, variant, batch: None, per_call: None, other: Vec::new() });
+                let (bench, params) = (&r.benchmark, &r.params);
+                lines.push(Line { bench, params, batch: None, per_call: None, other: Vec::new() });
                 lines.len() - 1
             }
         };
@@ -318,13 +328,13 @@ fn results_table_of(rows: &[ResultRow], wide: bool, notes: &mut Vec<String>, thi
         let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
         let mut cells = if wide {
             vec![
-                Cell::new(&line.benchmark),
-                Cell::new(&line.variant),
+                Cell::new(line.benchmark()),
+                Cell::new(line.variant()),
                 Cell::new(&unit.shown),
                 right(unit.figure(headline)),
             ]
         } else {
-            vec![Cell::new(stacked(&line.benchmark, &line.variant)), right(unit.stacked(headline))]
+            vec![Cell::new(stacked(&line.benchmark(), &line.variant())), right(unit.stacked(headline))]
         };
         let (p99, p999) = (pct(|q| q.p99, P99_MIN_SAMPLES), pct(|q| q.p999, P999_MIN_SAMPLES));
         if wide {
@@ -479,11 +489,8 @@ fn flag_tags(line: &Line<'_>, all: &[&ResultRow], notes: &mut Vec<String>) -> Ve
     let mut tags: Vec<String> = Vec::new();
     for r in all {
         for f in &r.flags {
-            let who = if line.variant.is_empty() {
-                line.benchmark.to_string()
-            } else {
-                format!("{} {}", line.benchmark, line.variant)
-            };
+            let (benchmark, variant) = (line.benchmark(), line.variant());
+            let who = if variant.is_empty() { benchmark.to_string() } else { format!("{benchmark} {variant}") };
             let note = format!("{who}: {}: {}", f.flag, plain(&f.reason));
             let n = match notes.iter().position(|x| *x == note) {
                 Some(i) => i + 1,
@@ -508,7 +515,7 @@ fn footer(notes: &[String], rows: &[ResultRow], skipped: &[Skipped]) -> String {
         out.push_str(&format!("[{}] {n}\n", i + 1));
     }
     for r in rows {
-        if let Some(serde_json::Value::String(st)) = r.params.get("statement") {
+        if let Some(serde_json::Value::String(st)) = r.params.raw("statement") {
             out.push_str(&format!("{} {}: {}\n", plain(&r.benchmark), plain(&r.variant_label()), plain(st)));
         }
     }

@@ -393,25 +393,15 @@ impl StoredSwitch {
     /// The figures from a stored run: load.runqueue's yield rows at 2 tasks, threads
     /// and processes (batch medians), and spawn.fork_exit's full cycle when present.
     pub fn from_run(doc: &crate::model::RunDocument) -> Option<Self> {
-        use crate::model::Method;
-        let param = |r: &crate::model::ResultRow, k: &str| r.params.get(k).cloned();
-        let at_two = |mode: &str| {
-            doc.results.iter().find(|r| {
-                r.benchmark == "load.runqueue"
-                    && r.method == Method::Batch
-                    && param(r, "design").and_then(|v| v.as_str().map(String::from)).as_deref() == Some("yield")
-                    && param(r, "mode").and_then(|v| v.as_str().map(String::from)).as_deref() == Some(mode)
-                    && param(r, "tasks").and_then(|v| v.as_u64()) == Some(2)
-            })
-        };
-        let fork = doc.results.iter().find(|r| {
-            r.benchmark == "spawn.fork_exit"
-                && param(r, "phase").and_then(|v| v.as_str().map(String::from)).as_deref() == Some("full_cycle")
-        });
+        use crate::bench::load::runqueue::{Design, point_key};
+        use crate::tasks::Mode;
+        let find = |key: crate::model::FigureKey| doc.results.iter().find(|r| r.carries(&key));
+        let at_two = |mode: Mode| find(point_key(2, mode, Design::Yield));
+        let fork = find(crate::bench::spawn::fork_exit_key());
         Some(Self {
             run: doc.run.id,
-            thread_ns: at_two("thread")?.median,
-            process_ns: at_two("process")?.median,
+            thread_ns: at_two(Mode::Thread)?.median,
+            process_ns: at_two(Mode::Process)?.median,
             fork_exit_ns: fork.map(|r| r.median),
         })
     }

@@ -77,7 +77,7 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
         .figures
         .iter()
         .map(|f| {
-            let mut params = BTreeMap::new();
+            let mut params = crate::model::Params::new();
             params.insert(SIMULATED_PARAM.into(), format!("profile {}", profile.name).into());
             params.insert("policy".into(), p.policy.name().into());
             params.insert("cpus".into(), p.cpus.into());
@@ -107,7 +107,7 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
 pub fn value_row(benchmark: &str, unit: &str, value: f64) -> ResultRow {
     ResultRow {
         benchmark: benchmark.into(),
-        params: BTreeMap::new(),
+        params: crate::model::Params::new(),
         method: Method::Workload,
         unit: unit.into(),
         n: 1,
@@ -129,10 +129,10 @@ pub fn value_row(benchmark: &str, unit: &str, value: f64) -> ResultRow {
 
 /// The cost profile a stored simulated row carries.
 pub fn profile_of(row: &ResultRow) -> Option<CostProfile> {
-    serde_json::from_value(row.params.get(PROFILE_PARAM)?.clone()).ok()
+    serde_json::from_value(row.params.raw(PROFILE_PARAM)?.clone()).ok()
 }
 
 /// Whether a row is simulated.
 pub fn is_simulated(row: &ResultRow) -> bool {
-    row.params.contains_key(SIMULATED_PARAM)
+    row.params.contains(SIMULATED_PARAM)
 }

@@ -100,7 +100,7 @@ pub fn rows(p: &Params, profile: &CostProfile, spreads: &[Spread]) -> Vec<Result
 /// "median of 20 seeds, range 1.2–4.0" for a stored row over seeds; None for a row of
 /// one seed.
 pub fn label(row: &ResultRow, num: impl Fn(f64) -> String) -> Option<String> {
-    let k = row.params.get("seeds")?.as_u64()?;
+    let k = row.params.raw("seeds")?.as_u64()?;
     let (lo, hi) = (row.param_f64("seed_low")?, row.param_f64("seed_high")?);
     Some(format!("median of {k} seeds, seed range {}–{}", num(lo), num(hi)))
 }
@@ -143,7 +143,7 @@ mod tests {
         for (r, s) in rows.iter().zip(&spreads) {
             assert_eq!(r.median, s.median());
             assert_eq!((r.ci_low, r.ci_high), (r.median, r.median), "no interval");
-            assert_eq!(r.params.get("seeds"), Some(&3u64.into()));
+            assert_eq!(r.params.raw("seeds"), Some(&3u64.into()));
             let l = label(r, |v| format!("{v:.1}")).unwrap();
             assert!(l.starts_with("median of 3 seeds, seed range "), "{l}");
         }

@@ -11,16 +11,20 @@
 
 use super::CostProfile;
 use super::cost::StoredSwitch;
+use crate::bench::load::runqueue::{Design, point_key};
 use crate::model::{FlagCode, ResultRow, RunDocument};
+use crate::tasks::Mode;
 
 /// Flags that make a switch row unfit for a profile.
 pub const REFUSED: [FlagCode; 3] = [FlagCode::Intruded, FlagCode::Bimodal, FlagCode::Modes];
 
-/// Whether `r` is one of the switch rows a live profile takes.
+/// Whether `r` is one of the switch rows a live profile takes (either mode).
 fn is_switch_row(r: &ResultRow) -> bool {
-    r.benchmark == "load.runqueue"
-        && r.param_str("design") == "yield"
-        && r.params.get("tasks").and_then(|v| v.as_u64()) == Some(2)
+    [Mode::Thread, Mode::Process].into_iter().any(|mode| {
+        let key = point_key(2, mode, Design::Yield);
+        // Both of the point's rows (batch and per-call) say whether the point is sound.
+        r.benchmark == key.bench && r.params.includes(key.params())
+    })
 }
 
 /// The switch rows of `doc` a live profile refuses, each with its flags and why.
@@ -39,7 +43,7 @@ pub fn refusals(doc: &RunDocument) -> Vec<String> {
                 format!(
                     "run #{}: load.runqueue yield, {} at 2 tasks: {}",
                     doc.run.id,
-                    r.param_str("mode"),
+                    r.params.get(Mode::PARAM).unwrap_or_default(),
                     why.join("; ")
                 )
             })

@@ -234,7 +234,7 @@ pub fn rows(suite: &str, profiles: &[CostProfile], stop: impl Fn() -> bool) -> V
                 super::run::simulate_rows(&p, profile)
             };
             for mut row in made_rows {
-                let figure = row.params.get("figure").and_then(|v| v.as_str()).unwrap_or_default().to_string();
+                let figure = row.params.raw("figure").and_then(|v| v.as_str()).unwrap_or_default().to_string();
                 let s = lab.sensitivity(&p, &figure);
                 row.params.insert(SENSITIVITY_PARAM.into(), serde_json::to_value(s).expect("plain data"));
                 made.push((p.clone(), out.len()));
@@ -249,7 +249,7 @@ pub fn rows(suite: &str, profiles: &[CostProfile], stop: impl Fn() -> bool) -> V
             if j.fragile {
                 // The figures the conclusion is drawn from carry its mark too.
                 for (p, i) in &made {
-                    let figure = out[*i].params.get("figure").and_then(|v| v.as_str()) == Some(c.figure);
+                    let figure = out[*i].params.raw("figure").and_then(|v| v.as_str()) == Some(c.figure);
                     if figure && (*p == c.num || *p == c.den) {
                         out[*i].params.insert("fragile".into(), true.into());
                     }
@@ -263,5 +263,5 @@ pub fn rows(suite: &str, profiles: &[CostProfile], stop: impl Fn() -> bool) -> V
 
 /// The judgement a stored conclusion row carries.
 pub fn judgement_of(row: &ResultRow) -> Option<Judgement> {
-    serde_json::from_value(row.params.get(JUDGEMENT_PARAM)?.clone()).ok()
+    serde_json::from_value(row.params.raw(JUDGEMENT_PARAM)?.clone()).ok()
 }

@@ -6,7 +6,7 @@
 
 use super::{HDR_FORMAT, StoreError, counts_json, json, load_samples, parse_json, stored_samples};
 use crate::histo::SampleBudget;
-use crate::model::{Method, ResultRow};
+use crate::model::{BenchId, Method, ResultRow};
 
 /// The stored columns of a row, in order, after `run_id` and `seq`.
 pub(crate) const COLUMNS: [&str; 19] = [
@@ -49,9 +49,9 @@ pub(crate) fn select_sql(run_placeholder: &str, replace: &[(&str, &str)]) -> Str
 
 /// A row as stored: one value per column of [`COLUMNS`].
 pub(crate) struct StoredRow {
-    pub benchmark: String,
+    pub benchmark: BenchId,
     pub params_json: String,
-    pub method: &'static str,
+    pub method: Method,
     pub unit: String,
     pub n: i64,
     pub iterations: i64,
@@ -74,9 +74,9 @@ macro_rules! row_params {
         [
             $run_id,
             $seq,
-            &$c.benchmark,
+            &$c.benchmark.as_str(),
             &$c.params_json,
-            &$c.method,
+            &$c.method.as_str(),
             &$c.unit,
             &$c.n,
             &$c.iterations,
@@ -105,7 +105,7 @@ impl StoredRow {
         Ok(StoredRow {
             benchmark: r.benchmark.clone(),
             params_json: json(&r.params),
-            method: r.method.as_str(),
+            method: r.method,
             unit: r.unit.to_string(),
             n: r.n as i64,
             iterations: r.iterations as i64,
@@ -138,7 +138,7 @@ impl StoredRow {
             if format == HDR_FORMAT { crate::histo::count(&blob).map_err(refused)? } else { blob.len() as u64 / 8 };
         budget.take(claimed).map_err(refused)?;
         Ok(ResultRow {
-            benchmark: benchmark.clone(),
+            benchmark: BenchId::stored(benchmark),
             params: parse_json("params", &c.text(1)?)?,
             method: Method::parse(&method).ok_or_else(|| StoreError::Malformed(format!("method {method:?}")))?,
             unit: c.text(3)?.into(),

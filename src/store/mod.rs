@@ -461,7 +461,8 @@ pub struct RunListing {
 #[derive(Debug, Clone, Default)]
 pub struct RunFilter {
     pub host: Option<String>,
-    pub benchmark: Option<String>,
+    /// A benchmark's id, or a family (every id under it).
+    pub benchmark: Option<crate::key::BenchId>,
     pub since: Option<String>,
     pub until: Option<String>,
 }

@@ -22,7 +22,7 @@ use ::postgres::{Client, Error as PgError, NoTls, Transaction};
 
 use super::*;
 use crate::machine::Machine;
-use crate::model::{ResultRow, RunDocument, RunInfo, RunStatus, SCHEMA_VERSION, Skipped};
+use crate::model::{BenchId, ResultRow, RunDocument, RunInfo, RunStatus, SCHEMA_VERSION, Skipped};
 
 /// SQLite's schema in PostgreSQL's dialect: 64-bit serial ids and integers, double
 /// precision reals, BYTEA blobs. The same names and columns, so both backends read and
@@ -291,7 +291,7 @@ fn insert_rows(tx: &mut Transaction, run_id: i64, rows: &[ResultRow], skipped: &
     for s in skipped {
         tx.execute(
             "INSERT INTO skipped (run_id, benchmark, params, reason) VALUES ($1, $2, $3, $4)",
-            &[&run_id, &s.benchmark, &s.params, &s.reason],
+            &[&run_id, &s.benchmark.as_str(), &s.params.as_str(), &s.reason],
         )?;
     }
     Ok(())
@@ -496,7 +496,7 @@ impl Backend for PgConnection {
                    AND ($3::TEXT IS NULL OR r.started_at >= $3)
                    AND ($4::TEXT IS NULL OR r.started_at < $4)
                  ORDER BY r.id DESC",
-            &[&filter.host, &filter.benchmark, &filter.since, &filter.until],
+            &[&filter.host, &filter.benchmark.as_deref(), &filter.since, &filter.until],
         );
         let rows = rows.map_err(|e| self.err(e))?;
         rows.iter()
@@ -547,7 +547,11 @@ impl Backend for PgConnection {
             .query("SELECT benchmark, params, reason FROM skipped WHERE run_id = $1 ORDER BY ctid", &[&run_id])
             .map_err(|e| me.err(e))?
             .iter()
-            .map(|r| Skipped { benchmark: r.get(0), params: r.get(1), reason: r.get(2) })
+            .map(|r| Skipped {
+                benchmark: BenchId::stored(r.get::<_, String>(0)),
+                params: r.get::<_, String>(1).into(),
+                reason: r.get(2),
+            })
             .collect();
         Ok((RunDocument { schema_version: SCHEMA_VERSION, run, machine, results }, skipped))
     }

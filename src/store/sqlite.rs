@@ -17,7 +17,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionB
 
 use super::*;
 use crate::machine::Machine;
-use crate::model::Skipped;
+use crate::model::{BenchId, Skipped};
 use crate::model::{Method, ResultRow, RunDocument, RunInfo, RunStatus, SCHEMA_VERSION};
 
 impl From<rusqlite::Error> for StoreError {
@@ -456,19 +456,20 @@ impl SqliteStore {
                AND (?4 IS NULL OR r.started_at < ?4)
              ORDER BY r.id DESC"
         ))?;
-        let rows = stmt.query_map(params![filter.host, filter.benchmark, filter.since, filter.until], |r| {
-            Ok(RunListing {
-                id: r.get(0)?,
-                started_at: r.get(1)?,
-                hostname: r.get(2)?,
-                kernel_release: r.get(3)?,
-                status: effective_status(stored_status(r, 4)?, owner_of(r, 8)?, &r.get::<_, String>(2)?),
-                save_name: r.get(5)?,
-                command_line: r.get(6)?,
-                results: r.get(7)?,
-                kind: stored_kind(r, 11)?,
-            })
-        })?;
+        let rows =
+            stmt.query_map(params![filter.host, filter.benchmark.as_deref(), filter.since, filter.until], |r| {
+                Ok(RunListing {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    hostname: r.get(2)?,
+                    kernel_release: r.get(3)?,
+                    status: effective_status(stored_status(r, 4)?, owner_of(r, 8)?, &r.get::<_, String>(2)?),
+                    save_name: r.get(5)?,
+                    command_line: r.get(6)?,
+                    results: r.get(7)?,
+                    kind: stored_kind(r, 11)?,
+                })
+            })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -538,7 +539,13 @@ impl SqliteStore {
         let mut stmt =
             self.conn.prepare("SELECT benchmark, params, reason FROM skipped WHERE run_id = ?1 ORDER BY rowid")?;
         let skipped = stmt
-            .query_map(params![run_id], |r| Ok(Skipped { benchmark: r.get(0)?, params: r.get(1)?, reason: r.get(2)? }))?
+            .query_map(params![run_id], |r| {
+                Ok(Skipped {
+                    benchmark: BenchId::stored(r.get::<_, String>(0)?),
+                    params: r.get::<_, String>(1)?.into(),
+                    reason: r.get(2)?,
+                })
+            })?
             .collect::<Result<_, _>>()?;
         Ok(skipped)
     }
@@ -708,7 +715,7 @@ fn insert_rows(
     for s in skipped {
         tx.execute(
             "INSERT INTO skipped (run_id, benchmark, params, reason) VALUES (?1, ?2, ?3, ?4)",
-            params![run_id, s.benchmark, s.params, s.reason],
+            params![run_id, s.benchmark.as_str(), s.params.as_str(), s.reason],
         )?;
     }
     Ok(())

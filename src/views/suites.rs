@@ -36,7 +36,7 @@ fn fig<'a>(d: &'a RunDocument, id: &str, want: &[(&str, &str)]) -> Option<&'a Re
     let matches = |r: &&ResultRow| {
         r.benchmark == id
             && want.iter().all(|(k, v)| {
-                r.params.get(*k).is_some_and(|p| {
+                r.params.raw(k).is_some_and(|p| {
                     p.as_str() == Some(v)
                         || p.as_u64().is_some_and(|n| v.parse() == Ok(n))
                         || p.as_i64().is_some_and(|n| v.parse() == Ok(n))
@@ -508,7 +508,7 @@ fn bartz24(d: &RunDocument) -> String {
         .find(|r| {
             r.benchmark == "syscall.getpid"
                 && r.method == Method::PerCall
-                && r.params.get("via").and_then(|v| v.as_str()) == Some("raw")
+                && r.params.raw("via").and_then(|v| v.as_str()) == Some("raw")
         })
         .and_then(|r| r.percentiles.as_ref())
         .map(|p| p.p50)
@@ -770,11 +770,11 @@ mod tests {
             let verdict = line_of(&text, &format!("  {label}"));
             assert_eq!(verdict.contains("fragile ("), fragile, "{verdict}");
             // The rows say it too: the conclusion's row and the figures it is drawn from.
-            let flagged = d.results.iter().filter(|r| r.params.get("fragile") == Some(&true.into())).count();
+            let flagged = d.results.iter().filter(|r| r.params.raw("fragile") == Some(&true.into())).count();
             assert_eq!(flagged > 0, fragile);
             // Every simulated figure carries its sensitivity, with no interval.
             for r in d.results.iter().filter(|r| r.benchmark == "sim.fork") {
-                assert!(r.params.contains_key(crate::sim::suites::SENSITIVITY_PARAM));
+                assert!(r.params.contains(crate::sim::suites::SENSITIVITY_PARAM));
                 assert_eq!((r.ci_low, r.ci_high), (r.median, r.median));
             }
         }

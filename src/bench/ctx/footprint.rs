@@ -247,7 +247,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 
 /// The sweep's chart: the extra cost per hand-off against the working set.
 pub const SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
-    benchmark: "ctx.footprint",
+    benchmark: crate::key::BenchId::new("ctx.footprint"),
     title: "Cache footprint: extra cost per hand-off against working set",
     x_title: "working set per task (log scale)",
     x_axis: crate::sweep::XAxis::Log2Bytes,

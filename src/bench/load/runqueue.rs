@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::group::check_limits;
 use crate::bench::ctx::channel;
 use crate::bench::{Ctx, Output, rows_from};
+use crate::key::{BenchId, FigureKey, Param, Params, Text};
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
 use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch};
 use crate::stats;
@@ -18,6 +19,42 @@ use crate::tasks::Mode;
 use crate::tasks::{AffinityGuard, PeerPlacement};
 use crate::tasks::{ExitWatch, Member, TaskGroup};
 use crate::tracepass::measure;
+
+/// The benchmark's id.
+pub const ID: BenchId = BenchId::new("load.runqueue");
+/// The design of a point (`yield`, `ring`).
+pub const DESIGN: Param<Text> = Param::new("design");
+/// The runnable tasks of a point.
+pub const TASKS: Param<u64> = Param::new("tasks");
+
+/// The two classic designs the sweep measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    /// N tasks looping on sched_yield.
+    Yield,
+    /// A token passed around a ring of N tasks through N pipes.
+    Ring,
+}
+
+impl Design {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Design::Yield => "yield",
+            Design::Ring => "ring",
+        }
+    }
+}
+
+/// The key of the sweep's batch row at `tasks` runnable tasks of `design` in `mode`:
+/// how a reader (the simulator's `live` profile) asks for a point, not by its text.
+pub fn point_key(tasks: u64, mode: Mode, design: Design) -> FigureKey {
+    FigureKey::new(ID, Method::Batch, point_params(tasks, mode, design))
+}
+
+/// The parameters every row of a point carries.
+fn point_params(tasks: u64, mode: Mode, design: Design) -> Params {
+    Params::new().with(DESIGN, design.as_str()).with(Mode::PARAM, mode.as_str()).with(TASKS, tasks)
+}
 
 const TOKEN: u8 = 1;
 const POISON: u8 = 0xff;
@@ -145,10 +182,10 @@ fn pipes(n: usize) -> Result<Vec<(OwnedFd, OwnedFd)>, BenchError> {
 }
 
 /// One point: N tasks of `design` in `mode`, all on `cpu`.
-fn point(ctx: &Ctx, design: &str, mode: Mode, n: usize, cpu: &[usize]) -> Result<ResultRow, BenchError> {
+fn point(ctx: &Ctx, design: Design, mode: Mode, n: usize, cpu: &[usize]) -> Result<ResultRow, BenchError> {
     let cfg = sweep_config(ctx.cfg);
     let watch_peers = |g: &TaskGroup| Watch { peers: g.tasks.clone(), hardware: false, per_call: false };
-    let m = if design == "ring" {
+    let m = if design == Design::Ring {
         // pipe[i] feeds task i; the measuring task is task 0.
         let p = pipes(n)?;
         let fds: Arc<Vec<(RawFd, RawFd)>> =
@@ -178,18 +215,25 @@ fn point(ctx: &Ctx, design: &str, mode: Mode, n: usize, cpu: &[usize]) -> Result
     let switches = m.counts.get(&Count::Switches).copied().unwrap_or(0.0);
     let per_iter = switches / m.counted_iterations.max(1) as f64;
     if per_iter <= 0.0 {
-        return Err(BenchError::Failed(format!("no switches observed with {n} tasks ({design}, {})", mode.as_str())));
+        return Err(BenchError::Failed(format!(
+            "no switches observed with {n} tasks ({}, {})",
+            design.as_str(),
+            mode.as_str()
+        )));
     }
-    let mut rows = rows_from("load.runqueue", &m, "ns/switch", per_iter, ctx.calib);
+    let mut rows = rows_from(&ID, &m, "ns/switch", per_iter, ctx.calib);
     let mut row = rows.remove(0);
     row.counts.insert(Count::SwitchesPerIteration, per_iter);
-    if design == "ring" && per_iter < 0.9 * n as f64 {
+    if design == Design::Ring && per_iter < 0.9 * n as f64 {
         row.flag(Flag::new(
             FlagCode::TooFewSwitches,
             format!("a lap of {n} tasks on one CPU needs {n} switches; {per_iter:.1} were observed"),
         ));
     }
-    Ok(row.with_param("design", design).with_param("mode", mode.as_str()).with_param("tasks", n as u64))
+    for (name, value) in &point_params(n as u64, mode, design) {
+        row.params.insert(name.clone(), value.clone());
+    }
+    Ok(row)
 }
 
 pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
@@ -197,14 +241,14 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let (cpu, _) = PeerPlacement::SameCpu.cpus(&allowed)?;
     let _pin = AffinityGuard::pin(&cpu)?;
     let sizes: Vec<usize> = ctx.opts.tasks.iter().copied().filter(|&n| n >= 2).collect();
-    for design in ["yield", "ring"] {
+    for design in [Design::Yield, Design::Ring] {
         for mode in [Mode::Thread, Mode::Process] {
             let mut curve = Vec::new();
             for &n in &sizes {
-                if let Err(why) = check_limits(mode, n, if design == "ring" { 2 } else { 0 }) {
+                if let Err(why) = check_limits(mode, n, if design == Design::Ring { 2 } else { 0 }) {
                     out.skip(
-                        "load.runqueue",
-                        &format!("design={design} mode={} tasks={n}", mode.as_str()),
+                        &ID,
+                        &format!("design={} mode={} tasks={n}", design.as_str(), mode.as_str()),
                         why.to_string(),
                     );
                     continue;
@@ -216,13 +260,13 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             let (ns, ys): (Vec<f64>, Vec<f64>) = curve.into_iter().unzip();
             if let Some(g) = classify_growth(&ns, &ys)
                 && let Some(mut fit) =
-                    ResultRow::from_samples("load.runqueue", Method::Fit, "ns/switch", vec![g.slope], ns.len() as u64)
+                    ResultRow::from_samples(&ID, Method::Fit, "ns/switch", vec![g.slope], ns.len() as u64)
             {
                 fit.samples.clear();
                 fit.n = ns.len();
                 (fit.ci_low, fit.ci_high) = g.ci;
                 let mut fit =
-                    fit.with_param("design", design).with_param("mode", mode.as_str()).with_param("growth", g.kind);
+                    fit.with(DESIGN, design.as_str()).with(Mode::PARAM, mode.as_str()).with_param("growth", g.kind);
                 fit.params.insert("statement".into(), g.statement.into());
                 out.push(fit);
             }
@@ -234,14 +278,14 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 /// The sweep's chart: time per switch against runnable tasks, a series per design and
 /// mode (the parameters this module writes on every row).
 pub const SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
-    benchmark: "load.runqueue",
+    benchmark: ID,
     title: "Run-queue sweep: time per switch against runnable tasks",
     x_title: "runnable tasks (log scale)",
     x_axis: crate::sweep::XAxis::Log2Count,
     unit: "ns/switch",
     place: |r| {
-        let x = r.param_f64("tasks")?;
-        Some((format!("{} {}", r.param_str("design"), r.param_str("mode")), x))
+        let x = r.params.get(TASKS)? as f64;
+        Some((format!("{} {}", r.params.get(DESIGN).unwrap_or(""), r.params.get(Mode::PARAM).unwrap_or("")), x))
     },
 };
 
