@@ -34,6 +34,9 @@ pub struct Cpu {
     pub idle_ns: u64,
     pub sched_ns: u64,
     pub lock_wait_ns: u64,
+    /// Lock-holding work still to charge at this CPU's next step: the rescan after a
+    /// recalculation that dropped the lock (see `Engine::charge_sched`).
+    pub relock: Option<Work>,
 }
 
 /// Counters of a simulation.
@@ -150,6 +153,8 @@ impl Engine {
         {
             self.cpus[target].need_resched = true;
             if from.is_some_and(|f| f != target) {
+                // Charged on the busy CPU's own clock, outside any big kernel lock: that
+                // clock may run ahead of the lock's, which must not be booked ahead.
                 let ipi = CostProfile::ns(&self.cost.ipi_busy);
                 let c = &mut self.cpus[target];
                 c.now += ipi;
@@ -201,35 +206,84 @@ impl Engine {
     }
 
     /// Charges `w` on `cpu`, under the global run-queue lock when the policy has one.
-    /// The lock's line, when it comes from another CPU, costs one transfer for this CPU
-    /// and one for each other CPU holding or queued for the lock as CPUs ask for it
-    /// (spinners re-read the line at every hand-on): the collapse of one lock under
-    /// many CPUs emerges from that.
+    /// Where the policy recalculates with the lock dropped (2.4.16's schedule():
+    /// `recalculate:` does spin_unlock_irq(&runqueue_lock), read_lock(&tasklist_lock),
+    /// the loop over every task, then takes runqueue_lock again and `goto
+    /// repeat_schedule`), the first scan holds the lock, the recalculation runs outside
+    /// it (a reader of tasklist_lock, which other readers do not wait for), and the
+    /// rescan takes the lock again at this CPU's next step: taken now, it would book
+    /// the lock from the loop's end, ahead of the other CPUs' clocks, and make them
+    /// wait for the loop after all. (So the rescan is charged after the switch it
+    /// leads to; the CPU's time is the same.)
     fn charge_sched(&mut self, cpu: usize, w: Work) {
-        let mut hold = self.ns(w);
-        if self.policy.global_lock() {
-            let now = self.cpus[cpu].now;
-            self.lock_queue.retain(|&(until, _)| until > now);
-            let now_waiting = self.lock_queue.iter().filter(|&&(_, c)| c != cpu).count() as f64;
-            // The spinners a hand-on finds, averaged over the recent acquisitions: the
-            // instantaneous count locks into phases of the CPUs' lockstep, which no
-            // real bus arbitration keeps.
-            self.lock_contenders = 0.98 * self.lock_contenders + 0.02 * now_waiting;
+        if w.recalced > 0 && self.policy.global_lock() && self.policy.recalc_drops_lock() {
+            let first = Work { scanned: w.scanned / 2, remote: w.remote / 2, ..Work::default() };
+            let rest = Work { scanned: w.scanned - first.scanned, remote: w.remote - first.remote, recalced: 0, ..w };
+            self.charge_locked(cpu, first);
+            let recalc = self.ns(Work { recalced: w.recalced, ..Work::default() });
             let c = &mut self.cpus[cpu];
-            if self.lock_free_at > c.now {
-                c.lock_wait_ns += self.lock_free_at - c.now;
-                c.now = self.lock_free_at;
-            }
-            if self.lock_holder.is_some_and(|h| h != cpu) {
-                hold += (self.cost.lock_transfer.ns * (1.0 + self.lock_contenders)).round() as u64;
-            }
-            self.lock_holder = Some(cpu);
-            self.lock_free_at = c.now + hold;
-            self.lock_queue.push((self.lock_free_at, cpu));
+            c.now += recalc;
+            c.sched_ns += recalc;
+            c.relock = Some(rest);
+            return;
         }
+        self.charge_locked(cpu, w);
+    }
+
+    /// Charges `w` on `cpu` holding the global lock when the policy has one.
+    fn charge_locked(&mut self, cpu: usize, w: Work) {
+        let ns = self.ns(w);
+        let hold = if self.policy.global_lock() { self.take_lock(cpu, ns) } else { ns };
         let c = &mut self.cpus[cpu];
         c.now += hold;
         c.sched_ns += hold;
+    }
+
+    /// Takes the global lock on `cpu` to hold it `ns`: waits (spinning, as lock
+    /// waiting) until it is free, and returns the hold, `ns` and the line's transfer.
+    /// The lock's line, when it comes from another CPU, costs one transfer for this CPU
+    /// and one for each other CPU holding or queued for the lock as CPUs ask for it
+    /// (spinners re-read the line at every hand-on): the collapse of one lock under
+    /// many CPUs emerges from that. The caller advances the clock by the hold.
+    fn take_lock(&mut self, cpu: usize, ns: u64) -> u64 {
+        let mut hold = ns;
+        let now = self.cpus[cpu].now;
+        self.lock_queue.retain(|&(until, _)| until > now);
+        let now_waiting = self.lock_queue.iter().filter(|&&(_, c)| c != cpu).count() as f64;
+        // The spinners a hand-on finds, averaged over the recent acquisitions: the
+        // instantaneous count locks into phases of the CPUs' lockstep, which no real
+        // bus arbitration keeps.
+        self.lock_contenders = 0.98 * self.lock_contenders + 0.02 * now_waiting;
+        let c = &mut self.cpus[cpu];
+        if self.lock_free_at > c.now {
+            c.lock_wait_ns += self.lock_free_at - c.now;
+            c.now = self.lock_free_at;
+        }
+        if self.lock_holder.is_some_and(|h| h != cpu) {
+            hold += (self.cost.lock_transfer.ns * (1.0 + self.lock_contenders)).round() as u64;
+        }
+        self.lock_holder = Some(cpu);
+        self.lock_free_at = c.now + hold;
+        self.lock_queue.push((self.lock_free_at, cpu));
+        hold
+    }
+
+    /// `ns` of kernel work on `cpu`, the running task's (`task`: a system call's) or
+    /// the scheduler's (None: a switch, a tick, an IPI, a wake-up's remote lines).
+    /// Under a big kernel lock (2.0 on SMP: every entry to the kernel spins in
+    /// lock_kernel until no other CPU is in it) the work holds the lock, and the
+    /// lock's transfer counts as scheduler time; otherwise it runs beside the other
+    /// CPUs.
+    fn kernel(&mut self, cpu: usize, ns: u64, task: Option<TaskId>) {
+        let hold = if self.policy.big_kernel_lock() { self.take_lock(cpu, ns) } else { ns };
+        self.cpus[cpu].now += hold;
+        match task {
+            Some(t) => {
+                self.tasks[t].run_ns += ns;
+                self.cpus[cpu].sched_ns += hold - ns;
+            }
+            None => self.cpus[cpu].sched_ns += hold,
+        }
     }
 
     /// Wakes an idle CPU at `at` (no earlier than its own clock).
@@ -252,8 +306,11 @@ impl Engine {
     /// system call or exit), else from a timer. A task that joins another CPU's queue
     /// than its waker's costs the waker that queue's and that task's lines
     /// (`wake_remote`, charged as scheduler time): try_to_wake_up locks and writes
-    /// them where they were last written.
-    fn wake(&mut self, id: TaskId, now: u64, from_cpu: usize, waker: bool) {
+    /// them where they were last written. A `sync` wake-up, where the policy honours
+    /// it, tells no CPU: the task waits in the queue for the next schedule() (the
+    /// waker's own, as it blocks), and only its own lines are fetched when another CPU
+    /// last wrote them.
+    fn wake(&mut self, id: TaskId, now: u64, from_cpu: usize, waker: bool, sync: bool) {
         if self.tasks[id].state != State::Blocked {
             self.tasks[id].wake_pending = true;
             return;
@@ -265,16 +322,20 @@ impl Engine {
             self.placed(target, id, now, None);
             return;
         }
-        let mut now = now;
-        if target != from_cpu || self.tasks[id].cpu != from_cpu {
-            let lines = CostProfile::ns(&self.cost.wake_remote);
-            let c = &mut self.cpus[from_cpu];
-            c.now += lines;
-            c.sched_ns += lines;
-            now = c.now;
+        let tells_no_cpu = sync && self.policy.sync_wake_tells_no_cpu();
+        let remote = if tells_no_cpu {
+            self.tasks[id].cpu != from_cpu
+        } else {
+            target != from_cpu || self.tasks[id].cpu != from_cpu
+        };
+        if remote {
+            self.kernel(from_cpu, CostProfile::ns(&self.cost.wake_remote), None);
             self.out.remote_wakeups += 1;
         }
-        self.placed(target, id, now, Some(from_cpu));
+        if !tells_no_cpu {
+            let now = self.cpus[from_cpu].now;
+            self.placed(target, id, now, Some(from_cpu));
+        }
     }
 
     fn runnable_count(&self) -> u32 {
@@ -299,10 +360,8 @@ impl Engine {
             Some(n) => {
                 if Some(n) != prev {
                     let sw = self.switch_cost(cpu, n);
-                    let c = &mut self.cpus[cpu];
-                    c.now += sw;
-                    c.sched_ns += sw;
-                    c.last_mm = Some(self.tasks[n].mm);
+                    self.kernel(cpu, sw, None);
+                    self.cpus[cpu].last_mm = Some(self.tasks[n].mm);
                     self.out.switches += 1;
                     self.out.runqueue_at_switch.push(self.runnable_count());
                     if let Some(w) = self.tasks[n].woken_at.take() {
@@ -314,6 +373,10 @@ impl Engine {
                 self.cpus[cpu].current = Some(n);
             }
             None => {
+                // An idle CPU takes no more steps: its rescan is charged now.
+                if let Some(w) = self.cpus[cpu].relock.take() {
+                    self.charge_locked(cpu, w);
+                }
                 self.cpus[cpu].idle = true;
             }
         }
@@ -353,7 +416,7 @@ impl Engine {
             if next_timer.is_some_and(|t| t <= now) {
                 let std::cmp::Reverse((t, id)) = self.timers.pop().expect("peeked");
                 let from = self.tasks[id].cpu;
-                self.wake(id, t, from, false);
+                self.wake(id, t, from, false, false);
                 continue;
             }
             let Some(cpu) = busy else { continue };
@@ -363,13 +426,15 @@ impl Engine {
     }
 
     fn step(&mut self, cpu: usize) {
+        if let Some(w) = self.cpus[cpu].relock.take() {
+            self.charge_locked(cpu, w);
+            return;
+        }
         let now = self.cpus[cpu].now;
         if now >= self.cpus[cpu].next_tick {
             self.cpus[cpu].next_tick += self.tick_ns;
             if let Some(cur) = self.cpus[cpu].current {
-                let t = CostProfile::ns(&self.cost.tick);
-                self.cpus[cpu].now += t;
-                self.cpus[cpu].sched_ns += t;
+                self.kernel(cpu, CostProfile::ns(&self.cost.tick), None);
                 if self.policy.tick(&self.tasks, cpu, cur, now) {
                     self.cpus[cpu].need_resched = true;
                 }
@@ -402,9 +467,7 @@ impl Engine {
             Action::Compute(d) => self.tasks[cur].remaining = d,
             Action::Yield => {
                 self.out.yields += 1;
-                let sys = CostProfile::ns(&self.cost.syscall);
-                self.cpus[cpu].now += sys;
-                self.tasks[cur].run_ns += sys;
+                self.kernel(cpu, CostProfile::ns(&self.cost.syscall), Some(cur));
                 if self.policy.yield_reschedules(&self.tasks, cpu, cur) {
                     self.tasks[cur].stamp = self.cpus[cpu].now;
                     let w = self.policy.on_yield(&self.tasks, cpu, cur);
@@ -424,24 +487,22 @@ impl Engine {
                 self.block(cur, now);
                 self.cpus[cpu].need_resched = true;
             }
-            Action::Wake(id) => {
-                let w = CostProfile::ns(&self.cost.wake);
-                self.cpus[cpu].now += w;
-                self.tasks[cur].run_ns += w;
+            Action::Wake(id) | Action::WakeSync(id) => {
+                let sync = matches!(action, Action::WakeSync(_));
+                self.kernel(cpu, CostProfile::ns(&self.cost.wake), Some(cur));
                 let now = self.cpus[cpu].now;
-                self.wake(id, now, cpu, true);
+                self.wake(id, now, cpu, true, sync);
             }
             Action::Send(to) => {
                 let send = CostProfile::ns(&self.cost.msg_send) + CostProfile::ns(&self.cost.wake);
-                self.cpus[cpu].now += send;
-                self.tasks[cur].run_ns += send;
+                self.kernel(cpu, send, Some(cur));
                 if self.shared.inbox.len() <= to {
                     self.shared.inbox.resize(to + 1, Default::default());
                 }
                 self.shared.inbox[to].push_back(cpu);
                 self.shared.sent += 1;
                 let now = self.cpus[cpu].now;
-                self.wake(to, now, cpu, true);
+                self.wake(to, now, cpu, true, false);
             }
             Action::Receive => {
                 let Some(written_on) = self.shared.inbox.get_mut(cur).and_then(|q| q.pop_front()) else {
@@ -453,14 +514,11 @@ impl Engine {
                     read += CostProfile::ns(&self.cost.msg_remote);
                     self.out.remote_messages += 1;
                 }
-                self.cpus[cpu].now += read;
-                self.tasks[cur].run_ns += read;
+                self.kernel(cpu, read, Some(cur));
                 self.shared.delivered += 1;
             }
             Action::Fork { child, thread } => {
-                let f = CostProfile::ns(&self.cost.fork);
-                self.cpus[cpu].now += f;
-                self.tasks[cur].run_ns += f;
+                self.kernel(cpu, CostProfile::ns(&self.cost.fork), Some(cur));
                 let mm = thread.then_some(self.tasks[cur].mm);
                 let nice = self.tasks[cur].nice;
                 let id = self.new_task(child, mm, nice, cpu);
@@ -483,9 +541,7 @@ impl Engine {
                 }
             }
             Action::Exit => {
-                let x = CostProfile::ns(&self.cost.exit);
-                self.cpus[cpu].now += x;
-                self.tasks[cur].run_ns += x;
+                self.kernel(cpu, CostProfile::ns(&self.cost.exit), Some(cur));
                 self.policy.remove(&self.tasks, cur);
                 self.tasks[cur].state = State::Exited;
                 self.cpus[cpu].need_resched = true;
@@ -499,7 +555,7 @@ impl Engine {
                     if self.tasks[p].waiting_children && self.tasks[p].live_children == 0 {
                         self.tasks[p].waiting_children = false;
                         let now = self.cpus[cpu].now;
-                        self.wake(p, now, cpu, true);
+                        self.wake(p, now, cpu, true, false);
                     }
                 }
             }

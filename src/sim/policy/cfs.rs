@@ -16,6 +16,13 @@
 //!   its slice gets a new deadline and is rescheduled; sched_yield pushes its deadline
 //!   one slice further; a task keeps its lag while asleep (placed at V - lag).
 //!   The weighted lags of the queued tasks sum to zero by construction of V.
+//! - The tick: HZ = 250 (4 ms, [`TICK_NS`]), the common distribution kernels' CONFIG_HZ
+//!   and the Kconfig default (kernel/Kconfig.hz: HZ_250). A slice that runs out between
+//!   ticks ends at the next tick: the HRTICK sched feature, which would end it on a
+//!   high-resolution timer, is off by default (kernel/sched/features.h:
+//!   `SCHED_FEAT(HRTICK, false)` and `SCHED_FEAT(HRTICK_DL, false)`), so the models
+//!   have none. A machine's setting (/sys/kernel/debug/sched/features, where debugfs
+//!   is mounted) is not read: the models are of the default kernel.
 
 use super::{Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, TaskId};
@@ -54,6 +61,9 @@ pub struct Fair {
     weight: Vec<u64>,
     factor: f64,
 }
+
+/// The tick of the fair models: HZ = 250.
+pub const TICK_NS: u64 = 4_000_000;
 
 const SCHED_LATENCY: f64 = 6e6;
 const MIN_GRANULARITY: f64 = 0.75e6;
@@ -142,6 +152,10 @@ impl Scheduler for Fair {
 
     fn global_lock(&self) -> bool {
         false
+    }
+
+    fn tick_ns(&self) -> u64 {
+        TICK_NS
     }
 
     fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize {
