@@ -96,7 +96,8 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(policy: Box<dyn Scheduler>, cost: CostProfile, cpus: usize, seed: u64) -> Self {
+    pub fn new(mut policy: Box<dyn Scheduler>, cost: CostProfile, cpus: usize, seed: u64) -> Self {
+        policy.use_hrtick(cost.hrtick);
         let tick_ns = policy.tick_ns();
         let cpus = (0..cpus.max(1)).map(|_| Cpu { idle: true, next_tick: tick_ns, ..Default::default() }).collect();
         Self {
@@ -448,7 +449,20 @@ impl Engine {
             return;
         };
         if self.tasks[cur].remaining > 0 {
-            let d = self.tasks[cur].remaining.min(STEP_NS).min(self.cpus[cpu].next_tick - now).max(1);
+            let mut d = self.tasks[cur].remaining.min(STEP_NS).min(self.cpus[cpu].next_tick - now).max(1);
+            if let Some(left) = self.policy.hrtick_left(&self.tasks, cpu, cur) {
+                // The hrtick fires: its handler is the tick's (hrtick() calls the
+                // class's task_tick), with the timer interrupt's cost.
+                if left == 0 {
+                    self.kernel(cpu, CostProfile::ns(&self.cost.tick), None);
+                    if self.policy.tick(&self.tasks, cpu, cur, now) {
+                        self.cpus[cpu].need_resched = true;
+                        return;
+                    }
+                } else {
+                    d = d.min(left);
+                }
+            }
             self.tasks[cur].remaining -= d;
             self.tasks[cur].run_ns += d;
             self.policy.charge(&self.tasks, cur, d);

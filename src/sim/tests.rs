@@ -587,3 +587,29 @@ fn hz_250_task_tick_fair_ends_a_slice_at_the_next_tick_as_hrtick_is_off() {
     let o = e.run(1_000_000_000, |_| false);
     assert!((245..=255).contains(&o.switches), "{} switches", o.switches);
 }
+
+#[test]
+fn hrtick_start_fair_ends_a_slice_on_its_timer_where_the_kernel_lists_hrtick() {
+    // A profile taken on a kernel whose sched features list HRTICK (kernel/sched/fair.c
+    // hrtick_start_fair: armed for the slice's rest while another task waits): the two
+    // tasks' 3 ms slices end on time, 333 switches a second, not at 4 ms ticks.
+    assert!(cost::hrtick_listed("GENTLE_FAIR_SLEEPERS START_DEBIT HRTICK NO_HRTICK_DL"));
+    assert!(!cost::hrtick_listed("GENTLE_FAIR_SLEEPERS START_DEBIT NO_HRTICK NO_HRTICK_DL"));
+    let profile = cost::CostProfile { hrtick: true, ..unit_profile() };
+    for pol in [PolicyKind::Cfs, PolicyKind::Eevdf] {
+        let mut e = engine::Engine::new(pol.build(1), profile.clone(), 1, 0);
+        e.spawn(Box::new(workload::Hog), None, 0, 0);
+        e.spawn(Box::new(workload::Hog), None, 0, 0);
+        let o = e.run(1_000_000_000, |_| false);
+        let without = {
+            let mut e = engine::Engine::new(pol.build(1), unit_profile(), 1, 0);
+            e.spawn(Box::new(workload::Hog), None, 0, 0);
+            e.spawn(Box::new(workload::Hog), None, 0, 0);
+            e.run(1_000_000_000, |_| false)
+        };
+        assert!(o.switches > without.switches, "{}: {} with, {} without", pol.name(), o.switches, without.switches);
+        if pol == PolicyKind::Cfs {
+            assert!((328..=338).contains(&o.switches), "{} switches", o.switches);
+        }
+    }
+}

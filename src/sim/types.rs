@@ -221,6 +221,15 @@ pub trait Scheduler {
     fn tick_ns(&self) -> u64 {
         TICK_NS
     }
+    /// Ends slices on a high-resolution timer (the HRTICK sched feature) where the
+    /// policy has one; the profile says whether ([`super::CostProfile::hrtick`]).
+    fn use_hrtick(&mut self, _on: bool) {}
+    /// With an hrtick armed, how long `cur` may still run on `cpu` before its slice
+    /// ends (0: it has ended; the hrtick's handler is the tick's). None: no hrtick
+    /// armed, the tick decides.
+    fn hrtick_left(&self, _tasks: &[SimTask], _cpu: usize, _cur: TaskId) -> Option<u64> {
+        None
+    }
     /// None: a wake-up that leaves a CPU idle sends it an IPI (reschedule_idle). Some:
     /// idle CPUs find work only at their idle rebalance tick, this often.
     fn idle_rebalance_ns(&self) -> Option<u64> {
