@@ -3,20 +3,22 @@
 //! Each CPU has its own clock. The engine always advances the CPU whose clock is
 //! earliest (ties by index), so every interaction (a wake-up, a lock) happens in time
 //! order up to one step; a running task's computation is cut into steps of at most
-//! `STEP_NS` and at tick boundaries (each policy's HZ). An idle CPU's clock stops until
-//! a task is woken for it: at once plus the IPI's delay where the policy sends one
-//! (2.0's and 2.4's reschedule_idle, today's wake balancing), or at its next idle
-//! rebalance tick where it does not (2.6.0). Every nanosecond of every CPU is
-//! accounted for as task time, scheduler time (picks, switches, recalculation,
-//! ticks), lock waiting or idle.
+//! `STEP_NS`, at tick boundaries (each policy's HZ) and, where the profile's kernel
+//! has an hrtick, at the slice's end. An idle CPU's clock stops until a task is woken
+//! for it: at once plus the IPI's delay where the policy sends one (2.0's and 2.4's
+//! reschedule_idle, today's wake balancing), or at its next idle rebalance tick where
+//! it does not (2.6.0). Every nanosecond of every CPU is accounted for as task time,
+//! scheduler time (picks, switches, recalculation, ticks), lock waiting or idle.
 //!
 //! The physics of a switch (see `cost`): the switch itself; the address-space change
 //! when the CPU's last address space differs (so a thread switch skips it, and so does
 //! a switch back from idle to the same mm); the cache refill when the task's footprint
 //! is on another CPU; every scanned task_struct last written by another CPU; a global
-//! lock whose hand-on costs one line transfer per CPU spinning on it. Across CPUs: a
-//! wake-up onto another CPU's queue (the waker pays its lines), the reschedule IPI a
-//! busy CPU takes from another, and a message read where it was not written.
+//! lock whose hand-on costs one line transfer per CPU spinning on it (the run queue's
+//! lock, held for the scheduler's work, or a big kernel lock held for all kernel work,
+//! as 2.0's SMP kernel did; 2.4's recalculation drops it). Across CPUs: a wake-up onto
+//! another CPU's queue (the waker pays its lines), the reschedule IPI a busy CPU takes
+//! from another, and a message read where it was not written.
 
 use super::cost::CostProfile;
 use super::types::{Action, Asleep, Behavior, Rng, Scheduler, Shared, SimTask, State, TaskId, Why, Work};
