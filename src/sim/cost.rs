@@ -122,6 +122,13 @@ pub struct CostProfile {
     /// socket buffer, its data and the socket's queue and TCP state lines.
     #[serde(default = "not_stored")]
     pub msg_remote: Term,
+    /// Whether the fair models end a slice on a high-resolution timer (the kernel's
+    /// HRTICK sched feature) rather than at the next tick: off, the kernel's default
+    /// (kernel/sched/features.h), except in a `live` profile of a kernel whose sched
+    /// features list HRTICK on. Not a cost: a setting of the kernel the profile was
+    /// taken on, stored with it so that `live@RUN` repeats it.
+    #[serde(default)]
+    pub hrtick: bool,
 }
 
 /// A cross-CPU term a profile stored before it existed: nothing charged, as then.
@@ -163,6 +170,9 @@ impl CostProfile {
             out.push(format!("  {name:<17} {:>10.1} ns  {:<8} {}", t.ns, t.basis.word(), t.basis.why()));
         }
         out.extend(self.fit.iter().map(|l| format!("  fit: {l}")));
+        if self.hrtick {
+            out.push("  hrtick: on (the kernel's sched features list HRTICK): fair slices end on a timer".into());
+        }
         out
     }
 
@@ -309,6 +319,7 @@ pub fn pentium200() -> Result<CostProfile, ProfileError> {
         wake_remote: assumed(0.0, "one CPU: every wake-up is local"),
         ipi_busy: assumed(0.0, "one CPU: no inter-processor interrupt"),
         msg_remote: assumed(0.0, "one CPU: every message is read where it was written"),
+        hrtick: false,
     })
 }
 
@@ -367,6 +378,7 @@ pub fn smp2002_assumed() -> CostProfile {
                 "{era}: {MSG_LINES} lines at remote_line: a TCP message read on another CPU than it was written brings the sk_buff (3 lines), its 100-byte payload (2), the receiving socket's queue and TCP state (4) and, for the ACK and the buffer's free, the sending socket's state and the slab's list (3)"
             ),
         ),
+        hrtick: false,
     }
 }
 
@@ -636,7 +648,27 @@ pub fn live(stored: StoredSwitch) -> CostProfile {
                 "a message read on another CPU than it was written: {MSG_LINES} lines at the measured line transfer"
             ),
         ),
+        hrtick: live_hrtick().unwrap_or(false),
     }
+}
+
+/// Where the running kernel lists its scheduler features (debugfs: mounted, and
+/// readable by root only, on most systems).
+const SCHED_FEATURES: &str = "/sys/kernel/debug/sched/features";
+
+/// Whether the running kernel ends slices on an hrtick (its sched features list
+/// HRTICK, not NO_HRTICK); None where the features cannot be read. The file is a line
+/// of feature names: read at most 64 KiB of it.
+pub fn live_hrtick() -> Option<bool> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(SCHED_FEATURES).ok()?.take(64 * 1024).read_to_string(&mut text).ok()?;
+    Some(hrtick_listed(&text))
+}
+
+/// Whether a sched features list has HRTICK on.
+pub fn hrtick_listed(features: &str) -> bool {
+    features.split_whitespace().any(|f| f == "HRTICK")
 }
 
 /// A fixed profile for tests and examples: round numbers, not a machine.
@@ -666,6 +698,7 @@ pub fn unit_profile() -> CostProfile {
         wake_remote: t(200.0),
         ipi_busy: t(300.0),
         msg_remote: t(600.0),
+        hrtick: false,
     }
 }
 

@@ -3,20 +3,22 @@
 //! Each CPU has its own clock. The engine always advances the CPU whose clock is
 //! earliest (ties by index), so every interaction (a wake-up, a lock) happens in time
 //! order up to one step; a running task's computation is cut into steps of at most
-//! `STEP_NS` and at tick boundaries (each policy's HZ). An idle CPU's clock stops until
-//! a task is woken for it: at once plus the IPI's delay where the policy sends one
-//! (2.0's and 2.4's reschedule_idle, today's wake balancing), or at its next idle
-//! rebalance tick where it does not (2.6.0). Every nanosecond of every CPU is
-//! accounted for as task time, scheduler time (picks, switches, recalculation,
-//! ticks), lock waiting or idle.
+//! `STEP_NS`, at tick boundaries (each policy's HZ) and, where the profile's kernel
+//! has an hrtick, at the slice's end. An idle CPU's clock stops until a task is woken
+//! for it: at once plus the IPI's delay where the policy sends one (2.0's and 2.4's
+//! reschedule_idle, today's wake balancing), or at its next idle rebalance tick where
+//! it does not (2.6.0). Every nanosecond of every CPU is accounted for as task time,
+//! scheduler time (picks, switches, recalculation, ticks), lock waiting or idle.
 //!
 //! The physics of a switch (see `cost`): the switch itself; the address-space change
 //! when the CPU's last address space differs (so a thread switch skips it, and so does
 //! a switch back from idle to the same mm); the cache refill when the task's footprint
 //! is on another CPU; every scanned task_struct last written by another CPU; a global
-//! lock whose hand-on costs one line transfer per CPU spinning on it. Across CPUs: a
-//! wake-up onto another CPU's queue (the waker pays its lines), the reschedule IPI a
-//! busy CPU takes from another, and a message read where it was not written.
+//! lock whose hand-on costs one line transfer per CPU spinning on it (the run queue's
+//! lock, held for the scheduler's work, or a big kernel lock held for all kernel work,
+//! as 2.0's SMP kernel did; 2.4's recalculation drops it). Across CPUs: a wake-up onto
+//! another CPU's queue (the waker pays its lines), the reschedule IPI a busy CPU takes
+//! from another, and a message read where it was not written.
 
 use super::cost::CostProfile;
 use super::types::{Action, Asleep, Behavior, Rng, Scheduler, Shared, SimTask, State, TaskId, Why, Work};
@@ -34,6 +36,9 @@ pub struct Cpu {
     pub idle_ns: u64,
     pub sched_ns: u64,
     pub lock_wait_ns: u64,
+    /// Lock-holding work still to charge at this CPU's next step: the rescan after a
+    /// recalculation that dropped the lock (see `Engine::charge_sched`).
+    pub relock: Option<Work>,
 }
 
 /// Counters of a simulation.
@@ -93,7 +98,8 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(policy: Box<dyn Scheduler>, cost: CostProfile, cpus: usize, seed: u64) -> Self {
+    pub fn new(mut policy: Box<dyn Scheduler>, cost: CostProfile, cpus: usize, seed: u64) -> Self {
+        policy.use_hrtick(cost.hrtick);
         let tick_ns = policy.tick_ns();
         let cpus = (0..cpus.max(1)).map(|_| Cpu { idle: true, next_tick: tick_ns, ..Default::default() }).collect();
         Self {
@@ -150,6 +156,8 @@ impl Engine {
         {
             self.cpus[target].need_resched = true;
             if from.is_some_and(|f| f != target) {
+                // Charged on the busy CPU's own clock, outside any big kernel lock: that
+                // clock may run ahead of the lock's, which must not be booked ahead.
                 let ipi = CostProfile::ns(&self.cost.ipi_busy);
                 let c = &mut self.cpus[target];
                 c.now += ipi;
@@ -201,35 +209,84 @@ impl Engine {
     }
 
     /// Charges `w` on `cpu`, under the global run-queue lock when the policy has one.
-    /// The lock's line, when it comes from another CPU, costs one transfer for this CPU
-    /// and one for each other CPU holding or queued for the lock as CPUs ask for it
-    /// (spinners re-read the line at every hand-on): the collapse of one lock under
-    /// many CPUs emerges from that.
+    /// Where the policy recalculates with the lock dropped (2.4.16's schedule():
+    /// `recalculate:` does spin_unlock_irq(&runqueue_lock), read_lock(&tasklist_lock),
+    /// the loop over every task, then takes runqueue_lock again and `goto
+    /// repeat_schedule`), the first scan holds the lock, the recalculation runs outside
+    /// it (a reader of tasklist_lock, which other readers do not wait for), and the
+    /// rescan takes the lock again at this CPU's next step: taken now, it would book
+    /// the lock from the loop's end, ahead of the other CPUs' clocks, and make them
+    /// wait for the loop after all. (So the rescan is charged after the switch it
+    /// leads to; the CPU's time is the same.)
     fn charge_sched(&mut self, cpu: usize, w: Work) {
-        let mut hold = self.ns(w);
-        if self.policy.global_lock() {
-            let now = self.cpus[cpu].now;
-            self.lock_queue.retain(|&(until, _)| until > now);
-            let now_waiting = self.lock_queue.iter().filter(|&&(_, c)| c != cpu).count() as f64;
-            // The spinners a hand-on finds, averaged over the recent acquisitions: the
-            // instantaneous count locks into phases of the CPUs' lockstep, which no
-            // real bus arbitration keeps.
-            self.lock_contenders = 0.98 * self.lock_contenders + 0.02 * now_waiting;
+        if w.recalced > 0 && self.policy.global_lock() && self.policy.recalc_drops_lock() {
+            let first = Work { scanned: w.scanned / 2, remote: w.remote / 2, ..Work::default() };
+            let rest = Work { scanned: w.scanned - first.scanned, remote: w.remote - first.remote, recalced: 0, ..w };
+            self.charge_locked(cpu, first);
+            let recalc = self.ns(Work { recalced: w.recalced, ..Work::default() });
             let c = &mut self.cpus[cpu];
-            if self.lock_free_at > c.now {
-                c.lock_wait_ns += self.lock_free_at - c.now;
-                c.now = self.lock_free_at;
-            }
-            if self.lock_holder.is_some_and(|h| h != cpu) {
-                hold += (self.cost.lock_transfer.ns * (1.0 + self.lock_contenders)).round() as u64;
-            }
-            self.lock_holder = Some(cpu);
-            self.lock_free_at = c.now + hold;
-            self.lock_queue.push((self.lock_free_at, cpu));
+            c.now += recalc;
+            c.sched_ns += recalc;
+            c.relock = Some(rest);
+            return;
         }
+        self.charge_locked(cpu, w);
+    }
+
+    /// Charges `w` on `cpu` holding the global lock when the policy has one.
+    fn charge_locked(&mut self, cpu: usize, w: Work) {
+        let ns = self.ns(w);
+        let hold = if self.policy.global_lock() { self.take_lock(cpu, ns) } else { ns };
         let c = &mut self.cpus[cpu];
         c.now += hold;
         c.sched_ns += hold;
+    }
+
+    /// Takes the global lock on `cpu` to hold it `ns`: waits (spinning, as lock
+    /// waiting) until it is free, and returns the hold, `ns` and the line's transfer.
+    /// The lock's line, when it comes from another CPU, costs one transfer for this CPU
+    /// and one for each other CPU holding or queued for the lock as CPUs ask for it
+    /// (spinners re-read the line at every hand-on): the collapse of one lock under
+    /// many CPUs emerges from that. The caller advances the clock by the hold.
+    fn take_lock(&mut self, cpu: usize, ns: u64) -> u64 {
+        let mut hold = ns;
+        let now = self.cpus[cpu].now;
+        self.lock_queue.retain(|&(until, _)| until > now);
+        let now_waiting = self.lock_queue.iter().filter(|&&(_, c)| c != cpu).count() as f64;
+        // The spinners a hand-on finds, averaged over the recent acquisitions: the
+        // instantaneous count locks into phases of the CPUs' lockstep, which no real
+        // bus arbitration keeps.
+        self.lock_contenders = 0.98 * self.lock_contenders + 0.02 * now_waiting;
+        let c = &mut self.cpus[cpu];
+        if self.lock_free_at > c.now {
+            c.lock_wait_ns += self.lock_free_at - c.now;
+            c.now = self.lock_free_at;
+        }
+        if self.lock_holder.is_some_and(|h| h != cpu) {
+            hold += (self.cost.lock_transfer.ns * (1.0 + self.lock_contenders)).round() as u64;
+        }
+        self.lock_holder = Some(cpu);
+        self.lock_free_at = c.now + hold;
+        self.lock_queue.push((self.lock_free_at, cpu));
+        hold
+    }
+
+    /// `ns` of kernel work on `cpu`, the running task's (`task`: a system call's) or
+    /// the scheduler's (None: a switch, a tick, an IPI, a wake-up's remote lines).
+    /// Under a big kernel lock (2.0 on SMP: every entry to the kernel spins in
+    /// lock_kernel until no other CPU is in it) the work holds the lock, and the
+    /// lock's transfer counts as scheduler time; otherwise it runs beside the other
+    /// CPUs.
+    fn kernel(&mut self, cpu: usize, ns: u64, task: Option<TaskId>) {
+        let hold = if self.policy.big_kernel_lock() { self.take_lock(cpu, ns) } else { ns };
+        self.cpus[cpu].now += hold;
+        match task {
+            Some(t) => {
+                self.tasks[t].run_ns += ns;
+                self.cpus[cpu].sched_ns += hold - ns;
+            }
+            None => self.cpus[cpu].sched_ns += hold,
+        }
     }
 
     /// Wakes an idle CPU at `at` (no earlier than its own clock).
@@ -252,8 +309,11 @@ impl Engine {
     /// system call or exit), else from a timer. A task that joins another CPU's queue
     /// than its waker's costs the waker that queue's and that task's lines
     /// (`wake_remote`, charged as scheduler time): try_to_wake_up locks and writes
-    /// them where they were last written.
-    fn wake(&mut self, id: TaskId, now: u64, from_cpu: usize, waker: bool) {
+    /// them where they were last written. A `sync` wake-up, where the policy honours
+    /// it, tells no CPU: the task waits in the queue for the next schedule() (the
+    /// waker's own, as it blocks), and only its own lines are fetched when another CPU
+    /// last wrote them.
+    fn wake(&mut self, id: TaskId, now: u64, from_cpu: usize, waker: bool, sync: bool) {
         if self.tasks[id].state != State::Blocked {
             self.tasks[id].wake_pending = true;
             return;
@@ -265,16 +325,20 @@ impl Engine {
             self.placed(target, id, now, None);
             return;
         }
-        let mut now = now;
-        if target != from_cpu || self.tasks[id].cpu != from_cpu {
-            let lines = CostProfile::ns(&self.cost.wake_remote);
-            let c = &mut self.cpus[from_cpu];
-            c.now += lines;
-            c.sched_ns += lines;
-            now = c.now;
+        let tells_no_cpu = sync && self.policy.sync_wake_tells_no_cpu();
+        let remote = if tells_no_cpu {
+            self.tasks[id].cpu != from_cpu
+        } else {
+            target != from_cpu || self.tasks[id].cpu != from_cpu
+        };
+        if remote {
+            self.kernel(from_cpu, CostProfile::ns(&self.cost.wake_remote), None);
             self.out.remote_wakeups += 1;
         }
-        self.placed(target, id, now, Some(from_cpu));
+        if !tells_no_cpu {
+            let now = self.cpus[from_cpu].now;
+            self.placed(target, id, now, Some(from_cpu));
+        }
     }
 
     fn runnable_count(&self) -> u32 {
@@ -299,10 +363,8 @@ impl Engine {
             Some(n) => {
                 if Some(n) != prev {
                     let sw = self.switch_cost(cpu, n);
-                    let c = &mut self.cpus[cpu];
-                    c.now += sw;
-                    c.sched_ns += sw;
-                    c.last_mm = Some(self.tasks[n].mm);
+                    self.kernel(cpu, sw, None);
+                    self.cpus[cpu].last_mm = Some(self.tasks[n].mm);
                     self.out.switches += 1;
                     self.out.runqueue_at_switch.push(self.runnable_count());
                     if let Some(w) = self.tasks[n].woken_at.take() {
@@ -314,6 +376,10 @@ impl Engine {
                 self.cpus[cpu].current = Some(n);
             }
             None => {
+                // An idle CPU takes no more steps: its rescan is charged now.
+                if let Some(w) = self.cpus[cpu].relock.take() {
+                    self.charge_locked(cpu, w);
+                }
                 self.cpus[cpu].idle = true;
             }
         }
@@ -353,7 +419,7 @@ impl Engine {
             if next_timer.is_some_and(|t| t <= now) {
                 let std::cmp::Reverse((t, id)) = self.timers.pop().expect("peeked");
                 let from = self.tasks[id].cpu;
-                self.wake(id, t, from, false);
+                self.wake(id, t, from, false, false);
                 continue;
             }
             let Some(cpu) = busy else { continue };
@@ -363,13 +429,15 @@ impl Engine {
     }
 
     fn step(&mut self, cpu: usize) {
+        if let Some(w) = self.cpus[cpu].relock.take() {
+            self.charge_locked(cpu, w);
+            return;
+        }
         let now = self.cpus[cpu].now;
         if now >= self.cpus[cpu].next_tick {
             self.cpus[cpu].next_tick += self.tick_ns;
             if let Some(cur) = self.cpus[cpu].current {
-                let t = CostProfile::ns(&self.cost.tick);
-                self.cpus[cpu].now += t;
-                self.cpus[cpu].sched_ns += t;
+                self.kernel(cpu, CostProfile::ns(&self.cost.tick), None);
                 if self.policy.tick(&self.tasks, cpu, cur, now) {
                     self.cpus[cpu].need_resched = true;
                 }
@@ -383,7 +451,20 @@ impl Engine {
             return;
         };
         if self.tasks[cur].remaining > 0 {
-            let d = self.tasks[cur].remaining.min(STEP_NS).min(self.cpus[cpu].next_tick - now).max(1);
+            let mut d = self.tasks[cur].remaining.min(STEP_NS).min(self.cpus[cpu].next_tick - now).max(1);
+            if let Some(left) = self.policy.hrtick_left(&self.tasks, cpu, cur) {
+                // The hrtick fires: its handler is the tick's (hrtick() calls the
+                // class's task_tick), with the timer interrupt's cost.
+                if left == 0 {
+                    self.kernel(cpu, CostProfile::ns(&self.cost.tick), None);
+                    if self.policy.tick(&self.tasks, cpu, cur, now) {
+                        self.cpus[cpu].need_resched = true;
+                        return;
+                    }
+                } else {
+                    d = d.min(left);
+                }
+            }
             self.tasks[cur].remaining -= d;
             self.tasks[cur].run_ns += d;
             self.policy.charge(&self.tasks, cur, d);
@@ -402,9 +483,7 @@ impl Engine {
             Action::Compute(d) => self.tasks[cur].remaining = d,
             Action::Yield => {
                 self.out.yields += 1;
-                let sys = CostProfile::ns(&self.cost.syscall);
-                self.cpus[cpu].now += sys;
-                self.tasks[cur].run_ns += sys;
+                self.kernel(cpu, CostProfile::ns(&self.cost.syscall), Some(cur));
                 if self.policy.yield_reschedules(&self.tasks, cpu, cur) {
                     self.tasks[cur].stamp = self.cpus[cpu].now;
                     let w = self.policy.on_yield(&self.tasks, cpu, cur);
@@ -424,24 +503,22 @@ impl Engine {
                 self.block(cur, now);
                 self.cpus[cpu].need_resched = true;
             }
-            Action::Wake(id) => {
-                let w = CostProfile::ns(&self.cost.wake);
-                self.cpus[cpu].now += w;
-                self.tasks[cur].run_ns += w;
+            Action::Wake(id) | Action::WakeSync(id) => {
+                let sync = matches!(action, Action::WakeSync(_));
+                self.kernel(cpu, CostProfile::ns(&self.cost.wake), Some(cur));
                 let now = self.cpus[cpu].now;
-                self.wake(id, now, cpu, true);
+                self.wake(id, now, cpu, true, sync);
             }
             Action::Send(to) => {
                 let send = CostProfile::ns(&self.cost.msg_send) + CostProfile::ns(&self.cost.wake);
-                self.cpus[cpu].now += send;
-                self.tasks[cur].run_ns += send;
+                self.kernel(cpu, send, Some(cur));
                 if self.shared.inbox.len() <= to {
                     self.shared.inbox.resize(to + 1, Default::default());
                 }
                 self.shared.inbox[to].push_back(cpu);
                 self.shared.sent += 1;
                 let now = self.cpus[cpu].now;
-                self.wake(to, now, cpu, true);
+                self.wake(to, now, cpu, true, false);
             }
             Action::Receive => {
                 let Some(written_on) = self.shared.inbox.get_mut(cur).and_then(|q| q.pop_front()) else {
@@ -453,14 +530,11 @@ impl Engine {
                     read += CostProfile::ns(&self.cost.msg_remote);
                     self.out.remote_messages += 1;
                 }
-                self.cpus[cpu].now += read;
-                self.tasks[cur].run_ns += read;
+                self.kernel(cpu, read, Some(cur));
                 self.shared.delivered += 1;
             }
             Action::Fork { child, thread } => {
-                let f = CostProfile::ns(&self.cost.fork);
-                self.cpus[cpu].now += f;
-                self.tasks[cur].run_ns += f;
+                self.kernel(cpu, CostProfile::ns(&self.cost.fork), Some(cur));
                 let mm = thread.then_some(self.tasks[cur].mm);
                 let nice = self.tasks[cur].nice;
                 let id = self.new_task(child, mm, nice, cpu);
@@ -483,9 +557,7 @@ impl Engine {
                 }
             }
             Action::Exit => {
-                let x = CostProfile::ns(&self.cost.exit);
-                self.cpus[cpu].now += x;
-                self.tasks[cur].run_ns += x;
+                self.kernel(cpu, CostProfile::ns(&self.cost.exit), Some(cur));
                 self.policy.remove(&self.tasks, cur);
                 self.tasks[cur].state = State::Exited;
                 self.cpus[cpu].need_resched = true;
@@ -499,7 +571,7 @@ impl Engine {
                     if self.tasks[p].waiting_children && self.tasks[p].live_children == 0 {
                         self.tasks[p].waiting_children = false;
                         let now = self.cpus[cpu].now;
-                        self.wake(p, now, cpu, true);
+                        self.wake(p, now, cpu, true, false);
                     }
                 }
             }

@@ -397,3 +397,219 @@ fn linux_2_0_and_2_4_reschedule_idle_hands_the_child_to_an_idle_cpu() {
         assert_eq!(r.figures[1].value, 0.0);
     }
 }
+
+#[test]
+fn linux_2_0_40_lock_kernel_keeps_one_cpu_in_the_kernel_at_a_time() {
+    // 2.0's SMP kernel: every entry takes kernel_flag (lock_kernel), so the kernel time
+    // of all CPUs never overlaps and a CPU that wants in spins. sched_yield loops are
+    // kernel time only: on 2 CPUs, their task and scheduler time together fit in one
+    // CPU's span, and the other CPU's time is spent spinning. 2.4's run-queue lock
+    // covers schedule()'s scan only: its system calls and switches overlap.
+    let o = simulate(&params(PolicyKind::Linux20, WorkloadKind::LoopYield, 2, 4), &unit_profile()).outcome;
+    assert!(o.yields > 1000, "{o:?}");
+    assert!(o.cpu_task_ns + o.cpu_sched_ns <= o.end_ns, "2.0: kernel time overlapped: {o:?}");
+    assert!(o.cpu_lock_wait_ns > o.end_ns / 2, "2.0: the other CPU spins: {o:?}");
+    let o = simulate(&params(PolicyKind::Linux24, WorkloadKind::LoopYield, 2, 4), &unit_profile()).outcome;
+    assert!(o.cpu_task_ns + o.cpu_sched_ns > o.end_ns, "2.4: kernel time overlaps: {o:?}");
+}
+
+#[test]
+fn linux_2_0_40_lock_kernel_leaves_user_computation_in_parallel() {
+    // Only kernel entries take the lock: two tasks computing on two CPUs run side by
+    // side, and a 2-CPU box does twice the work of one.
+    let mut e = engine::Engine::new(PolicyKind::Linux20.build(2), unit_profile(), 2, 0);
+    e.spawn(Box::new(workload::Hog), None, 0, 0);
+    e.spawn(Box::new(workload::Hog), None, 0, 1);
+    let o = e.run(1_000_000_000, |_| false);
+    assert!(o.cpu_task_ns > o.end_ns * 19 / 10, "{o:?}");
+}
+
+/// Linux 2.4 as it is, but with the recalculation charged under the run-queue lock
+/// (what the simulator did before following 2.4.16's `recalculate:`).
+struct RecalcUnderLock(Box<dyn Scheduler>);
+
+impl Scheduler for RecalcUnderLock {
+    fn kind(&self) -> PolicyKind {
+        self.0.kind()
+    }
+    fn global_lock(&self) -> bool {
+        self.0.global_lock()
+    }
+    fn add(&mut self, tasks: &[SimTask], id: usize, cpu: usize, why: Why) -> usize {
+        self.0.add(tasks, id, cpu, why)
+    }
+    fn remove(&mut self, tasks: &[SimTask], id: usize) {
+        self.0.remove(tasks, id)
+    }
+    fn pick(&mut self, tasks: &[SimTask], cpu: usize, prev: Option<usize>, now: u64) -> types::Pick {
+        self.0.pick(tasks, cpu, prev, now)
+    }
+    fn tick(&mut self, tasks: &[SimTask], cpu: usize, cur: usize, now: u64) -> bool {
+        self.0.tick(tasks, cpu, cur, now)
+    }
+    fn on_yield(&mut self, tasks: &[SimTask], cpu: usize, cur: usize) -> types::Work {
+        self.0.on_yield(tasks, cpu, cur)
+    }
+    fn wake_preempts(&self, tasks: &[SimTask], woken: usize, cur: usize) -> bool {
+        self.0.wake_preempts(tasks, woken, cur)
+    }
+    fn fork_child_first(&self) -> bool {
+        self.0.fork_child_first()
+    }
+    fn yield_reschedules(&self, tasks: &[SimTask], cpu: usize, cur: usize) -> bool {
+        self.0.yield_reschedules(tasks, cpu, cur)
+    }
+    fn reap(&mut self, tasks: &[SimTask], child: usize, parent: usize) {
+        self.0.reap(tasks, child, parent)
+    }
+}
+
+/// 2.4 on 2 CPUs: `n` compute-bound tasks among 200 sleeping ones, with a
+/// recalculation that costs 10 µs a task (2 ms a loop) and a cheap everything else.
+fn recalculating_box(policy: Box<dyn Scheduler>, n: usize) -> Outcome {
+    let mut cost = unit_profile();
+    cost.recalc_per_task.ns = 10_000.0;
+    let mut e = engine::Engine::new(policy, cost, 2, 0);
+    for _ in 0..200 {
+        e.spawn_sleeper();
+    }
+    for i in 0..n {
+        e.spawn(Box::new(workload::Yielder::new(1_000_000)), None, 0, i % 2);
+    }
+    e.run(2_000_000_000, |_| false)
+}
+
+#[test]
+fn linux_2_4_16_schedule_recalculates_with_runqueue_lock_dropped() {
+    // kernel/sched.c of 2.4.16, schedule(): `recalculate:` does
+    // spin_unlock_irq(&runqueue_lock), read_lock(&tasklist_lock), the loop over every
+    // task, read_unlock, spin_lock_irq(&runqueue_lock), `goto repeat_schedule`. The
+    // other CPU's schedule() does not wait for the loop: its lock waiting stays far
+    // below the loops' time, where a loop held under the lock makes it wait.
+    let dropped = recalculating_box(PolicyKind::Linux24.build(2), 6);
+    let held = recalculating_box(Box::new(RecalcUnderLock(PolicyKind::Linux24.build(2))), 6);
+    let loops = dropped.schedules_with_recalc * 2_000_000;
+    assert!(dropped.schedules_with_recalc >= 10, "{dropped:?}");
+    assert!(dropped.cpu_lock_wait_ns * 10 < loops, "lock waiting {} ns, loops {loops} ns", dropped.cpu_lock_wait_ns);
+    assert!(held.cpu_lock_wait_ns > dropped.cpu_lock_wait_ns * 2, "held {held:?}\ndropped {dropped:?}");
+}
+
+#[test]
+fn linux_2_4_16_reschedule_idle_picks_the_busy_cpu_with_the_highest_preemption_goodness() {
+    // kernel/sched.c reschedule_idle(), no CPU idle: of the busy CPUs, the one whose
+    // running task the woken one beats by the most, `preemption_goodness(tsk, p, cpu)
+    // > max_prio` from max_prio = 0; none when it beats none.
+    let mut tasks = tasks_for(5);
+    for (id, nice, cpu) in [(0, 0, 0), (1, 19, 1), (2, 10, 2), (3, 0, 0), (4, 19, 0)] {
+        tasks[id].nice = nice;
+        tasks[id].cpu = cpu;
+    }
+    let mut l = policy::linux24::Linux24::new(3);
+    for (id, cpu) in [(0, 0), (1, 1), (2, 2)] {
+        l.add(&tasks, id, cpu, Why::New);
+        assert_eq!(l.pick(&tasks, cpu, None, 1).next, Some(id));
+    }
+    // Task 3 (nice 0, 6 ticks, last on CPU 0) scores 41 on CPU 0 and 26 elsewhere;
+    // the running tasks score 42 (nice 0), 18 (nice 19) and 29 (nice 10) at home:
+    // preemption_goodness -1, +8, -3.
+    assert_eq!(l.add(&tasks, 3, 0, Why::New), 1, "the nice 19 task's CPU, not the last CPU");
+    assert_eq!(l.reschedule_idle(&tasks, 3, 0), Some(1));
+    assert!(l.wake_preempts(&tasks, 3, 1), "the chosen CPU's task is preempted");
+    // Task 4 (nice 19, 1 tick) beats no running task: no CPU is told.
+    assert_eq!(l.add(&tasks, 4, 0, Why::New), 0, "its last CPU, whose task it does not beat");
+    assert_eq!(l.reschedule_idle(&tasks, 4, 0), None);
+    assert!(!l.wake_preempts(&tasks, 4, 0));
+}
+
+/// A pipe writer: wakes `to` as pipe_write() does (wake_up_interruptible_sync, or the
+/// plain wake-up), finishes its write (10 µs, longer than an IPI), then blocks (as a
+/// writer waiting for the answer).
+struct PipeWriteOnce {
+    to: usize,
+    sync: bool,
+    step: u8,
+}
+
+impl workload::Behavior for PipeWriteOnce {
+    fn next(&mut self, _: usize, _: &mut types::Shared, _: &mut Rng) -> types::Action {
+        self.step += 1;
+        match self.step {
+            1 if self.sync => types::Action::WakeSync(self.to),
+            1 => types::Action::Wake(self.to),
+            2 => types::Action::Compute(10_000),
+            _ => types::Action::WaitWake,
+        }
+    }
+}
+
+/// Exits at once.
+struct Brief;
+
+impl workload::Behavior for Brief {
+    fn next(&mut self, _: usize, _: &mut types::Shared, _: &mut Rng) -> types::Action {
+        types::Action::Exit
+    }
+}
+
+#[test]
+fn linux_2_4_16_try_to_wake_up_synchronous_skips_reschedule_idle() {
+    // kernel/sched.c try_to_wake_up(p, synchronous): `if (!synchronous ||
+    // !(p->cpus_allowed & (1 << smp_processor_id()))) reschedule_idle(p)`. A sync
+    // wake-up (pipe_write's wake_up_interruptible_sync) tells no CPU: the woken task,
+    // last on CPU 1, runs on the waker's CPU when the waker blocks, and idle CPU 1 is
+    // sent no IPI. Without sync, reschedule_idle sends it to its idle last CPU.
+    for (sync, cpu) in [(true, 0), (false, 1)] {
+        let mut e = engine::Engine::new(PolicyKind::Linux24.build(2), unit_profile(), 2, 0);
+        let woken = e.spawn_sleeping(Box::new(Brief), 0, 1, u64::MAX / 2);
+        e.spawn(Box::new(PipeWriteOnce { to: woken, sync, step: 0 }), None, 0, 0);
+        let o = e.run(5_000_000, |_| false);
+        assert_eq!(e.tasks[woken].state, State::Exited, "sync {sync}: {o:?}");
+        assert_eq!(e.tasks[woken].cpu, cpu, "sync {sync}");
+        assert_eq!(o.migrations, u64::from(sync), "sync {sync}: {o:?}");
+    }
+    // A policy that does not honour sync (2.6.0's o1 here) treats it as any wake-up.
+    assert!(!PolicyKind::O1.build(2).sync_wake_tells_no_cpu());
+}
+
+#[test]
+fn hz_250_task_tick_fair_ends_a_slice_at_the_next_tick_as_hrtick_is_off() {
+    // The fair models tick at HZ = 250 (kernel/Kconfig.hz's default), and with the
+    // HRTICK feature off (kernel/sched/features.h) a slice that runs out between ticks
+    // ends at the next one (task_tick_fair). Two compute-bound tasks on one CPU under
+    // CFS: a 3 ms ideal slice each (6 ms latency over 2), so every 4 ms tick switches:
+    // 250 switches a second (an hrtick would make it 333).
+    for pol in [PolicyKind::Cfs, PolicyKind::Eevdf] {
+        assert_eq!(pol.build(1).tick_ns(), 4_000_000, "{}", pol.name());
+    }
+    let mut e = engine::Engine::new(PolicyKind::Cfs.build(1), unit_profile(), 1, 0);
+    e.spawn(Box::new(workload::Hog), None, 0, 0);
+    e.spawn(Box::new(workload::Hog), None, 0, 0);
+    let o = e.run(1_000_000_000, |_| false);
+    assert!((245..=255).contains(&o.switches), "{} switches", o.switches);
+}
+
+#[test]
+fn hrtick_start_fair_ends_a_slice_on_its_timer_where_the_kernel_lists_hrtick() {
+    // A profile taken on a kernel whose sched features list HRTICK (kernel/sched/fair.c
+    // hrtick_start_fair: armed for the slice's rest while another task waits): the two
+    // tasks' 3 ms slices end on time, 333 switches a second, not at 4 ms ticks.
+    assert!(cost::hrtick_listed("GENTLE_FAIR_SLEEPERS START_DEBIT HRTICK NO_HRTICK_DL"));
+    assert!(!cost::hrtick_listed("GENTLE_FAIR_SLEEPERS START_DEBIT NO_HRTICK NO_HRTICK_DL"));
+    let profile = cost::CostProfile { hrtick: true, ..unit_profile() };
+    for pol in [PolicyKind::Cfs, PolicyKind::Eevdf] {
+        let mut e = engine::Engine::new(pol.build(1), profile.clone(), 1, 0);
+        e.spawn(Box::new(workload::Hog), None, 0, 0);
+        e.spawn(Box::new(workload::Hog), None, 0, 0);
+        let o = e.run(1_000_000_000, |_| false);
+        let without = {
+            let mut e = engine::Engine::new(pol.build(1), unit_profile(), 1, 0);
+            e.spawn(Box::new(workload::Hog), None, 0, 0);
+            e.spawn(Box::new(workload::Hog), None, 0, 0);
+            e.run(1_000_000_000, |_| false)
+        };
+        assert!(o.switches > without.switches, "{}: {} with, {} without", pol.name(), o.switches, without.switches);
+        if pol == PolicyKind::Cfs {
+            assert!((328..=338).contains(&o.switches), "{} switches", o.switches);
+        }
+    }
+}

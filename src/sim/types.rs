@@ -19,6 +19,11 @@ pub enum Action {
     WaitWake,
     /// Wakes a task (a token, a signal: no data moves).
     Wake(TaskId),
+    /// Wakes a task synchronously, as pipe_write() does with
+    /// wake_up_interruptible_sync(): the waker says it is about to block, so the
+    /// policy may leave the woken task for the waker's CPU (see
+    /// [`Scheduler::sync_wake_tells_no_cpu`]).
+    WakeSync(TaskId),
     /// Writes one message to a task's socket (chat): the write's own work, the
     /// message queued with the writer's CPU, and the reader woken.
     Send(TaskId),
@@ -170,6 +175,27 @@ pub trait Scheduler {
     fn kind(&self) -> PolicyKind;
     /// One run-queue lock for all CPUs (contention then emerges on SMP).
     fn global_lock(&self) -> bool;
+    /// Whether the global lock is a big kernel lock: every nanosecond a CPU spends in
+    /// the kernel (system calls, scheduling, switches, ticks) is spent holding
+    /// it, so no two CPUs are in the kernel at once and the others spin (Linux 2.0 on
+    /// SMP). False: the lock covers the scheduler's run-queue work only.
+    fn big_kernel_lock(&self) -> bool {
+        false
+    }
+    /// Whether the counter recalculation runs with the global lock dropped (2.4's
+    /// `recalculate:` path), the scan after it taking the lock again. The policy's
+    /// pick then reports two scans of the same queue, half its `scanned` and `remote`
+    /// each. False: the whole pick, recalculation included, holds the lock.
+    fn recalc_drops_lock(&self) -> bool {
+        false
+    }
+    /// Whether a sync wake-up ([`Action::WakeSync`]) tells no CPU: the task joins the
+    /// queue, and no idle CPU is sent an IPI nor a running task preempted (2.4's
+    /// try_to_wake_up(p, 1) skips reschedule_idle). False: the policy treats it as any
+    /// wake-up.
+    fn sync_wake_tells_no_cpu(&self) -> bool {
+        false
+    }
     /// `id` became runnable (woken or new) from `cpu`'s context; returns the CPU whose
     /// queue it joined (the one to kick or preempt).
     fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize;
@@ -194,6 +220,15 @@ pub trait Scheduler {
     /// The timer tick (1/HZ).
     fn tick_ns(&self) -> u64 {
         TICK_NS
+    }
+    /// Ends slices on a high-resolution timer (the HRTICK sched feature) where the
+    /// policy has one; the profile says whether ([`super::CostProfile::hrtick`]).
+    fn use_hrtick(&mut self, _on: bool) {}
+    /// With an hrtick armed, how long `cur` may still run on `cpu` before its slice
+    /// ends (0: it has ended; the hrtick's handler is the tick's). None: no hrtick
+    /// armed, the tick decides.
+    fn hrtick_left(&self, _tasks: &[SimTask], _cpu: usize, _cur: TaskId) -> Option<u64> {
+        None
     }
     /// None: a wake-up that leaves a CPU idle sends it an IPI (reschedule_idle). Some:
     /// idle CPUs find work only at their idle rebalance tick, this often.

@@ -16,6 +16,14 @@
 //!   its slice gets a new deadline and is rescheduled; sched_yield pushes its deadline
 //!   one slice further; a task keeps its lag while asleep (placed at V - lag).
 //!   The weighted lags of the queued tasks sum to zero by construction of V.
+//! - The tick: HZ = 250 (4 ms, [`TICK_NS`]), the common distribution kernels' CONFIG_HZ
+//!   and the Kconfig default (kernel/Kconfig.hz: HZ_250). A slice that runs out between
+//!   ticks ends at the next tick: the HRTICK sched feature, which would end it on a
+//!   high-resolution timer, is off by default (kernel/sched/features.h:
+//!   `SCHED_FEAT(HRTICK, false)` and `SCHED_FEAT(HRTICK_DL, false)`), so the models
+//!   have none, except under a `live` profile taken on a kernel whose sched features
+//!   (/sys/kernel/debug/sched/features, where debugfs is mounted) list HRTICK: then a
+//!   slice ends on its timer (hrtick_start_fair), armed while another task waits.
 
 use super::{Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, TaskId};
@@ -49,11 +57,16 @@ struct CpuQueue {
 
 pub struct Fair {
     eevdf: bool,
+    /// Slices end on a high-resolution timer (HRTICK), not at the next tick.
+    hrtick: bool,
     cpus: Vec<CpuQueue>,
     ent: Vec<Entity>,
     weight: Vec<u64>,
     factor: f64,
 }
+
+/// The tick of the fair models: HZ = 250.
+pub const TICK_NS: u64 = 4_000_000;
 
 const SCHED_LATENCY: f64 = 6e6;
 const MIN_GRANULARITY: f64 = 0.75e6;
@@ -64,7 +77,14 @@ impl Fair {
     pub fn new(cpus: usize, eevdf: bool) -> Self {
         let queues =
             (0..cpus).map(|_| CpuQueue { queued: Vec::new(), current: None, min_vruntime: 0.0, skip: None }).collect();
-        Self { eevdf, cpus: queues, ent: Vec::new(), weight: Vec::new(), factor: 1.0 + (cpus.max(1) as f64).log2() }
+        Self {
+            eevdf,
+            hrtick: false,
+            cpus: queues,
+            ent: Vec::new(),
+            weight: Vec::new(),
+            factor: 1.0 + (cpus.max(1) as f64).log2(),
+        }
     }
 
     fn tree_steps(n: usize) -> u32 {
@@ -118,6 +138,13 @@ impl Fair {
         }
     }
 
+    /// CFS's ideal slice of `cur` on `cpu`: the latency shared by weight, at least the
+    /// minimum granularity.
+    fn ideal_slice(&self, cpu: usize, cur: TaskId) -> f64 {
+        let total = self.total_weight(cpu).max(1) as f64;
+        (SCHED_LATENCY * self.factor * self.weight[cur] as f64 / total).max(MIN_GRANULARITY * self.factor)
+    }
+
     fn pull(&mut self, cpu: usize) -> Work {
         let busiest = (0..self.cpus.len()).filter(|&c| c != cpu).max_by_key(|&c| (self.cpus[c].queued.len(), c));
         if let Some(b) = busiest
@@ -142,6 +169,32 @@ impl Scheduler for Fair {
 
     fn global_lock(&self) -> bool {
         false
+    }
+
+    fn tick_ns(&self) -> u64 {
+        TICK_NS
+    }
+
+    fn use_hrtick(&mut self, on: bool) {
+        self.hrtick = on;
+    }
+
+    /// hrtick_start_fair: armed only while another task waits (h_nr_running > 1), for
+    /// the rest of the slice: CFS's ideal slice less what the task ran; EEVDF's
+    /// virtual time to its deadline, in real time at its weight.
+    fn hrtick_left(&self, _tasks: &[SimTask], cpu: usize, cur: TaskId) -> Option<u64> {
+        if !self.hrtick || self.cpus[cpu].queued.is_empty() {
+            return None;
+        }
+        let e = &self.ent[cur];
+        if self.eevdf {
+            if e.vruntime >= e.deadline {
+                return Some(0);
+            }
+            let real = (e.deadline - e.vruntime) * self.weight[cur] as f64 / 1024.0;
+            return Some((real.ceil() as u64).max(1));
+        }
+        Some((self.ideal_slice(cpu, cur).ceil() as u64).saturating_sub(e.ran))
     }
 
     fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize {
@@ -228,10 +281,7 @@ impl Scheduler for Fair {
             }
             false
         } else {
-            let total = self.total_weight(cpu).max(1) as f64;
-            let ideal =
-                (SCHED_LATENCY * self.factor * self.weight[cur] as f64 / total).max(MIN_GRANULARITY * self.factor);
-            self.ent[cur].ran as f64 >= ideal && !self.cpus[cpu].queued.is_empty()
+            self.ent[cur].ran as f64 >= self.ideal_slice(cpu, cur).ceil() && !self.cpus[cpu].queued.is_empty()
         }
     }
 

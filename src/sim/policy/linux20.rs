@@ -24,8 +24,16 @@
 //!   the task). `linux-2.0-yieldfix` is the article's Listing 3 (`if (counter)
 //!   counter--`): a proposal, in no 2.0 release; a yield then costs one tick, so the
 //!   recalculation runs about 1/20 as often.
-//! - SMP: one global lock around the run queue (2.0 serialised the whole kernel; the
-//!   simulator locks the scheduler's work only).
+//! - SMP: the kernel lock (`kernel_flag`, include/asm-i386/smp_lock.h of 2.0.40;
+//!   taken by lock_kernel on every entry from user space or an interrupt, and held
+//!   through schedule() and the switch) is the only lock: one CPU is in the kernel at
+//!   a time, and the others spin for it. The simulator holds it for all kernel work
+//!   on SMP: system calls, scheduling, switches, ticks and a wake-up's remote lines
+//!   (not the reschedule IPI a busy CPU takes, charged on its own clock). User
+//!   computation runs beside it. Each piece of kernel work takes the lock on its own,
+//!   so another CPU may slip in between a system call and the schedule() that follows
+//!   it, where the kernel would hold the lock throughout; the kernel time of all CPUs
+//!   is serialised either way. No reprint runs 2.0 on more than one CPU.
 
 use super::{GlobalQueue, Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, State, TaskId};
@@ -76,6 +84,13 @@ impl Scheduler for Linux20 {
     }
 
     fn global_lock(&self) -> bool {
+        self.cpus > 1
+    }
+
+    /// 2.0's SMP kernel is one big lock: every entry (a system call, an interrupt,
+    /// schedule()) takes `kernel_flag` through lock_kernel, spinning while another CPU
+    /// holds it, and the run queue has no lock of its own.
+    fn big_kernel_lock(&self) -> bool {
         self.cpus > 1
     }
 

@@ -17,14 +17,31 @@
 //!   tail, and reschedules. The flag lasts one schedule(); the counter is kept.
 //! - The tick (`update_process_times`): `if (--p->counter <= 0)` reschedule.
 //! - `reschedule_idle()` on a wake-up: the task's last CPU if it is idle, else the idle
-//!   CPU idle the longest (oldest `last_schedule`), else the CPU whose current task it
-//!   beats (the simulator tests the task's last CPU), with an IPI.
+//!   CPU idle the longest (oldest `last_schedule`), else the busy CPU with the highest
+//!   `preemption_goodness(running, p, cpu) > 0` (the first in CPU order on a tie),
+//!   which is made to reschedule and sent an IPI; none when the task beats no running
+//!   one. On one CPU, the current task when the woken one beats it.
+//! - `try_to_wake_up(p, synchronous)`: a sync wake-up (`wake_up_interruptible_sync`,
+//!   used by pipe_write in fs/pipe.c) skips reschedule_idle, so no CPU is told. None of
+//!   the founding texts' workloads wakes that way in 2.4: chat writes to TCP sockets
+//!   (sock_def_readable calls wake_up_interruptible), an exiting child wakes its
+//!   parent through wake_up_parent (wake_up_interruptible on wait_chldexit), a new
+//!   child is woken by wake_up_process (not sync), and the server's wake-ups come
+//!   from the network's interrupt and from timers (process_timeout: wake_up_process).
+//!   The rule applies to a behaviour that writes as a pipe does (`Action::WakeSync`).
 //! - fork (`do_fork`): the child gets `(counter + 1) >> 1`, the parent keeps
 //!   `counter >> 1`; the child joins the head through `wake_up_process`.
 //! - exit (`release_task`): the reaping parent gets the child's counter back, capped at
 //!   MAX_COUNTER (20 ticks).
-//! - The recalculation runs outside runqueue_lock in the kernel (under tasklist_lock);
-//!   the simulator charges it under the lock.
+//! - The recalculation (`recalculate:` in schedule()) drops runqueue_lock
+//!   (spin_unlock_irq), takes tasklist_lock for reading, recomputes every task's
+//!   counter, and takes runqueue_lock again before the rescan: the loop's time is
+//!   charged outside the run-queue lock, beside the other CPUs (readers of
+//!   tasklist_lock do not wait for each other; the fork and exit paths that take it
+//!   for writing are not modelled as lock holders), and the rescan pays for the lock
+//!   again. Two CPUs that both find every counter at 0 in the kernel could both
+//!   recalculate (the second halving what the first set); the simulator updates the
+//!   counters at once at the first, so the second finds them set.
 
 use super::{GlobalQueue, Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, State, TaskId};
@@ -76,14 +93,42 @@ impl Linux24 {
         w
     }
 
-    /// reschedule_idle's choice of CPU for `p`.
-    fn reschedule_idle(&self, tasks: &[SimTask], p: TaskId, waker: usize) -> usize {
+    /// preemption_goodness(tsk, p, cpu) of 2.4.16: how much `p` beats the task `cpu`
+    /// runs, both scored on that CPU against the running task's mm.
+    fn preemption_goodness(&self, tasks: &[SimTask], running: TaskId, p: TaskId, cpu: usize) -> i64 {
+        self.goodness(tasks, p, cpu) - self.goodness(tasks, running, cpu)
+    }
+
+    /// reschedule_idle() of 2.4.16 (kernel/sched.c), the CPU it tells about `p`: the
+    /// task's last CPU if it is idle; else the idle CPU idle the longest (oldest
+    /// `last_schedule`); else the busy CPU whose running task `p` beats by the most
+    /// (`preemption_goodness(tsk, p, cpu) > max_prio`, max_prio starting at 0, so the
+    /// first in CPU order on a tie), which is made to reschedule and sent an IPI when it
+    /// is not the waker's. None: no CPU is told (every running task is as good), and the
+    /// task waits in the queue. On one CPU (the UP branch) the waker's current task,
+    /// when `p` beats it.
+    pub fn reschedule_idle(&self, tasks: &[SimTask], p: TaskId, waker: usize) -> Option<usize> {
+        if self.cpus == 1 {
+            let beats = self.rq.running[0].is_none_or(|cur| self.preemption_goodness(tasks, cur, p, 0) > 0);
+            return beats.then_some(waker);
+        }
         let last = tasks[p].cpu;
         if self.rq.running[last].is_none() {
-            return last;
+            return Some(last);
         }
         let idle = (0..self.cpus).filter(|&c| self.rq.running[c].is_none()).min_by_key(|&c| (self.last_schedule[c], c));
-        idle.unwrap_or(if self.cpus > 1 { last } else { waker })
+        if idle.is_some() {
+            return idle;
+        }
+        let mut best: Option<(i64, usize)> = None;
+        for cpu in 0..self.cpus {
+            let Some(running) = self.rq.running[cpu] else { continue };
+            let prio = self.preemption_goodness(tasks, running, p, cpu);
+            if prio > best.map_or(0, |(m, _)| m) {
+                best = Some((prio, cpu));
+            }
+        }
+        best.map(|(_, cpu)| cpu)
     }
 
     pub fn counter(&self, id: TaskId) -> i64 {
@@ -100,6 +145,17 @@ impl Scheduler for Linux24 {
         self.cpus > 1
     }
 
+    /// schedule()'s `recalculate:` drops runqueue_lock for the loop and takes it again.
+    fn recalc_drops_lock(&self) -> bool {
+        true
+    }
+
+    /// try_to_wake_up(p, 1) calls reschedule_idle() only when `p` may not run on the
+    /// waker's CPU (`cpus_allowed`; every task may, here).
+    fn sync_wake_tells_no_cpu(&self) -> bool {
+        true
+    }
+
     fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize {
         match why {
             Why::New => *slot(&mut self.counter, id) = nice_to_ticks(tasks[id].nice),
@@ -113,7 +169,9 @@ impl Scheduler for Linux24 {
         slot(&mut self.counter, id);
         *slot(&mut self.yielded, id) = false;
         self.rq.add(id, true);
-        self.reschedule_idle(tasks, id, cpu)
+        // No CPU told: the task's last CPU, whose running task it does not beat
+        // (`wake_preempts` then says no), so nothing is preempted.
+        self.reschedule_idle(tasks, id, cpu).unwrap_or(tasks[id].cpu.min(self.cpus - 1))
     }
 
     fn remove(&mut self, _tasks: &[SimTask], id: TaskId) {
