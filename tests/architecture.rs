@@ -2,9 +2,12 @@
 //! - errors below the CLI are typed: a `Result<_, String>` (or a `FromStr`/`TryFrom`
 //!   whose error is a `String`) appears only where the allowlist below names the file and
 //!   says why, and no more often than it says;
-//! - a `match` over conditions, simulated policies or export formats names every variant
-//!   it handles: no `_ =>` arm (nor a binding that catches the rest), so a new variant is a
-//!   compiler error at each place that must decide what to do with it, not a silent default.
+//! - a `match` over simulated policies or export formats names every variant it
+//!   handles: no `_ =>` arm (nor a binding that catches the rest), so a new variant is a
+//!   compiler error at each place that must decide what to do with it, not a silent default;
+//! - a condition is its own file and its line in `condition::KINDS`: no other file names
+//!   a kind's module (so no match over kinds exists for a new kind to join or to fall
+//!   through), and every kind is registered.
 //!
 //! Pure file reading: nothing here measures.
 
@@ -14,9 +17,21 @@ use std::path::{Path, PathBuf};
 /// Files that may still hold `String` errors: (path under the crate, how many, why).
 const STRING_ERRORS_ALLOWED: &[(&str, usize, &str)] = &[];
 
-/// The enums whose variants every `match` must name: conditions, simulated scheduler
-/// policies, export formats.
-const CLOSED_ENUMS: &[&str] = &["Condition", "PolicyKind", "ExportFormat"];
+/// The enums whose variants every `match` must name: simulated scheduler policies,
+/// export formats. (Conditions are an open set behind a trait, checked by
+/// [`a_condition_is_its_file_and_its_line_in_the_registry`].)
+const CLOSED_ENUMS: &[&str] = &["PolicyKind", "ExportFormat"];
+
+/// The modules of `src/condition/` that are not kinds of condition: the kinds share them
+/// (the journal of what a run changed, the table of system settings it may change).
+const CONDITION_SUPPORT: &[&str] = &["mod", "journal", "settings"];
+
+/// Files other than a kind's own that may name its module: (path, kind, why).
+const KIND_NAMED_ELSEWHERE: &[(&str, &str, &str)] = &[(
+    "src/cli/mod.rs",
+    "neighbour",
+    "the neighbour is oscost re-executed with a hidden command, dispatched before the arguments are parsed",
+)];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -380,6 +395,76 @@ fn string_errors_only_where_the_allowlist_says_why() {
     eprintln!("{total} String error(s) in src, {allowed} allowed");
 }
 
+/// The lines of `code` that name module `kind` in a path (`kind::`, not `other_kind::`).
+fn kind_mentions(code: &str, kind: &str) -> Vec<usize> {
+    let mut lines: Vec<usize> = code
+        .match_indices(&format!("{kind}::"))
+        .filter(|(at, _)| !ident_char(code[..*at].chars().last().as_ref()))
+        .map(|(at, _)| line_of(code, at))
+        .collect();
+    lines.dedup();
+    lines
+}
+
+/// The lines of the `KINDS` registry in `condition/mod.rs`, from its declaration to
+/// its closing bracket.
+fn registry_lines(code: &str) -> std::ops::RangeInclusive<usize> {
+    let start = code.find("const KINDS").expect("condition/mod.rs declares KINDS");
+    let end = start + code[start..].find("];").expect("KINDS ends");
+    line_of(code, start)..=line_of(code, end)
+}
+
+/// The kinds of condition: the files of `src/condition/` but the shared ones.
+fn condition_kinds() -> Vec<String> {
+    fs::read_dir(root().join("src/condition"))
+        .expect("src/condition lists")
+        .map(|e| e.expect("a readable folder entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter(|stem| !CONDITION_SUPPORT.contains(&stem.as_str()))
+        .collect()
+}
+
+#[test]
+fn a_condition_is_its_file_and_its_line_in_the_registry() {
+    let sources = sources();
+    let registry = &sources.iter().find(|(p, _)| p == "src/condition/mod.rs").expect("condition/mod.rs").1;
+    let registered = registry_lines(registry);
+    let kinds = condition_kinds();
+    assert!(kinds.len() >= 8, "the kinds of condition are read from src/condition: {kinds:?}");
+    let mut problems = Vec::new();
+    for kind in &kinds {
+        let own = format!("src/condition/{kind}.rs");
+        for (path, code) in &sources {
+            let allowed = KIND_NAMED_ELSEWHERE.iter().any(|(p, k, _)| p == path && k == kind);
+            if *path == own || allowed {
+                continue;
+            }
+            // Inside src/condition a kind is `kind::`; elsewhere `condition::kind::`
+            // (`sys` has a `sched` of its own).
+            let lines = if path.starts_with("src/condition/") {
+                kind_mentions(code, kind)
+            } else {
+                kind_mentions(code, &format!("condition::{kind}"))
+            };
+            let stray: Vec<_> = if path == "src/condition/mod.rs" {
+                lines.iter().filter(|l| !registered.contains(l)).collect()
+            } else {
+                lines.iter().collect()
+            };
+            if !stray.is_empty() {
+                problems.push(format!(
+                    "{path}: names the condition kind `{kind}` on lines {stray:?}; a kind is reached through condition::Act, only its KINDS line names it"
+                ));
+            }
+        }
+        if !kind_mentions(registry, kind).iter().any(|l| registered.contains(l)) {
+            problems.push(format!("{own}: no line of condition::KINDS registers it"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn no_wildcard_arm_over_conditions_policies_or_exporters() {
     let problems: Vec<String> = sources()
@@ -442,5 +527,23 @@ fn j(f: ExportFormat) -> u8 {
 "##,
     );
     assert_eq!(string_errors(&code), vec![3, 5, 9]);
-    assert_eq!(wildcard_matches(&code, CLOSED_ENUMS), vec![11, 17, 37]);
+    assert_eq!(wildcard_matches(&code, &["Condition", "PolicyKind", "ExportFormat"]), vec![11, 17, 37]);
+}
+
+/// The registry reader finds a kind named in code, not one whose name ends another's,
+/// and tells the registry's lines from the rest.
+#[test]
+fn the_kind_readers_find_what_they_look_for() {
+    let code = code_only(
+        r##"
+mod thp;
+pub const KINDS: &[Kind] = &[
+    thp::KIND,
+    sched::NICE,
+];
+fn f() { let x = thp::Mode::Always; let y = nothp::X; let z = "thp::X"; }
+"##,
+    );
+    assert_eq!(kind_mentions(&code, "thp"), vec![4, 7]);
+    assert_eq!(registry_lines(&code), 3..=6);
 }
