@@ -2,12 +2,14 @@
 //! - errors below the CLI are typed: a `Result<_, String>` (or a `FromStr`/`TryFrom`
 //!   whose error is a `String`) appears only where the allowlist below names the file and
 //!   says why, and no more often than it says;
-//! - a `match` over simulated policies or export formats names every variant it
-//!   handles: no `_ =>` arm (nor a binding that catches the rest), so a new variant is a
-//!   compiler error at each place that must decide what to do with it, not a silent default;
+//! - a `match` over simulated policies names every variant it handles: no `_ =>` arm
+//!   (nor a binding that catches the rest), so a new variant is a compiler error at each
+//!   place that must decide what to do with it, not a silent default;
 //! - a condition is its own file and its line in `condition::KINDS`: no other file names
 //!   a kind's module (so no match over kinds exists for a new kind to join or to fall
-//!   through), and every kind is registered.
+//!   through), and every kind is registered;
+//! - an exporter is its own file and its line in `report::export::EXPORTERS`: every
+//!   file there is registered, and no closed enum of formats comes back.
 //!
 //! Pure file reading: nothing here measures.
 
@@ -17,10 +19,11 @@ use std::path::{Path, PathBuf};
 /// Files that may still hold `String` errors: (path under the crate, how many, why).
 const STRING_ERRORS_ALLOWED: &[(&str, usize, &str)] = &[];
 
-/// The enums whose variants every `match` must name: simulated scheduler policies,
-/// export formats. (Conditions are an open set behind a trait, checked by
-/// [`a_condition_is_its_file_and_its_line_in_the_registry`].)
-const CLOSED_ENUMS: &[&str] = &["PolicyKind", "ExportFormat"];
+/// The enums whose variants every `match` must name: simulated scheduler policies.
+/// (Conditions and exporters are open sets read from a registry, checked by
+/// [`a_condition_is_its_file_and_its_line_in_the_registry`] and
+/// [`an_exporter_is_its_file_and_its_line_in_the_registry`].)
+const CLOSED_ENUMS: &[&str] = &["PolicyKind"];
 
 /// The modules of `src/condition/` that are not kinds of condition: the kinds share them
 /// (the journal of what a run changed, the table of system settings it may change).
@@ -406,22 +409,23 @@ fn kind_mentions(code: &str, kind: &str) -> Vec<usize> {
     lines
 }
 
-/// The lines of the `KINDS` registry in `condition/mod.rs`, from its declaration to
-/// its closing bracket.
-fn registry_lines(code: &str) -> std::ops::RangeInclusive<usize> {
-    let start = code.find("const KINDS").expect("condition/mod.rs declares KINDS");
-    let end = start + code[start..].find("];").expect("KINDS ends");
+/// The lines of the registry `name` (`KINDS`, `EXPORTERS`) in `code`, from its
+/// declaration to its closing bracket.
+fn registry_lines(code: &str, name: &str) -> std::ops::RangeInclusive<usize> {
+    let start = code.find(&format!("const {name}")).unwrap_or_else(|| panic!("{name} is declared"));
+    let end = start + code[start..].find("];").unwrap_or_else(|| panic!("{name} ends"));
     line_of(code, start)..=line_of(code, end)
 }
 
-/// The kinds of condition: the files of `src/condition/` but the shared ones.
-fn condition_kinds() -> Vec<String> {
-    fs::read_dir(root().join("src/condition"))
-        .expect("src/condition lists")
+/// The modules of the folder `dir` of the crate but `support`: the kinds of condition,
+/// the exporters.
+fn modules_in(dir: &str, support: &[&str]) -> Vec<String> {
+    fs::read_dir(root().join(dir))
+        .unwrap_or_else(|e| panic!("{dir} lists: {e}"))
         .map(|e| e.expect("a readable folder entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "rs"))
         .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .filter(|stem| !CONDITION_SUPPORT.contains(&stem.as_str()))
+        .filter(|stem| !support.contains(&stem.as_str()))
         .collect()
 }
 
@@ -429,8 +433,8 @@ fn condition_kinds() -> Vec<String> {
 fn a_condition_is_its_file_and_its_line_in_the_registry() {
     let sources = sources();
     let registry = &sources.iter().find(|(p, _)| p == "src/condition/mod.rs").expect("condition/mod.rs").1;
-    let registered = registry_lines(registry);
-    let kinds = condition_kinds();
+    let registered = registry_lines(registry, "KINDS");
+    let kinds = modules_in("src/condition", CONDITION_SUPPORT);
     assert!(kinds.len() >= 8, "the kinds of condition are read from src/condition: {kinds:?}");
     let mut problems = Vec::new();
     for kind in &kinds {
@@ -460,6 +464,34 @@ fn a_condition_is_its_file_and_its_line_in_the_registry() {
         }
         if !kind_mentions(registry, kind).iter().any(|l| registered.contains(l)) {
             problems.push(format!("{own}: no line of condition::KINDS registers it"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn an_exporter_is_its_file_and_its_line_in_the_registry() {
+    let sources = sources();
+    let registry = &sources.iter().find(|(p, _)| p == "src/report/export/mod.rs").expect("report/export/mod.rs").1;
+    let registered = registry_lines(registry, "EXPORTERS");
+    let exporters = modules_in("src/report/export", &["mod"]);
+    assert!(exporters.len() >= 4, "the exporters are read from src/report/export: {exporters:?}");
+    let mut problems = Vec::new();
+    for name in &exporters {
+        let lines = kind_mentions(registry, name);
+        if !lines.iter().any(|l| registered.contains(l)) {
+            problems.push(format!("src/report/export/{name}.rs: no line of EXPORTERS registers it"));
+        }
+        let stray: Vec<_> = lines.iter().filter(|l| !registered.contains(l)).collect();
+        if !stray.is_empty() {
+            problems.push(format!(
+                "src/report/export/mod.rs: names the exporter `{name}` on lines {stray:?}; formats are reached through EXPORTERS"
+            ));
+        }
+    }
+    for (path, code) in &sources {
+        if code.contains("enum ExportFormat") {
+            problems.push(format!("{path}: a closed enum of export formats; an exporter is a line of EXPORTERS"));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -545,5 +577,5 @@ fn f() { let x = thp::Mode::Always; let y = nothp::X; let z = "thp::X"; }
 "##,
     );
     assert_eq!(kind_mentions(&code, "thp"), vec![4, 7]);
-    assert_eq!(registry_lines(&code), 3..=6);
+    assert_eq!(registry_lines(&code, "KINDS"), 3..=6);
 }
