@@ -41,8 +41,8 @@
 //! - `store` (SQLite and PostgreSQL behind one trait, one row codec) and `report`
 //!   (renderings: tables, charts, exports), which know the model, never a family;
 //! - `condition` (what a run is measured under beside its baseline: settings,
-//!   isolations, observers, neighbours; one file each, named in `condition::KINDS`
-//!   and the `Condition` enum, whose every match names each variant);
+//!   isolations, observers, neighbours; one file each implementing `condition::Act`,
+//!   whose hooks default to doing nothing, and one line in `condition::KINDS`);
 //! - `views` (layouts that name benchmarks: the founding texts' reprints);
 //! - `run_plan` (what a run will measure, checked before anything is),
 //!   `stored_profiles` (the simulator's profiles from a database: the source `sim`

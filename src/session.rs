@@ -1053,7 +1053,7 @@ fn unsaved_document(
 /// never over another file) beside the database, else in a private folder of the temp
 /// folder that is kept for the user. `suffix` tells apart one benchmark's file.
 fn write_rescue(db: &Path, doc: &RunDocument, skipped: &[Skipped], suffix: &str) -> Option<std::path::PathBuf> {
-    let json = report::export::to_json(&[(doc.clone(), skipped.to_vec())]);
+    let json = report::export::json::to_json(&[(doc.clone(), skipped.to_vec())]);
     let name = format!(
         "{}.unsaved-run{}-{}{suffix}.json",
         db.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "oscost".into()),

@@ -20,7 +20,7 @@ pub enum ImportError {
     },
     /// The file is not an export oscost takes (bad input).
     #[error("{}: {why}; nothing was imported", .path.display())]
-    Refused { path: PathBuf, why: crate::report::export::ImportError },
+    Refused { path: PathBuf, why: crate::report::import::ImportError },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -29,16 +29,16 @@ pub enum ImportError {
 /// read, so memory holds one run whatever the file's size); any problem imports nothing.
 pub fn import(db: &Path, file: &Path) -> Result<Vec<Imported>, ImportError> {
     let open = || std::fs::File::open(file).map_err(|source| ImportError::Read { path: file.to_path_buf(), source });
-    let refused = |why: crate::report::export::ImportError| ImportError::Refused { path: file.to_path_buf(), why };
+    let refused = |why: crate::report::import::ImportError| ImportError::Refused { path: file.to_path_buf(), why };
     // Into a database not there yet, the file is read once to check it, so a bad file
     // leaves no empty database behind; an existing one rolls back instead.
     if !crate::store::is_postgres(db) && !db.exists() {
-        crate::report::export::read_runs(open()?, &crate::producers::is_known, &mut |_, _| Ok(())).map_err(refused)?;
+        crate::report::import::read_runs(open()?, &crate::producers::is_known, &mut |_, _| Ok(())).map_err(refused)?;
     }
     let input = open()?;
     let mut store = Store::open(db)?;
-    let mut read = |take: &mut dyn FnMut(_, _) -> Result<(), crate::report::export::Refusal>| {
-        crate::report::export::read_runs(&input, &crate::producers::is_known, take).map(drop)
+    let mut read = |take: &mut dyn FnMut(_, _) -> Result<(), crate::report::import::Refusal>| {
+        crate::report::import::read_runs(&input, &crate::producers::is_known, take).map(drop)
     };
     store.import_each(&mut read).map_err(|e| match e {
         ImportFailure::Input(e) => refused(e),

@@ -2,9 +2,14 @@
 //! - errors below the CLI are typed: a `Result<_, String>` (or a `FromStr`/`TryFrom`
 //!   whose error is a `String`) appears only where the allowlist below names the file and
 //!   says why, and no more often than it says;
-//! - a `match` over conditions, simulated policies or export formats names every variant
-//!   it handles: no `_ =>` arm (nor a binding that catches the rest), so a new variant is a
-//!   compiler error at each place that must decide what to do with it, not a silent default;
+//! - a `match` over simulated policies names every variant it handles: no `_ =>` arm
+//!   (nor a binding that catches the rest), so a new variant is a compiler error at each
+//!   place that must decide what to do with it, not a silent default;
+//! - a condition is its own file and its line in `condition::KINDS`: no other file names
+//!   a kind's module (so no match over kinds exists for a new kind to join or to fall
+//!   through), and every kind is registered;
+//! - an exporter is its own file and its line in `report::export::EXPORTERS`: every
+//!   file there is registered, and no closed enum of formats comes back;
 //! - a figure's identity is typed: no struct outside the key's module holds a benchmark
 //!   id, a method or a variant's parameters as plain text (a field named as one with a
 //!   `String`, `&str`, `Cow<str>` or string-keyed map type), so a rename or a wrong
@@ -18,9 +23,22 @@ use std::path::{Path, PathBuf};
 /// Files that may still hold `String` errors: (path under the crate, how many, why).
 const STRING_ERRORS_ALLOWED: &[(&str, usize, &str)] = &[];
 
-/// The enums whose variants every `match` must name: conditions, simulated scheduler
-/// policies, export formats.
-const CLOSED_ENUMS: &[&str] = &["Condition", "PolicyKind", "ExportFormat"];
+/// The enums whose variants every `match` must name: simulated scheduler policies.
+/// (Conditions and exporters are open sets read from a registry, checked by
+/// [`a_condition_is_its_file_and_its_line_in_the_registry`] and
+/// [`an_exporter_is_its_file_and_its_line_in_the_registry`].)
+const CLOSED_ENUMS: &[&str] = &["PolicyKind"];
+
+/// The modules of `src/condition/` that are not kinds of condition: the kinds share them
+/// (the journal of what a run changed, the table of system settings it may change).
+const CONDITION_SUPPORT: &[&str] = &["mod", "journal", "settings"];
+
+/// Files other than a kind's own that may name its module: (path, kind, why).
+const KIND_NAMED_ELSEWHERE: &[(&str, &str, &str)] = &[(
+    "src/cli/mod.rs",
+    "neighbour",
+    "the neighbour is oscost re-executed with a hidden command, dispatched before the arguments are parsed",
+)];
 
 /// The module that owns a figure's identity, where its parts are stored as text.
 const KEY_MODULE: &str = "src/key.rs";
@@ -491,6 +509,105 @@ fn string_errors_only_where_the_allowlist_says_why() {
     eprintln!("{total} String error(s) in src, {allowed} allowed");
 }
 
+/// The lines of `code` that name module `kind` in a path (`kind::`, not `other_kind::`).
+fn kind_mentions(code: &str, kind: &str) -> Vec<usize> {
+    let mut lines: Vec<usize> = code
+        .match_indices(&format!("{kind}::"))
+        .filter(|(at, _)| !ident_char(code[..*at].chars().last().as_ref()))
+        .map(|(at, _)| line_of(code, at))
+        .collect();
+    lines.dedup();
+    lines
+}
+
+/// The lines of the registry `name` (`KINDS`, `EXPORTERS`) in `code`, from its
+/// declaration to its closing bracket.
+fn registry_lines(code: &str, name: &str) -> std::ops::RangeInclusive<usize> {
+    let start = code.find(&format!("const {name}")).unwrap_or_else(|| panic!("{name} is declared"));
+    let end = start + code[start..].find("];").unwrap_or_else(|| panic!("{name} ends"));
+    line_of(code, start)..=line_of(code, end)
+}
+
+/// The modules of the folder `dir` of the crate but `support`: the kinds of condition,
+/// the exporters.
+fn modules_in(dir: &str, support: &[&str]) -> Vec<String> {
+    fs::read_dir(root().join(dir))
+        .unwrap_or_else(|e| panic!("{dir} lists: {e}"))
+        .map(|e| e.expect("a readable folder entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter(|stem| !support.contains(&stem.as_str()))
+        .collect()
+}
+
+#[test]
+fn a_condition_is_its_file_and_its_line_in_the_registry() {
+    let sources = sources();
+    let registry = &sources.iter().find(|(p, _)| p == "src/condition/mod.rs").expect("condition/mod.rs").1;
+    let registered = registry_lines(registry, "KINDS");
+    let kinds = modules_in("src/condition", CONDITION_SUPPORT);
+    assert!(kinds.len() >= 8, "the kinds of condition are read from src/condition: {kinds:?}");
+    let mut problems = Vec::new();
+    for kind in &kinds {
+        let own = format!("src/condition/{kind}.rs");
+        for (path, code) in &sources {
+            let allowed = KIND_NAMED_ELSEWHERE.iter().any(|(p, k, _)| p == path && k == kind);
+            if *path == own || allowed {
+                continue;
+            }
+            // Inside src/condition a kind is `kind::`; elsewhere `condition::kind::`
+            // (`sys` has a `sched` of its own).
+            let lines = if path.starts_with("src/condition/") {
+                kind_mentions(code, kind)
+            } else {
+                kind_mentions(code, &format!("condition::{kind}"))
+            };
+            let stray: Vec<_> = if path == "src/condition/mod.rs" {
+                lines.iter().filter(|l| !registered.contains(l)).collect()
+            } else {
+                lines.iter().collect()
+            };
+            if !stray.is_empty() {
+                problems.push(format!(
+                    "{path}: names the condition kind `{kind}` on lines {stray:?}; a kind is reached through condition::Act, only its KINDS line names it"
+                ));
+            }
+        }
+        if !kind_mentions(registry, kind).iter().any(|l| registered.contains(l)) {
+            problems.push(format!("{own}: no line of condition::KINDS registers it"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn an_exporter_is_its_file_and_its_line_in_the_registry() {
+    let sources = sources();
+    let registry = &sources.iter().find(|(p, _)| p == "src/report/export/mod.rs").expect("report/export/mod.rs").1;
+    let registered = registry_lines(registry, "EXPORTERS");
+    let exporters = modules_in("src/report/export", &["mod"]);
+    assert!(exporters.len() >= 4, "the exporters are read from src/report/export: {exporters:?}");
+    let mut problems = Vec::new();
+    for name in &exporters {
+        let lines = kind_mentions(registry, name);
+        if !lines.iter().any(|l| registered.contains(l)) {
+            problems.push(format!("src/report/export/{name}.rs: no line of EXPORTERS registers it"));
+        }
+        let stray: Vec<_> = lines.iter().filter(|l| !registered.contains(l)).collect();
+        if !stray.is_empty() {
+            problems.push(format!(
+                "src/report/export/mod.rs: names the exporter `{name}` on lines {stray:?}; formats are reached through EXPORTERS"
+            ));
+        }
+    }
+    for (path, code) in &sources {
+        if code.contains("enum ExportFormat") {
+            problems.push(format!("{path}: a closed enum of export formats; an exporter is a line of EXPORTERS"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn no_wildcard_arm_over_conditions_policies_or_exporters() {
     let problems: Vec<String> = sources()
@@ -574,5 +691,23 @@ struct D { method: Method, params: Params, bench: BenchId }
     let names: Vec<(usize, String)> = identity_text_fields(&fields).into_iter().map(|(l, n, _)| (l, n)).collect();
     let expected = [(2, "benchmark"), (5, "bench"), (6, "variant"), (7, "params"), (8, "method")];
     assert_eq!(names, expected.map(|(l, n)| (l, n.to_string())));
-    assert_eq!(wildcard_matches(&code, CLOSED_ENUMS), vec![11, 17, 37]);
+    assert_eq!(wildcard_matches(&code, &["Condition", "PolicyKind", "ExportFormat"]), vec![11, 17, 37]);
+}
+
+/// The registry reader finds a kind named in code, not one whose name ends another's,
+/// and tells the registry's lines from the rest.
+#[test]
+fn the_kind_readers_find_what_they_look_for() {
+    let code = code_only(
+        r##"
+mod thp;
+pub const KINDS: &[Kind] = &[
+    thp::KIND,
+    sched::NICE,
+];
+fn f() { let x = thp::Mode::Always; let y = nothp::X; let z = "thp::X"; }
+"##,
+    );
+    assert_eq!(kind_mentions(&code, "thp"), vec![4, 7]);
+    assert_eq!(registry_lines(&code, "KINDS"), 3..=6);
 }

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 use oscost::cli::{Cli, Command};
 use oscost::model::{Method, ResultRow, RunDocument, RunInfo, SCHEMA_VERSION, Skipped};
-use oscost::report::export;
+use oscost::report::{export, import};
 
 /// Words a user (or a script gone wrong) puts on a command line.
 #[rustfmt::skip]
@@ -83,7 +83,7 @@ fn export_text() -> String {
         results: vec![r],
     };
     let skipped = vec![Skipped { benchmark: "ctx.pipe".into(), params: "p".into(), reason: "r".into() }];
-    export::to_json(&[(doc, skipped)])
+    export::json::to_json(&[(doc, skipped)])
 }
 
 /// Replacement text for a stretch of the export: JSON values a hostile file might hold.
@@ -122,7 +122,7 @@ proptest! {
             return Ok(());
         }
         let damaged = if cut { text[..start].to_string() } else { format!("{}{value}{}", &text[..start], &text[end..]) };
-        if let Ok(runs) = export::from_json(&damaged, &|id| id == "syscall.getppid") {
+        if let Ok(runs) = import::from_json(&damaged, &|id| id == "syscall.getppid") {
             for (doc, _) in &runs {
                 for r in &doc.results {
                     prop_assert!(r.n >= 1 && (r.samples.is_empty() || r.samples.len() == r.n));

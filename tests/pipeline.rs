@@ -204,8 +204,8 @@ fn known_rows_read_back_identically_through_every_output() {
     snapshot("table.txt", &normalise(&report::table::render_results(&da.results, &sa, fitted), &docs));
     let wide = report::table::Width::Wide;
     snapshot("table-wide.txt", &normalise(&report::table::render_results(&da.results, &sa, wide), &docs));
-    snapshot("run.csv", &normalise(&report::export::to_csv(std::slice::from_ref(&da)), &docs));
-    snapshot("run.md", &normalise(&report::export::to_markdown(&da), &docs));
+    snapshot("run.csv", &normalise(&report::export::csv::to_csv(std::slice::from_ref(&da)), &docs));
+    snapshot("run.md", &normalise(&report::export::markdown::to_markdown(&da), &docs));
     let mut json: serde_json::Value =
         serde_json::from_str(&report::json::render_run(&da, &sa, false, &[], None)).unwrap();
     snapshot("results.json", &serde_json::to_string_pretty(&without_timings(&mut json["results"])).unwrap());
@@ -220,8 +220,8 @@ fn known_rows_read_back_identically_through_every_output() {
 
     // Export, import into a fresh database: the same runs, byte for byte in every
     // rendering, the HTML report included.
-    let exported = report::export::to_json(&[(da.clone(), sa.clone()), (db_doc.clone(), vec![])]);
-    let runs = report::export::from_json(&exported, &|_| true).expect("an export imports");
+    let exported = report::export::json::to_json(&[(da.clone(), sa.clone()), (db_doc.clone(), vec![])]);
+    let runs = report::import::from_json(&exported, &|_| true).expect("an export imports");
     let mut fresh = Store::open(&dir.path().join("imported.db")).unwrap();
     let ids = fresh.import(&runs).unwrap();
     assert!(ids.iter().all(|i| matches!(i, oscost::store::Imported::Added(_))));
@@ -233,7 +233,10 @@ fn known_rows_read_back_identically_through_every_output() {
     let again = fresh.import(&runs).unwrap();
     assert_eq!(again, ids.iter().map(|i| oscost::store::Imported::AlreadyHeld(i.id())).collect::<Vec<_>>());
     assert_eq!(isa, sa);
-    assert_eq!(report::export::to_csv(std::slice::from_ref(&ia)), report::export::to_csv(std::slice::from_ref(&da)));
+    assert_eq!(
+        report::export::csv::to_csv(std::slice::from_ref(&ia)),
+        report::export::csv::to_csv(std::slice::from_ref(&da))
+    );
     let html = |x: &RunDocument, sx: &[Skipped], y: &RunDocument| {
         let cmp = report::compare::compare(std::slice::from_ref(x), std::slice::from_ref(y), 0.02, 2000);
         report::html::render(

@@ -152,14 +152,7 @@ pub(super) fn run_request(
 
 /// The `--export-*` files asked for, with their formats.
 fn export_paths(args: &RunArgs) -> impl Iterator<Item = (ExportFormat, &PathBuf)> {
-    [
-        (ExportFormat::Json, &args.export_json),
-        (ExportFormat::Csv, &args.export_csv),
-        (ExportFormat::Markdown, &args.export_markdown),
-        (ExportFormat::Prometheus, &args.export_prometheus),
-    ]
-    .into_iter()
-    .filter_map(|(format, path)| path.as_ref().map(|p| (format, p)))
+    args.exports.0.iter().map(|(format, path)| (*format, path))
 }
 
 /// The run written to every `--export-*` file asked for; the ones that could not be

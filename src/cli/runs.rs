@@ -24,8 +24,8 @@ pub(super) fn show(db: &Path, reference: &str, format: Format, samples: bool, su
     match format {
         Format::Json => outln(&report::json::render_run(&doc, &skipped, samples, &run_pairs(&doc), None))?,
         Format::Table => out(&run_table(&doc, &skipped))?,
-        Format::Csv => out(&report::export::to_csv(std::slice::from_ref(&doc)))?,
-        Format::Markdown => out(&report::export::to_markdown(&doc))?,
+        Format::Csv => out(&report::export::csv::to_csv(std::slice::from_ref(&doc)))?,
+        Format::Markdown => out(&report::export::markdown::to_markdown(&doc))?,
     }
     Ok(0)
 }

@@ -16,7 +16,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::journal::{self, Restore, Undo};
-use super::{Condition, EnterError, Entered, Kind, MAX_CPUS, Malformed, NotActed, Unavailable};
+use super::{
+    Act, Condition, EnterError, Entered, HoldsRun, Kind, KindError, MAX_CPUS, Malformed, NotActed, RoundReport, Setup,
+    Unavailable, state_of,
+};
 
 pub const KIND: Kind = Kind {
     name: "cgroup",
@@ -33,11 +36,43 @@ pub enum Setting {
     Split,
 }
 
+/// The condition: the worker in the cgroup(s) made with the setting.
+struct Cgroup(Setting);
+
+impl std::fmt::Display for Cgroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cgroup:{}", self.0)
+    }
+}
+
+impl Act for Cgroup {
+    fn prepare(&self, _: &crate::bench::BenchOptions) -> Result<Setup, Unavailable> {
+        let (groups, join) = prepare(&self.0)?;
+        Ok(Setup { run: Some(Box::new(groups)), ..Setup::in_worker(&join)? })
+    }
+
+    fn enter(&self, state: &serde_json::Value) -> Result<Entered, EnterError> {
+        enter(&state_of(state)?)
+    }
+
+    /// `split` acts only where the worker moved a hand-off's peer.
+    fn acted(&self, report: &RoundReport) -> Result<(), NotActed> {
+        match self.0 {
+            Setting::Split => split_acted(report.peers_moved),
+            Setting::CpuMax { .. } | Setting::Weight(_) | Setting::Cpuset(_) => Ok(()),
+        }
+    }
+}
+
+/// The groups are held for the run, and nothing more around each round.
+impl HoldsRun for Groups {}
+
 fn parse(rest: &str) -> Result<Condition, Malformed> {
+    let kind = |e: SpecError| Malformed::Kind(KindError::new(e));
     let setting = if rest == "split" {
         Setting::Split
     } else if let Some(v) = rest.strip_prefix("cpu.max=") {
-        let (quota_us, period_us) = parse_cpu_max(v)?;
+        let (quota_us, period_us) = parse_cpu_max(v).map_err(kind)?;
         Setting::CpuMax { quota_us, period_us }
     } else if let Some(v) = rest.strip_prefix("cpu.weight=") {
         match v.parse::<u64>() {
@@ -45,11 +80,11 @@ fn parse(rest: &str) -> Result<Condition, Malformed> {
             _ => return Err(Malformed::Range { what: "cpu.weight", low: 1, high: 10_000, of: "" }),
         }
     } else if let Some(v) = rest.strip_prefix("cpuset=") {
-        Setting::Cpuset(parse_cpuset(v)?)
+        Setting::Cpuset(parse_cpuset(v).map_err(kind)?)
     } else {
         return Err(Malformed::NoCgroupSetting { given: rest.into() });
     };
-    Ok(Condition::Cgroup(setting))
+    Ok(Condition::new(Cgroup(setting)))
 }
 
 /// `QUOTA/PERIOD` in µs: a period the kernel takes (1 ms to 1 s), and a quota of at
@@ -70,7 +105,7 @@ const LAST_CPU: usize = MAX_CPUS - 1;
 
 /// Why a cgroup setting's numbers are refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SpecError {
+enum SpecError {
     #[error("cpu.max=QUOTA/PERIOD, in microseconds")]
     CpuMaxForm,
     #[error("cpu.max wants a period of 1000–1000000 µs and a quota from 1000 µs to {MAX_CPUS} periods")]
@@ -136,12 +171,12 @@ fn hierarchy(controller: &str) -> Result<Hierarchy, Unavailable> {
 }
 
 /// The groups a run made; each removed (with its record) when dropped.
-pub struct Groups(Vec<Restore>);
+struct Groups(Vec<Restore>);
 
 /// What the worker does: join `procs` (the `cgroup.procs` files of its groups) and,
 /// under `split`, move its peers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Join {
+#[derive(Serialize, Deserialize)]
+struct Join {
     procs: Vec<PathBuf>,
     peer: Option<crate::tasks::PeerCgroup>,
 }
@@ -178,7 +213,7 @@ fn write(dir: &Path, file: &str, value: &str) -> Result<(), Unavailable> {
 }
 
 /// Makes the run's groups with their settings.
-pub fn prepare(s: &Setting) -> Result<(Groups, Join), Unavailable> {
+fn prepare(s: &Setting) -> Result<(Groups, Join), Unavailable> {
     let h = hierarchy(if matches!(s, Setting::Cpuset(_)) { "cpuset" } else { "cpu" })?;
     let (dir, first) = make_group(&h)?;
     let mut groups = Groups(vec![first]);
@@ -214,7 +249,7 @@ pub fn prepare(s: &Setting) -> Result<(Groups, Join), Unavailable> {
 }
 
 /// Joins the groups and checks each lists this process.
-pub fn enter(j: &Join) -> Result<Entered, EnterError> {
+fn enter(j: &Join) -> Result<Entered, EnterError> {
     let me = crate::sys::getpid().to_string();
     let mut evidence = Vec::new();
     for procs in &j.procs {
@@ -236,9 +271,14 @@ pub fn enter(j: &Join) -> Result<Entered, EnterError> {
 }
 
 /// Whether `split` acted: the worker moved at least one peer.
-pub fn split_acted(peers_moved: Option<usize>) -> Result<(), NotActed> {
+fn split_acted(peers_moved: Option<usize>) -> Result<(), NotActed> {
     match peers_moved {
         Some(n) if n > 0 => Ok(()),
-        _ => Err(NotActed::NoPeer),
+        _ => Err(NotActed::new(NoPeer)),
     }
 }
+
+/// `split` had no hand-off peer to move.
+#[derive(Debug, thiserror::Error)]
+#[error("cgroup:split acts on hand-offs between two tasks; this benchmark started no peer")]
+struct NoPeer;

@@ -15,7 +15,9 @@ use std::process::{Child, Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, Kind, MAX_CPUS, Malformed, Unavailable};
+use super::{
+    Act, Condition, HoldsRound, HoldsRun, Kind, MAX_CPUS, Malformed, NotActed, RoundError, Setup, Unavailable,
+};
 use crate::bench::BenchOptions;
 
 pub const KIND: Kind = Kind { name: "neighbour", parse, forms: "neighbour:cpu, neighbour:mem (@CPU to pin it)" };
@@ -36,6 +38,9 @@ pub struct Load {
     pub cpu: Option<usize>,
 }
 
+/// The condition: the neighbour started around each of its rounds.
+struct Neighbour(Load);
+
 fn parse(rest: &str) -> Result<Condition, Malformed> {
     let (work, cpu) = rest.split_once('@').map_or((rest, None), |(w, c)| (w, Some(c)));
     let work = match work {
@@ -48,7 +53,7 @@ fn parse(rest: &str) -> Result<Condition, Malformed> {
             c.parse::<usize>().ok().filter(|n| *n < MAX_CPUS).ok_or_else(|| Malformed::CpuNumber { given: c.into() })
         })
         .transpose()?;
-    Ok(Condition::Neighbour(Load { work, cpu }))
+    Ok(Condition::new(Neighbour(Load { work, cpu })))
 }
 
 impl std::fmt::Display for Load {
@@ -61,6 +66,31 @@ impl std::fmt::Display for Load {
             Some(c) => write!(f, "@{c}"),
             None => Ok(()),
         }
+    }
+}
+
+impl std::fmt::Display for Neighbour {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "neighbour:{}", self.0)
+    }
+}
+
+impl Act for Neighbour {
+    fn prepare(&self, opts: &BenchOptions) -> Result<Setup, Unavailable> {
+        cpu_of(&self.0, opts).map(|_| Setup::holding(self.0))
+    }
+}
+
+impl HoldsRun for Load {
+    fn hold_round(&self, opts: &BenchOptions) -> Result<Option<Box<dyn HoldsRound>>, RoundError> {
+        let running = start(self, opts).map_err(RoundError::new)?;
+        Ok(Some(Box::new(running)))
+    }
+}
+
+impl HoldsRound for Running {
+    fn seen(&self) -> Result<Vec<String>, NotActed> {
+        Ok(vec![self.describe()])
     }
 }
 
@@ -77,14 +107,10 @@ fn cpu_of(n: &Load, opts: &BenchOptions) -> Result<usize, Unavailable> {
     }
 }
 
-pub fn check(n: &Load, opts: &BenchOptions) -> Result<(), Unavailable> {
-    cpu_of(n, opts).map(drop)
-}
-
 /// A neighbour running; killed and reaped when dropped.
-pub struct Running {
+struct Running {
     child: Child,
-    pub cpu: usize,
+    cpu: usize,
 }
 
 impl Drop for Running {
@@ -96,7 +122,7 @@ impl Drop for Running {
 
 impl Running {
     /// What the neighbour is doing, read from /proc.
-    pub fn describe(&self) -> String {
+    fn describe(&self) -> String {
         let pid = self.child.id();
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, f)| f.split_whitespace().collect()).unwrap_or_default();
@@ -114,7 +140,7 @@ impl Running {
 
 /// Why the neighbour did not start for a round.
 #[derive(Debug, thiserror::Error)]
-pub enum StartError {
+enum StartError {
     #[error(transparent)]
     Cpu(#[from] Unavailable),
     #[error("starting the neighbour: {0}")]
@@ -129,7 +155,7 @@ pub enum StartError {
 }
 
 /// Starts the neighbour and returns once it runs.
-pub fn start(n: &Load, opts: &BenchOptions) -> Result<Running, StartError> {
+fn start(n: &Load, opts: &BenchOptions) -> Result<Running, StartError> {
     let cpu = cpu_of(n, opts)?;
     let work = if n.work == Work::Cpu { "cpu" } else { "mem" };
     let child = Command::new("/proc/self/exe")

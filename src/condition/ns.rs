@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, EnterError, Entered, Kind, Malformed, Unavailable};
+use super::{Act, Condition, EnterError, Entered, Kind, Malformed, Setup, Unavailable, state_of};
 use crate::sys::NamespaceFlags;
 
 pub const KIND: Kind = Kind { name: "ns", parse, forms: "ns:LIST of user,pid,net,mnt,uts,ipc,cgroup" };
@@ -39,8 +39,7 @@ fn flag(name: &str) -> NamespaceFlags {
 }
 
 /// The namespaces to enter, as a set of [`NAMES`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Namespaces(Vec<String>);
+struct Namespaces(Vec<String>);
 
 fn parse(rest: &str) -> Result<Condition, Malformed> {
     let mut names = Vec::new();
@@ -55,18 +54,28 @@ fn parse(rest: &str) -> Result<Condition, Malformed> {
     }
     names.sort_by_key(|n| NAMES.iter().position(|m| m == n));
     names.dedup();
-    Ok(Condition::Namespaces(Namespaces(names)))
+    Ok(Condition::new(Namespaces(names)))
 }
 
 impl std::fmt::Display for Namespaces {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0.join(","))
+        write!(f, "ns:{}", self.0.join(","))
+    }
+}
+
+impl Act for Namespaces {
+    fn prepare(&self, _: &crate::bench::BenchOptions) -> Result<Setup, Unavailable> {
+        Setup::in_worker(&prepare(self)?)
+    }
+
+    fn enter(&self, state: &serde_json::Value) -> Result<Entered, EnterError> {
+        enter(&state_of(state)?)
     }
 }
 
 /// What the worker is given: the namespaces and the coordinator's inode of each.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
+#[derive(Serialize, Deserialize)]
+struct Entry {
     names: Vec<String>,
     outer: Vec<u64>,
 }
@@ -79,11 +88,11 @@ fn inode(name: &str) -> std::io::Result<u64> {
 
 /// Checks the namespaces can be made here (without a user namespace, only root may
 /// make the others) and records the coordinator's.
-pub fn prepare(n: &Namespaces) -> Result<Entry, Unavailable> {
+fn prepare(n: &Namespaces) -> Result<Entry, Unavailable> {
     let user = n.0.iter().any(|x| x == "user");
     if !user && !crate::sys::is_root() {
         return Err(Unavailable(format!(
-            "ns:{n} needs root (or add user to the list: a new user namespace lets anyone make the others)"
+            "{n} needs root (or add user to the list: a new user namespace lets anyone make the others)"
         )));
     }
     if user && std::fs::read_to_string("/proc/sys/user/max_user_namespaces").is_ok_and(|s| s.trim() == "0") {
@@ -95,7 +104,7 @@ pub fn prepare(n: &Namespaces) -> Result<Entry, Unavailable> {
 }
 
 /// Leaves the namespaces; in a new PID namespace, forks and returns in the child.
-pub fn enter(e: &Entry) -> Result<Entered, EnterError> {
+fn enter(e: &Entry) -> Result<Entered, EnterError> {
     let mut flags = e.names.iter().fold(NamespaceFlags::empty(), |f, n| f | flag(n));
     if flags.contains(NamespaceFlags::NEWPID) {
         flags |= NamespaceFlags::NEWNS;

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, Kind, Malformed, NotActed, Unavailable};
+use super::{Act, Condition, HoldsRound, HoldsRun, Kind, Malformed, NotActed, RoundError, Setup, Unavailable};
 use crate::runner::MeasureConfig;
 
 pub const KIND: Kind = Kind { name: "observer", parse, forms: "observer:perf, observer:trace" };
@@ -26,10 +26,13 @@ pub enum Observer {
     Trace,
 }
 
+/// The condition: the observer attached during its rounds.
+struct Watch(Observer);
+
 fn parse(rest: &str) -> Result<Condition, Malformed> {
     match rest {
-        "perf" => Ok(Condition::Observer(Observer::Perf)),
-        "trace" => Ok(Condition::Observer(Observer::Trace)),
+        "perf" => Ok(Condition::new(Watch(Observer::Perf))),
+        "trace" => Ok(Condition::new(Watch(Observer::Trace))),
         _ => Err(Malformed::NotOneOf { given: rest.into(), expected: "perf or trace" }),
     }
 }
@@ -43,8 +46,45 @@ impl std::fmt::Display for Observer {
     }
 }
 
+impl std::fmt::Display for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "observer:{}", self.0)
+    }
+}
+
+impl Act for Watch {
+    fn prepare(&self, _: &crate::bench::BenchOptions) -> Result<Setup, Unavailable> {
+        check(self.0).map(|()| Setup::holding(self.0))
+    }
+
+    fn adjust(&self, cfg: &mut MeasureConfig, _: &mut crate::bench::BenchOptions) {
+        self.0.adjust(cfg);
+    }
+
+    fn evidence(&self, rows: &[crate::model::ResultRow]) -> Vec<String> {
+        self.0.evidence(rows)
+    }
+
+    fn acted(&self, report: &super::RoundReport) -> Result<(), NotActed> {
+        self.0.acted(report.rows)
+    }
+}
+
+impl HoldsRun for Observer {
+    fn hold_round(&self, _: &crate::bench::BenchOptions) -> Result<Option<Box<dyn HoldsRound>>, RoundError> {
+        let watching = self.watch().map_err(RoundError::new)?;
+        Ok(watching.map(|w| Box::new(w) as Box<dyn HoldsRound>))
+    }
+}
+
+impl HoldsRound for Watching {
+    fn seen(&self) -> Result<Vec<String>, NotActed> {
+        Ok(vec![format!("{} scheduler events recorded and drained during the round", self.records())])
+    }
+}
+
 /// Checks the observer can be attached here.
-pub fn check(o: Observer) -> Result<(), Unavailable> {
+fn check(o: Observer) -> Result<(), Unavailable> {
     match o {
         Observer::Perf => crate::sys::PerfCounter::open(crate::sys::PerfEvent::ContextSwitches, 0)
             .map(drop)
@@ -56,23 +96,23 @@ pub fn check(o: Observer) -> Result<(), Unavailable> {
 }
 
 impl Observer {
-    pub fn adjust(&self, cfg: &mut MeasureConfig) {
+    fn adjust(&self, cfg: &mut MeasureConfig) {
         if *self == Observer::Perf {
             cfg.perf_software_counters = true;
         }
     }
 
     /// Whether the rows show the observer was attached (the per-task counters counted).
-    pub fn acted(&self, rows: &[crate::model::ResultRow]) -> Result<(), NotActed> {
+    fn acted(&self, rows: &[crate::model::ResultRow]) -> Result<(), NotActed> {
         let counted = rows.iter().any(|r| r.counts.contains_key(&crate::model::Count::PerfContextSwitches));
         match self {
-            Observer::Perf if !counted && !rows.is_empty() => Err(NotActed::NoCounter),
+            Observer::Perf if !counted && !rows.is_empty() => Err(NotActed::new(NoCounter)),
             Observer::Perf | Observer::Trace => Ok(()),
         }
     }
 
     /// What the rows show of the observer.
-    pub fn evidence(&self, rows: &[crate::model::ResultRow]) -> Vec<String> {
+    fn evidence(&self, rows: &[crate::model::ResultRow]) -> Vec<String> {
         let switches: f64 = rows.iter().filter_map(|r| r.counts.get(&crate::model::Count::PerfContextSwitches)).sum();
         match self {
             Observer::Perf if !rows.is_empty() => {
@@ -84,13 +124,18 @@ impl Observer {
 
     /// Starts watching for one round (the tracepoints); None for `perf`, which the
     /// worker attaches itself.
-    pub fn watch(&self) -> Result<Option<Watching>, WatchError> {
+    fn watch(&self) -> Result<Option<Watching>, WatchError> {
         match self {
             Observer::Perf => Ok(None),
             Observer::Trace => Watching::start().map(Some),
         }
     }
 }
+
+/// No counter could be attached to the benchmark's tasks.
+#[derive(Debug, thiserror::Error)]
+#[error("observer:perf attaches to benchmarks of at most 4 tasks, and no counter could be attached here")]
+struct NoCounter;
 
 /// Why the trace observer could not watch a round.
 #[derive(Debug, thiserror::Error)]
@@ -145,7 +190,7 @@ impl Watching {
     }
 
     /// Records drained so far.
-    pub fn records(&self) -> u64 {
+    fn records(&self) -> u64 {
         self.records.load(Ordering::SeqCst)
     }
 }

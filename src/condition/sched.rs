@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, EnterError, Entered, InWorker, Kind, Malformed, Unavailable};
+use super::{Act, Condition, EnterError, Entered, Kind, Malformed, Setup, Unavailable, state_of};
 use crate::bench::BenchOptions;
 use crate::placement::{Placement, Policy};
 
@@ -26,7 +26,7 @@ pub enum Setting {
 
 fn parse_nice(rest: &str) -> Result<Condition, Malformed> {
     match rest.parse::<i32>() {
-        Ok(n) if (-20..=19).contains(&n) => Ok(Condition::Sched(Setting::Nice(n))),
+        Ok(n) if (-20..=19).contains(&n) => Ok(Condition::new(Setting::Nice(n))),
         _ => Err(Malformed::NotOneOf { given: rest.into(), expected: "a nice value from -20 to 19" }),
     }
 }
@@ -38,7 +38,7 @@ fn parse_policy(rest: &str) -> Result<Condition, Malformed> {
         "fifo" => Policy::Fifo,
         _ => return Err(Malformed::NotOneOf { given: rest.into(), expected: "batch, idle or fifo" }),
     };
-    Ok(Condition::Sched(Setting::Policy(p)))
+    Ok(Condition::new(Setting::Policy(p)))
 }
 
 const UNITS: [(&str, u64); 4] = [("ms", 1_000_000), ("us", 1_000), ("µs", 1_000), ("ns", 1)];
@@ -58,7 +58,7 @@ fn parse_slack(rest: &str) -> Result<Condition, Malformed> {
         .filter(|n| *n > 0)
         .ok_or_else(|| Malformed::NotOneOf { given: rest.into(), expected: "a positive duration" })?;
     match n.checked_mul(scale) {
-        Some(ns) if ns <= MAX_SLACK_NS => Ok(Condition::Sched(Setting::Slack(ns))),
+        Some(ns) if ns <= MAX_SLACK_NS => Ok(Condition::new(Setting::Slack(ns))),
         _ => Err(Malformed::SlackTooLong { given: rest.into() }),
     }
 }
@@ -79,8 +79,8 @@ impl std::fmt::Display for Setting {
     }
 }
 
-impl Setting {
-    pub fn params_changed(&self) -> &'static [&'static str] {
+impl Act for Setting {
+    fn params_changed(&self) -> &'static [&'static str] {
         match self {
             Setting::Nice(_) => &["runner"],
             Setting::Policy(_) => &["policy"],
@@ -89,7 +89,7 @@ impl Setting {
     }
 
     /// What the rows show of the setting: the worker labels them with what it applied.
-    pub fn evidence(&self, rows: &[crate::model::ResultRow]) -> Vec<String> {
+    fn evidence(&self, rows: &[crate::model::ResultRow]) -> Vec<String> {
         let labelled = |key: &str| rows.iter().find_map(|r| r.params.raw(key)).map(|v| format!("{key}={v}"));
         match self {
             Setting::Nice(_) => {
@@ -103,21 +103,30 @@ impl Setting {
     }
 
     /// The worker's placement under the setting.
-    pub fn adjust(&self, opts: &mut BenchOptions) {
+    fn adjust(&self, _: &mut crate::runner::MeasureConfig, opts: &mut BenchOptions) {
         match self {
             Setting::Nice(n) => opts.placement.nice = Some(*n),
             Setting::Policy(p) => opts.placement.policy = *p,
             Setting::Slack(_) => {}
         }
     }
+
+    fn prepare(&self, opts: &BenchOptions) -> Result<Setup, Unavailable> {
+        prepare(self, opts)
+    }
+
+    /// Only a timer slack is entered in the worker (its nanoseconds).
+    fn enter(&self, state: &serde_json::Value) -> Result<Entered, EnterError> {
+        enter_slack(state_of(state)?)
+    }
 }
 
 /// Checks the setting can be had here (a lowered nice value or a real-time policy
 /// needs privilege), trying it on a scratch thread.
-pub fn prepare(s: &Setting, opts: &BenchOptions) -> Result<Option<InWorker>, Unavailable> {
+fn prepare(s: &Setting, opts: &BenchOptions) -> Result<Setup, Unavailable> {
     let mut placement = Placement { cpu: None, ..opts.placement.clone() };
     match s {
-        Setting::Slack(ns) => return Ok(Some(InWorker::Slack(*ns))),
+        Setting::Slack(ns) => return Setup::in_worker(ns),
         Setting::Nice(n) => placement.nice = Some(*n),
         Setting::Policy(p) => placement.policy = *p,
     }
@@ -125,14 +134,14 @@ pub fn prepare(s: &Setting, opts: &BenchOptions) -> Result<Option<InWorker>, Una
         scope.spawn(|| placement.apply_static().and_then(|()| placement.probe_policy())).join()
     });
     match tried {
-        Ok(Ok(())) => Ok(None),
+        Ok(Ok(())) => Ok(Setup::default()),
         Ok(Err(e)) => Err(Unavailable(e.to_string())),
         Err(_) => Err(Unavailable("trying the setting failed".into())),
     }
 }
 
 /// Sets the worker's timer slack and reads it back.
-pub fn enter_slack(ns: u64) -> Result<Entered, EnterError> {
+fn enter_slack(ns: u64) -> Result<Entered, EnterError> {
     crate::sys::set_timer_slack(ns).map_err(EnterError::call("PR_SET_TIMERSLACK"))?;
     match crate::sys::timer_slack() {
         Ok(now) if now == ns => {

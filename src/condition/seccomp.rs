@@ -24,7 +24,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, EnterError, Entered, Kind, Malformed, Unavailable};
+use super::{Act, Condition, EnterError, Entered, Kind, Malformed, Setup, Unavailable, state_of};
 use crate::sys::BpfInstruction;
 
 pub const KIND: Kind =
@@ -45,10 +45,29 @@ pub enum Filter {
     Notify,
 }
 
+/// The condition: the filter installed in the worker.
+struct Seccomp(Filter);
+
+impl std::fmt::Display for Seccomp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "seccomp:{}", self.0)
+    }
+}
+
+impl Act for Seccomp {
+    fn prepare(&self, _: &crate::bench::BenchOptions) -> Result<Setup, Unavailable> {
+        Setup::in_worker(&check(&self.0)?)
+    }
+
+    fn enter(&self, state: &serde_json::Value) -> Result<Entered, EnterError> {
+        enter(&state_of(state)?)
+    }
+}
+
 fn parse(rest: &str) -> Result<Condition, Malformed> {
     match rest {
-        "default" => return Ok(Condition::Seccomp(Filter::Default)),
-        "notify" => return Ok(Condition::Seccomp(Filter::Notify)),
+        "default" => return Ok(Condition::new(Seccomp(Filter::Default))),
+        "notify" => return Ok(Condition::new(Seccomp(Filter::Notify))),
         _ => {}
     }
     let n = rest.strip_prefix("allow=").ok_or(Malformed::Incomplete { hint: "give allow=N or default" })?;
@@ -56,7 +75,7 @@ fn parse(rest: &str) -> Result<Condition, Malformed> {
     if !(1..=MAX_RULES).contains(&rules) {
         return Err(Malformed::Range { what: "allow=N", low: 1, high: MAX_RULES.into(), of: " rules" });
     }
-    Ok(Condition::Seccomp(Filter::AllowAll { rules }))
+    Ok(Condition::new(Seccomp(Filter::AllowAll { rules })))
 }
 
 impl std::fmt::Display for Filter {
@@ -433,7 +452,7 @@ const DEFAULT_ALLOWED: &[libc::c_long] = {
 };
 
 /// Checks the kernel filters system calls and the filter fits; the filter to install.
-pub fn check(f: &Filter) -> Result<Filter, Unavailable> {
+fn check(f: &Filter) -> Result<Filter, Unavailable> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     if !status.lines().any(|l| l.starts_with("Seccomp:")) {
         return Err(Unavailable("this kernel has no seccomp (no Seccomp line in /proc/self/status)".into()));
@@ -468,7 +487,7 @@ fn kernel_before(release: &str, (major, minor): (u32, u32)) -> bool {
 }
 
 /// Installs the filter in the worker and reads back that the kernel holds it.
-pub fn enter(f: &Filter) -> Result<Entered, EnterError> {
+fn enter(f: &Filter) -> Result<Entered, EnterError> {
     let answered = match f {
         Filter::Notify => Some(supervise(&program(f))?),
         Filter::AllowAll { .. } | Filter::Default => {

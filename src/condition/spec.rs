@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Condition, EnterError, Entered, Kind, Malformed, Unavailable};
+use super::{Act, Condition, EnterError, Entered, Kind, Malformed, Setup, Unavailable, state_of};
 use crate::sys::{SpeculationFeature, SpeculationFeatureState};
 
 pub const KIND: Kind = Kind { name: "spec", parse, forms: "spec:ssb, spec:ib" };
@@ -21,11 +21,30 @@ pub enum Feature {
     Ib,
 }
 
+/// The condition: the feature force-disabled in the worker.
+struct Spec(Feature);
+
 fn parse(rest: &str) -> Result<Condition, Malformed> {
     match rest {
-        "ssb" => Ok(Condition::Spec(Feature::Ssb)),
-        "ib" => Ok(Condition::Spec(Feature::Ib)),
+        "ssb" => Ok(Condition::new(Spec(Feature::Ssb))),
+        "ib" => Ok(Condition::new(Spec(Feature::Ib))),
         _ => Err(Malformed::NotOneOf { given: rest.into(), expected: "ssb or ib" }),
+    }
+}
+
+impl std::fmt::Display for Spec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "spec:{}", self.0)
+    }
+}
+
+impl Act for Spec {
+    fn prepare(&self, _: &crate::bench::BenchOptions) -> Result<Setup, Unavailable> {
+        Setup::in_worker(&check(self.0)?)
+    }
+
+    fn enter(&self, state: &serde_json::Value) -> Result<Entered, EnterError> {
+        enter(state_of(state)?)
     }
 }
 
@@ -55,7 +74,7 @@ impl Feature {
 }
 
 /// Checks the kernel lets a process control the feature.
-pub fn check(f: Feature) -> Result<Feature, Unavailable> {
+fn check(f: Feature) -> Result<Feature, Unavailable> {
     let state = crate::sys::speculation_state(f.raw());
     let mode = std::fs::read_to_string(f.vulnerability()).map(|s| s.trim().to_string()).unwrap_or_default();
     match state {
@@ -69,7 +88,7 @@ pub fn check(f: Feature) -> Result<Feature, Unavailable> {
 }
 
 /// Force-disables the feature in the worker and reads back that it is.
-pub fn enter(f: Feature) -> Result<Entered, EnterError> {
+fn enter(f: Feature) -> Result<Entered, EnterError> {
     crate::sys::force_disable_speculation(f.raw()).map_err(EnterError::call("PR_SET_SPECULATION_CTRL"))?;
     let state = crate::sys::speculation_state(f.raw()).map_err(EnterError::call("PR_GET_SPECULATION_CTRL"))?;
     match state {

@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::journal::{self, Claim, Restore, Undo};
-use super::{Condition, Kind, Malformed, Unavailable};
+use super::{Act, Condition, HoldsRound, HoldsRun, Kind, Malformed, NotActed, RoundError, Setup, Unavailable};
 
 pub const KIND: Kind = Kind { name: "thp", parse, forms: "thp:always, thp:never" };
 
@@ -37,11 +37,43 @@ pub enum Mode {
     Never,
 }
 
+/// The condition: the mode set during its rounds.
+struct Thp(Mode);
+
 fn parse(rest: &str) -> Result<Condition, Malformed> {
     match rest {
-        "always" => Ok(Condition::Thp(Mode::Always)),
-        "never" => Ok(Condition::Thp(Mode::Never)),
+        "always" => Ok(Condition::new(Thp(Mode::Always))),
+        "never" => Ok(Condition::new(Thp(Mode::Never))),
         _ => Err(Malformed::NotOneOf { given: rest.into(), expected: "always or never" }),
+    }
+}
+
+impl std::fmt::Display for Thp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "thp:{}", self.0)
+    }
+}
+
+impl Act for Thp {
+    fn params_changed(&self) -> &'static [&'static str] {
+        &["thp"]
+    }
+
+    fn prepare(&self, _: &crate::bench::BenchOptions) -> Result<Setup, Unavailable> {
+        prepare(self.0).map(Setup::holding)
+    }
+}
+
+impl HoldsRun for Held {
+    fn hold_round(&self, _: &crate::bench::BenchOptions) -> Result<Option<Box<dyn HoldsRound>>, RoundError> {
+        let round = set(self).map_err(RoundError::new)?;
+        Ok(Some(Box::new(round)))
+    }
+}
+
+impl HoldsRound for Round {
+    fn seen(&self) -> Result<Vec<String>, NotActed> {
+        self.held().map(|seen| vec![seen]).map_err(NotActed::new)
     }
 }
 
@@ -77,9 +109,6 @@ pub fn check(_: Mode) -> Result<(), Unavailable> {
 pub struct Held {
     mode: Mode,
     original: String,
-    /// Why the last round's rows are not the condition's (the setting did not hold
-    /// through it): set from the evidence, taken when the round is judged.
-    fault: std::sync::Mutex<Option<NotHeld>>,
     _restore: Restore,
     _claim: std::sync::Arc<Claim>,
 }
@@ -94,19 +123,7 @@ pub fn prepare(m: Mode) -> Result<Held, Unavailable> {
     let original = current().ok_or_else(|| Unavailable(format!("reading {SETTING}")))?;
     let undo = Undo::Write { path: SETTING.into(), original: original.clone(), wrote: m.to_string() };
     let restore = journal::record(undo).map_err(|e| Unavailable(e.to_string()))?;
-    Ok(Held { mode: m, original, fault: Default::default(), _restore: restore, _claim: claim })
-}
-
-impl Held {
-    /// Keeps why the round just ended is not the condition's (None: it is).
-    pub fn set_fault(&self, why: Option<NotHeld>) {
-        *self.fault.lock().unwrap_or_else(|e| e.into_inner()) = why;
-    }
-
-    /// Why the round just ended is not the condition's, once.
-    pub fn take_fault(&self) -> Option<NotHeld> {
-        self.fault.lock().unwrap_or_else(|e| e.into_inner()).take()
-    }
+    Ok(Held { mode: m, original, _restore: restore, _claim: claim })
 }
 
 /// The setting did not hold through a round: its rows are not the condition's.

@@ -127,7 +127,7 @@ pub enum Command {
     Export {
         #[arg(add = ArgValueCompleter::new(complete::runs))]
         runs: Vec<String>,
-        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+        #[arg(long, value_enum, default_value = "json")]
         format: ExportFormat,
         /// Write to this file instead of stdout (a regular file or a new name; `-` is
         /// stdout).

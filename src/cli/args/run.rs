@@ -9,6 +9,7 @@ use super::complete;
 use super::values::{CountList, HumanDuration, SizeList, StartAt, ValueError, at_least_one, cpu_number, save_name};
 
 use crate::placement::Policy;
+use crate::report::export::ExportFormat;
 
 /// `oscost noise`: the runs to make, and the run options they are made with.
 #[derive(Args, Debug)]
@@ -54,19 +55,9 @@ pub struct RunArgs {
     /// run is stored, and written to any --export-* file.
     #[arg(short, long, conflicts_with = "json")]
     pub quiet: bool,
-    /// Also write the run, as `oscost export --format json` would (importable), to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// Also write the run's rows as CSV to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-    /// Also write the run as a Markdown table to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_markdown: Option<PathBuf>,
-    /// Also write the run as a node_exporter textfile to FILE (replaced atomically,
-    /// as the textfile collector needs).
-    #[arg(long, value_name = "FILE")]
-    pub export_prometheus: Option<PathBuf>,
+    /// `--export-NAME FILE`, one for each exporter.
+    #[command(flatten)]
+    pub exports: ExportFiles,
     /// Keep adding rounds (fresh workers, interleaved as usual) until every figure is
     /// within ±PCT (judged from blocks of ten rounds or more once there are three,
     /// with this machine's spread between runs from `oscost noise` beside) or out of
@@ -147,4 +138,46 @@ pub struct RunArgs {
 fn precision_percent(s: &str) -> Result<f64, ValueError> {
     let v: f64 = s.trim().trim_end_matches('%').parse().map_err(|_| ValueError::NotAPercentage(s.to_string()))?;
     if v > 0.0 && v < 100.0 { Ok(v) } else { Err(ValueError::PrecisionRange(s.to_string())) }
+}
+
+/// The files `run --export-NAME FILE` names, with their formats, in the exporters'
+/// order. The flags are made from `report::export::EXPORTERS`, so a new exporter has
+/// its flag without a line here.
+#[derive(Debug, Clone, Default)]
+pub struct ExportFiles(pub Vec<(ExportFormat, PathBuf)>);
+
+impl clap::FromArgMatches for ExportFiles {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut files = ExportFiles::default();
+        files.update_from_arg_matches(matches)?;
+        Ok(files)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for format in ExportFormat::all() {
+            if let Some(path) = matches.get_one::<PathBuf>(format.exporter().flag) {
+                self.0.retain(|(f, _)| *f != format);
+                self.0.push((format, path.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Args for ExportFiles {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        ExportFormat::all().map(ExportFormat::exporter).fold(cmd, |cmd, e| {
+            cmd.arg(
+                clap::Arg::new(e.flag)
+                    .long(e.flag)
+                    .value_name("FILE")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .help(e.file_help),
+            )
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }

@@ -24,7 +24,24 @@
 
 use std::fmt::Write;
 
+use super::{ExportError, Exporter, Runs};
 use crate::model::{ResultRow, RunDocument};
+
+pub const EXPORTER: Exporter = Exporter {
+    name: "prometheus",
+    flag: "export-prometheus",
+    help: "A node_exporter textfile of one run (medians in seconds)",
+    file_help: "Also write the run as a node_exporter textfile to FILE (replaced atomically, as the textfile collector needs)",
+    render,
+};
+
+/// One run only: a textfile holds one value of each series.
+fn render(runs: Runs) -> Result<String, ExportError> {
+    match runs {
+        [(doc, _)] => Ok(to_textfile(doc)),
+        _ => Err(ExportError::OneRunOnly),
+    }
+}
 
 /// Escapes a label value: backslash, double quote and line feed.
 fn label(v: &str) -> String {
@@ -46,7 +63,7 @@ fn stats_of(r: &ResultRow) -> Vec<(&'static str, f64)> {
     if let Some((lo, hi)) = r.interval() {
         out.extend([("ci_low", lo), ("ci_high", hi)]);
     }
-    if let Some(p) = r.percentiles.as_ref().filter(|_| r.n >= super::table::P99_MIN_SAMPLES) {
+    if let Some(p) = r.percentiles.as_ref().filter(|_| r.n >= crate::report::table::P99_MIN_SAMPLES) {
         out.push(("p99", p.p99));
     }
     out

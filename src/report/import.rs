@@ -1,50 +1,13 @@
-//! Exports (JSON, CSV, Markdown) and the validation of imported JSON. Pure functions:
-//! text in, data out, or data in, text out.
-
-use serde::{Deserialize, Serialize};
+//! The validation of an imported export (`oscost import`): every run of the file read
+//! one at a time, bounded before anything is allocated for it, and checked whole before
+//! any of it is handed on. Pure functions: text in, data out.
+//!
+//! Why apart from the exporters: an exporter writes what oscost stored and trusts it;
+//! this reads what anyone wrote and trusts nothing.
 
 use crate::model::Skipped;
 use crate::model::{ResultRow, RunDocument, RunStatus, SCHEMA_VERSION};
-
-/// An export file: any number of runs with everything stored about them.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Export {
-    pub schema_version: u32,
-    pub runs: Vec<ExportedRun>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ExportedRun {
-    #[serde(flatten)]
-    pub doc: RunDocument,
-    #[serde(default)]
-    pub skipped: Vec<Skipped>,
-}
-
-/// The export of runs. Per-call samples travel as they are stored: a `histogram`
-/// (base64 of the `histo` blob, round by round) in place of `samples`.
-pub fn to_json(runs: &[(RunDocument, Vec<Skipped>)]) -> String {
-    use base64::Engine;
-    let e = Export {
-        schema_version: SCHEMA_VERSION,
-        runs: runs.iter().map(|(d, s)| ExportedRun { doc: d.clone(), skipped: s.clone() }).collect(),
-    };
-    let mut v = serde_json::to_value(&e).expect("plain data serialises");
-    let docs = v["runs"].as_array_mut().into_iter().flatten();
-    for (run, value) in e.runs.iter().zip(docs) {
-        let rows = value["results"].as_array_mut().into_iter().flatten();
-        for (row, out) in run.doc.results.iter().zip(rows) {
-            if row.method != crate::model::Method::PerCall || row.samples.is_empty() {
-                continue;
-            }
-            if let (Ok(blob), Some(obj)) = (crate::histo::encode(&row.round_slices()), out.as_object_mut()) {
-                obj.remove("samples");
-                obj.insert("histogram".into(), base64::engine::general_purpose::STANDARD.encode(blob).into());
-            }
-        }
-    }
-    serde_json::to_string(&v).expect("plain data serialises")
-}
+use crate::report::export::json::ExportedRun;
 
 /// Takes every row's `histogram` out of one exported run (an import's first step for
 /// each run): the blobs by row, their samples counted (from the histograms, none
@@ -406,38 +369,6 @@ impl<'de> serde::de::Visitor<'de> for RunList<'_, '_> {
     }
 }
 
-/// Every export format: what `export --format` and `run --export-*` write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportFormat {
-    Json,
-    Csv,
-    /// A Markdown table a run, for a README or a paper.
-    Markdown,
-    /// A node_exporter textfile of one run (medians in seconds).
-    Prometheus,
-}
-
-/// Why runs could not be exported in a format.
-#[derive(Debug, thiserror::Error)]
-pub enum ExportError {
-    #[error("--format prometheus writes one run: name one (or none: the latest)")]
-    OneRunOnly,
-}
-
-/// Every exporter behind one signature: runs (with their skips) in, text out. A new
-/// format is a variant above, its arm here, and its own renderer.
-pub fn render(format: ExportFormat, runs: &[(RunDocument, Vec<Skipped>)]) -> Result<String, ExportError> {
-    Ok(match format {
-        ExportFormat::Json => to_json(runs),
-        ExportFormat::Csv => to_csv(&runs.iter().map(|d| d.0.clone()).collect::<Vec<_>>()),
-        ExportFormat::Markdown => runs.iter().map(|(d, _)| to_markdown(d)).collect::<Vec<_>>().join("\n"),
-        ExportFormat::Prometheus => match runs {
-            [(doc, _)] => super::prometheus::to_textfile(doc),
-            _ => return Err(ExportError::OneRunOnly),
-        },
-    })
-}
-
 /// One run's checks (its rows and skips included), before it is imported.
 fn check_run(r: &ExportedRun, known: &dyn Fn(&str) -> bool) -> Result<(), RunProblem> {
     if r.doc.schema_version != SCHEMA_VERSION {
@@ -479,120 +410,11 @@ fn check_run(r: &ExportedRun, known: &dyn Fn(&str) -> bool) -> Result<(), RunPro
     Ok(())
 }
 
-/// A text field of the CSV: one a spreadsheet would read as a formula (= + - @, or
-/// a leading tab or carriage return) gets a leading apostrophe, the usual
-/// neutraliser; control characters (a terminal's escape sequences) and bidirectional
-/// overrides become visible replacements, as everywhere oscost prints stored text. Numbers are written by `num` and never pass through here.
-fn csv_text(s: &str) -> String {
-    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{}", super::plain(s))
-    } else {
-        super::plain(s).into_owned()
-    }
-}
-
-fn num(x: f64) -> String {
-    if x.is_finite() { format!("{x}") } else { String::new() }
-}
-
-/// One CSV line per result row, with a header.
-pub fn to_csv(runs: &[RunDocument]) -> String {
-    // The csv crate quotes what needs quoting; `csv_text` has already made each text
-    // field safe to open in a spreadsheet.
-    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
-    let header = "run_id,started_at,host,kernel,benchmark,params,method,unit,n,iterations,min,median,mean,stddev,ci_low,ci_high,p50,p90,p99,p999,max,flags";
-    let _ = w.write_record(header.split(','));
-    for d in runs {
-        for r in &d.results {
-            let p = r.percentiles.as_ref();
-            let fields = [
-                d.run.id.to_string(),
-                csv_text(&d.run.started_at),
-                csv_text(&d.machine.hostname),
-                csv_text(&d.machine.kernel_release),
-                csv_text(&r.benchmark),
-                csv_text(&serde_json::to_string(&r.params).unwrap_or_default()),
-                r.method.as_str().to_string(),
-                csv_text(&r.unit),
-                r.n.to_string(),
-                r.iterations.to_string(),
-                num(r.min),
-                num(r.median),
-                num(r.mean),
-                num(r.stddev),
-                num(r.ci_low),
-                num(r.ci_high),
-                p.map(|p| num(p.p50)).unwrap_or_default(),
-                p.map(|p| num(p.p90)).unwrap_or_default(),
-                p.map(|p| num(p.p99)).unwrap_or_default(),
-                p.map(|p| num(p.p999)).unwrap_or_default(),
-                p.map(|p| num(p.max)).unwrap_or_default(),
-                r.flags.iter().map(|f| f.flag.as_str()).collect::<Vec<_>>().join(";"),
-            ];
-            let _ = w.write_record(&fields);
-        }
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-/// A Markdown table cell: printable, pipes escaped, nothing that starts markup
-/// a reader did not write (HTML tags).
-fn md_cell(s: &str) -> String {
-    super::plain(s).replace('|', "\\|").replace('<', "&lt;").replace('>', "&gt;")
-}
-
-/// A Markdown table of a run that pastes cleanly into a README or paper.
-pub fn to_markdown(d: &RunDocument) -> String {
-    let m = &d.machine;
-    let mut out = format!(
-        "**oscost run #{}** — {} · {} · kernel {} · {}\n\n| benchmark | variant | method | median | 95% CI | p99 | flags |\n|---|---|---|---:|---|---:|---|\n",
-        d.run.id,
-        md_cell(&d.run.started_at),
-        md_cell(&m.cpu_model),
-        md_cell(&m.kernel_release),
-        md_cell(&m.virtualization)
-    );
-    for r in &d.results {
-        let f = |x: f64| super::fmt_value(x, &r.unit);
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
-            md_cell(&r.benchmark),
-            md_cell(&r.variant_label()),
-            r.method.as_str(),
-            f(r.median),
-            r.interval().map(|(lo, hi)| format!("{} – {}", f(lo), f(hi))).unwrap_or_else(|| "none (one value)".into()),
-            r.percentiles.as_ref().map(|p| f(p.p99)).unwrap_or_default(),
-            md_cell(&r.flags.iter().map(|x| x.flag.as_str()).collect::<Vec<_>>().join(", "))
-        ));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Flag, FlagCode, Method, RunInfo};
-
-    fn doc() -> RunDocument {
-        let mut r = ResultRow::from_samples("syscall.getppid", Method::PerCall, "ns/call", vec![1.0, 2.0, 3.0], 3)
-            .unwrap()
-            .with_param("via", "raw");
-        r.flag(Flag::new(FlagCode::Vdso, "a \"quoted\", reason | with pipe"));
-        RunDocument {
-            schema_version: SCHEMA_VERSION,
-            run: RunInfo {
-                id: 3,
-                started_at: "2026-01-01T00:00:00Z".into(),
-                command_line: "oscost run".into(),
-                save_name: None,
-                status: crate::model::RunStatus::Complete,
-                uuid: None,
-                kind: crate::model::RunKind::Measure,
-            },
-            machine: crate::machine::Machine::example(),
-            results: vec![r],
-        }
-    }
+    use crate::report::export::json::to_json;
+    use crate::report::export::tests::doc;
 
     fn from_json_any(text: &str) -> Result<Vec<(RunDocument, Vec<Skipped>)>, ImportError> {
         from_json(text, &|_| true)
@@ -617,17 +439,6 @@ mod tests {
         let mut good = doc();
         good.run.uuid = Some("67e55044-10b1-426f-9247-bb680e5fe0c8".into());
         assert!(from_json_any(&to_json(&[(good, Vec::new())])).is_ok());
-    }
-
-    /// Hardening, defect 7: CSV printed raw ESC and U+202E (a terminal obeys the first,
-    /// a reader is misled by the second).
-    #[test]
-    fn csv_shows_control_characters_and_bidi_overrides_as_replacements() {
-        let mut d = doc();
-        d.machine.hostname = "host\u{1b}[2J\u{202e}evil".into();
-        let csv = to_csv(&[d]);
-        assert!(!csv.contains('\u{1b}') && !csv.contains('\u{202e}'), "{csv:?}");
-        assert!(csv.contains("host\u{fffd}[2J\u{fffd}evil"));
     }
 
     #[test]
@@ -667,18 +478,6 @@ mod tests {
         row.remove("histogram");
         row.insert("samples".into(), serde_json::json!([1.0, "x", 3.0]));
         assert!(from_json_any(&bad.to_string()).is_err());
-    }
-
-    #[test]
-    fn csv_and_markdown_escape_their_text() {
-        let csv = to_csv(&[doc()]);
-        let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines.len(), 2);
-        assert!(lines[1].contains("\"{\"\"via\"\":\"\"raw\"\"}\""), "{}", lines[1]);
-        assert_eq!(lines[0].split(',').count(), 22);
-        let md = to_markdown(&doc());
-        assert!(md.contains("| syscall.getppid | via=raw | per_call |"));
-        assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), 3);
     }
 
     /// Each rule of the validator, one mutation of a good document each.
@@ -721,22 +520,5 @@ mod tests {
         let big =
             Skipped { benchmark: "x".repeat(MAX_TEXT + 1).into(), params: Default::default(), reason: String::new() };
         assert!(from_json_any(&to_json(&[(doc(), vec![big])])).unwrap_err().to_string().contains("skipped benchmark"));
-    }
-
-    #[test]
-    fn stored_text_cannot_become_a_formula_markup_or_a_terminal_command() {
-        let mut d = doc();
-        d.machine.hostname = "=HYPERLINK(\"http://x\")".into();
-        d.machine.kernel_release = "@SUM(A1)".into();
-        d.results[0].unit = "+1".into();
-        d.results[0].median = -1.5;
-        let csv = to_csv(&[d.clone()]);
-        let row = csv.lines().nth(1).unwrap();
-        assert!(row.contains(",\"'=HYPERLINK(\"\"http://x\"\")\",'@SUM(A1),"), "{row}");
-        assert!(row.contains(",'+1,") && row.contains(",-1.5,"), "numbers keep their sign: {row}");
-        d.machine.cpu_model = "evil\u{1b}[2J<img src=x>|\r\nfake".into();
-        let md = to_markdown(&d);
-        assert!(!md.contains('\u{1b}') && !md.contains('\r') && !md.contains("<img"), "{md}");
-        assert_eq!(md.lines().count(), d.results.len() + 4, "no line break injected: {md}");
     }
 }
