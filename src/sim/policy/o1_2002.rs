@@ -399,19 +399,32 @@ impl Scheduler for O12002 {
     /// the best (nice −20..−14 without penalty); otherwise the tick deactivates and
     /// activates it so the estimator sees its running (its priority moves, and it goes
     /// to its list's tail). Then load_balance, every tick, busy or not.
+    ///
+    /// A tick can land between a task's sched_yield and the schedule() after it: the
+    /// task is then already back in the active array (the kernel keeps the running
+    /// task queued all along), and the tick's requeue moves it there and then.
     fn tick(&mut self, tasks: &[SimTask], cpu: usize, cur: TaskId, now: u64) -> bool {
         let st = &mut self.state[cur];
         st.slice = st.slice.saturating_sub(TICK_NS);
         let expired = st.slice == 0;
-        if expired {
+        let requeue = if expired {
             st.slice = prio_to_timeslice(self.prio[cur]);
-            self.rqs[cpu].requeue =
-                if self.prio[cur] <= MAX_RT_PRIO + MAX_PENALTY / 2 { Requeue::Tail } else { Requeue::Expired };
+            if self.prio[cur] <= MAX_RT_PRIO + MAX_PENALTY / 2 { Requeue::Tail } else { Requeue::Expired }
         } else {
             let j = jiffies(now);
             self.state[cur].history.deactivate(j);
+            let queued = self.rqs[cpu].current != Some(cur) && self.rqs[cpu].active.remove(cur);
             self.activate(tasks, cur, j);
-            self.rqs[cpu].requeue = Requeue::Tail;
+            if queued {
+                self.rqs[cpu].active.push_back(self.prio[cur], cur);
+            }
+            Requeue::Tail
+        };
+        let rq = &mut self.rqs[cpu];
+        if rq.current == Some(cur) {
+            rq.requeue = requeue;
+        } else if requeue == Requeue::Expired && rq.active.remove(cur) {
+            rq.expired.push_back(self.prio[cur], cur);
         }
         self.load_balance(cpu);
         expired
@@ -625,5 +638,27 @@ mod tests {
         assert!(!o.wake_preempts(&tasks, 0, 1));
         o.prio[1] = 130;
         assert!(!o.wake_preempts(&tasks, 1, 0), "equal priorities do not preempt: batch at nice 19");
+    }
+}
+
+#[cfg(test)]
+mod yield_and_tick {
+    use super::*;
+
+    #[test]
+    fn linux_2_5_2_pre10_scheduler_tick_expires_a_task_that_just_yielded() {
+        // The tick lands after sched_yield requeued the task, before schedule(): its
+        // expiry still moves it to the expired array, so the other task gets its turn
+        // (the kernel keeps the running task queued, and expiry dequeues it).
+        let tasks = crate::sim::types::test_tasks(2, 0);
+        let mut o = O12002::new(1);
+        o.add(&tasks, 0, 0, Why::New);
+        o.add(&tasks, 1, 0, Why::New);
+        let a = o.pick(&tasks, 0, None, 0).next.unwrap();
+        o.state[a].slice = TICK_NS;
+        o.on_yield(&tasks, 0, a);
+        assert!(o.tick(&tasks, 0, a, TICK_NS), "scheduler_tick: the slice ran out");
+        assert_eq!((o.rqs[0].active.count, o.rqs[0].expired.count), (1, 1));
+        assert_ne!(o.pick(&tasks, 0, None, TICK_NS).next, Some(a));
     }
 }
