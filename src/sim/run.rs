@@ -28,6 +28,9 @@ pub struct Plan {
     pub nice: i32,
     pub messages: u64,
     pub seed: u64,
+    /// A stochastic workload runs over seeds 1..=`seeds` and stores each figure's
+    /// median with its seed range ([`super::seeds`]); 1 runs `seed` alone.
+    pub seeds: u64,
 }
 
 /// Each workload's sizes when none are given.

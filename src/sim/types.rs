@@ -1,6 +1,7 @@
 //! The simulator's shared vocabulary: tasks and what they do, the policy contract and
 //! its work units, the tick, the random source. The engine, the policies and the
-//! workloads all build on it; it builds on none of them.
+//! workloads all build on it; it builds on none of them but for the policies' names
+//! (`PolicyKind`, which the policy registry declares).
 
 /// HZ = 100: Linux 2.0 and 2.4 on i386 (include/asm-i386/param.h).
 pub const TICK_NS: u64 = 10_000_000;
@@ -244,44 +245,7 @@ pub trait Scheduler {
     fn reap(&mut self, _tasks: &[SimTask], _child: TaskId, _parent: TaskId) {}
 }
 
-/// The policies by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
-pub enum PolicyKind {
-    #[value(name = "linux-2.0")]
-    Linux20,
-    #[value(name = "linux-2.0-yieldfix")]
-    Linux20YieldFix,
-    #[value(name = "linux-2.4")]
-    Linux24,
-    #[value(name = "o1")]
-    O1,
-    #[value(name = "cfs")]
-    Cfs,
-    #[value(name = "eevdf")]
-    Eevdf,
-}
-
-impl PolicyKind {
-    pub const ALL: [PolicyKind; 6] = [
-        PolicyKind::Linux20,
-        PolicyKind::Linux20YieldFix,
-        PolicyKind::Linux24,
-        PolicyKind::O1,
-        PolicyKind::Cfs,
-        PolicyKind::Eevdf,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            PolicyKind::Linux20 => "linux-2.0",
-            PolicyKind::Linux20YieldFix => "linux-2.0-yieldfix",
-            PolicyKind::Linux24 => "linux-2.4",
-            PolicyKind::O1 => "o1",
-            PolicyKind::Cfs => "cfs",
-            PolicyKind::Eevdf => "eevdf",
-        }
-    }
-}
+pub use super::policy::PolicyKind;
 
 /// The simulator's only source of chance: the statistics' seeded SplitMix64.
 pub struct Rng(crate::stats::SplitMix64);

@@ -313,9 +313,10 @@ fn travis98(d: &RunDocument) -> String {
     out
 }
 
-/// The policy that stands for a published molnar02 column ("old scheduler …" or "O(1) …").
+/// The policy that stands for a published molnar02 column ("old scheduler …" or "O(1) …"):
+/// the O(1) column is Molnar's 2.5.2-pre6 patch, `o1-2002`.
 fn molnar_policy(column: &str) -> &'static str {
-    if column.starts_with("O(1)") { "o1" } else { "linux-2.4" }
+    if column.starts_with("O(1)") { crate::sim::suites::MOLNAR_O1.name() } else { "linux-2.4" }
 }
 
 /// A molnar02 cell: the published figure, `workload` simulated with `want` under
@@ -436,7 +437,7 @@ fn molnar02(d: &RunDocument) -> String {
         published_only("molnar02 text", "make -j compile", "as published", "compilation is not benchmarked here"),
     ];
     let mut out = render(
-        "molnar02: Molnar, \"ultra-scalable O(1) SMP and UP scheduler\" (2002): old (2.4) against O(1)",
+        "molnar02: Molnar, \"ultra-scalable O(1) SMP and UP scheduler\" (2002): old (2.4) against O(1), simulated as o1-2002 (his 2.5.2-pre6 patch, not 2.6.0's o1)",
         "smp2002",
         &blocks,
     );
@@ -448,7 +449,7 @@ fn molnar02(d: &RunDocument) -> String {
 
 /// The O(1)/old ratios the text reports, published against simulated.
 fn molnar_ratios(d: &RunDocument) -> String {
-    let mut out = String::from("\nO(1) / old, published mean against simulated (smp2002):\n");
+    let mut out = String::from("\nO(1) / old, published mean against simulated (smp2002; O(1) is o1-2002):\n");
     let mut line = |label: &str, table: &str, system: &str, row: &str, workload: &str, want: &[(&str, &str)]| {
         let p =
             published::mean_of_runs(table, system, row, "O(1)").zip(published::mean_of_runs(table, system, row, "old"));
@@ -457,7 +458,7 @@ fn molnar_ratios(d: &RunDocument) -> String {
             w.push(("policy", pol));
             sim(d, workload, "smp2002", &w).map(|r| r.median)
         };
-        let sr = s("o1").zip(s("linux-2.4")).map(|(a, b)| a / b);
+        let sr = s(crate::sim::suites::MOLNAR_O1.name()).zip(s("linux-2.4")).map(|(a, b)| a / b);
         out.push_str(&format!(
             "  {label:<34} published {:>7}  simulated {:>7}\n",
             p.map(|(a, b)| format!("{:.2}", a / b)).unwrap_or_else(|| "-".into()),
@@ -493,7 +494,10 @@ fn molnar_ratios(d: &RunDocument) -> String {
         "  {:<34} published {:>7}  simulated {:>7}\n",
         "lat_proc fork+exit",
         fork("O(1)").zip(fork("old scheduler")).map(|(a, b)| format!("{:.2}", a / b)).unwrap_or_else(|| "-".into()),
-        sf("o1").zip(sf("linux-2.4")).map(|(a, b)| format!("{:.2}", a / b)).unwrap_or_else(|| "-".into())
+        sf(crate::sim::suites::MOLNAR_O1.name())
+            .zip(sf("linux-2.4"))
+            .map(|(a, b)| format!("{:.2}", a / b))
+            .unwrap_or_else(|| "-".into())
     ));
     out
 }

@@ -178,7 +178,8 @@ pub enum Command {
     /// Simulate historical and current schedulers on the founding texts' workloads
     /// (virtual time charged by a cost profile; stored as a run of kind `sim`).
     Sim {
-        /// Policies, comma-separated: linux-2.0, linux-2.0-yieldfix, linux-2.4, o1, cfs, eevdf.
+        /// Policies, comma-separated (o1 is 2.6.0's O(1); o1-2002 is Molnar's January
+        /// 2002 patch, the one his figures measured).
         #[arg(long, value_enum, value_delimiter = ',', required = true)]
         policy: Vec<crate::sim::PolicyKind>,
         #[arg(long, value_enum)]
@@ -196,8 +197,14 @@ pub enum Command {
         /// published figure).
         #[arg(long, default_value = "live")]
         profile: String,
+        /// The seed of a deterministic workload's run (and of a stochastic one's with
+        /// --seeds 1).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// server: run over seeds 1..=K and store each figure's median with its seed
+        /// range (the model's seed-to-seed spread, not a measurement interval).
+        #[arg(long, value_name = "K", default_value_t = crate::sim::seeds::DEFAULT_SEEDS)]
+        seeds: u64,
         /// travis: the yielders are threads of one process.
         #[arg(long)]
         threads: bool,

@@ -85,31 +85,32 @@ fn current_bonus(sleep_avg: u64) -> u64 {
     (sleep_avg / TICK_NS) * MAX_BONUS / (AVG_TIMESLICE * MAX_BONUS)
 }
 
+/// A priority array: 140 lists and their bitmap (`o1-2002` shares it).
 #[derive(Clone)]
-struct Array {
-    lists: Vec<VecDeque<TaskId>>,
+pub(super) struct Array {
+    pub(super) lists: Vec<VecDeque<TaskId>>,
     bitmap: [u64; 3],
-    count: usize,
+    pub(super) count: usize,
 }
 
 impl Array {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self { lists: vec![VecDeque::new(); MAX_PRIO], bitmap: [0; 3], count: 0 }
     }
 
-    fn insert(&mut self, prio: usize, id: TaskId, at: usize) {
+    pub(super) fn insert(&mut self, prio: usize, id: TaskId, at: usize) {
         let l = &mut self.lists[prio];
         l.insert(at.min(l.len()), id);
         self.bitmap[prio / 64] |= 1 << (prio % 64);
         self.count += 1;
     }
 
-    fn push_back(&mut self, prio: usize, id: TaskId) {
+    pub(super) fn push_back(&mut self, prio: usize, id: TaskId) {
         let n = self.lists[prio].len();
         self.insert(prio, id, n);
     }
 
-    fn remove(&mut self, id: TaskId) -> bool {
+    pub(super) fn remove(&mut self, id: TaskId) -> bool {
         for (prio, l) in self.lists.iter_mut().enumerate() {
             if let Some(i) = l.iter().position(|&t| t == id) {
                 l.remove(i);
@@ -124,14 +125,14 @@ impl Array {
     }
 
     /// sched_find_first_bit, then the list head.
-    fn first(&self) -> Option<TaskId> {
+    pub(super) fn first(&self) -> Option<TaskId> {
         let word = self.bitmap.iter().position(|&w| w != 0)?;
         let prio = word * 64 + self.bitmap[word].trailing_zeros() as usize;
         self.lists[prio].front().copied()
     }
 
     /// Best prio first, each list from its tail: load_balance's order.
-    fn balance_order(&self) -> impl Iterator<Item = TaskId> + '_ {
+    pub(super) fn balance_order(&self) -> impl Iterator<Item = TaskId> + '_ {
         self.lists.iter().flat_map(|l| l.iter().rev().copied())
     }
 }
