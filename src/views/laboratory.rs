@@ -93,10 +93,9 @@ pub fn charts(results: &[ResultRow]) -> String {
         }
     }
     if has("sim.loop_yield") {
-        for (label, policy, column) in [
-            ("old scheduler (2.4)", "linux-2.4", "old"),
-            ("O(1) (o1-2002)", crate::sim::suites::MOLNAR_O1.name(), "O(1)"),
-        ] {
+        for (label, policy, column) in
+            [("old scheduler (2.4)", "linux-2.4", "old"), ("O(1)", crate::sim::suites::MOLNAR_O1.name(), "O(1)")]
+        {
             let published =
                 [(2.0, "2-CPU", "4 instances of ./loop_yield"), (8.0, "8-CPU", "16 instances of ./loop_yield")]
                     .iter()

@@ -314,7 +314,7 @@ fn travis98(d: &RunDocument) -> String {
 }
 
 /// The policy that stands for a published molnar02 column ("old scheduler …" or "O(1) …"):
-/// the O(1) column is Molnar's 2.5.2-pre6 patch, `o1-2002`.
+/// the O(1) column is [`crate::sim::suites::MOLNAR_O1`].
 fn molnar_policy(column: &str) -> &'static str {
     if column.starts_with("O(1)") { crate::sim::suites::MOLNAR_O1.name() } else { "linux-2.4" }
 }
@@ -436,11 +436,12 @@ fn molnar02(d: &RunDocument) -> String {
         lat_proc(d),
         published_only("molnar02 text", "make -j compile", "as published", "compilation is not benchmarked here"),
     ];
-    let mut out = render(
-        "molnar02: Molnar, \"ultra-scalable O(1) SMP and UP scheduler\" (2002): old (2.4) against O(1), simulated as o1-2002 (his 2.5.2-pre6 patch, not 2.6.0's o1)",
-        "smp2002",
-        &blocks,
+    let title = format!(
+        "molnar02: Molnar, \"ultra-scalable O(1) SMP and UP scheduler\" (2002): old (2.4) against O(1), simulated as {} ({})",
+        crate::sim::suites::MOLNAR_O1.name(),
+        crate::sim::suites::MOLNAR_O1.about()
     );
+    let mut out = render(&title, "smp2002", &blocks);
     out.push_str(&molnar_ratios(d));
     out.push_str(&conclusions_text(d, "molnar02", "smp2002"));
     out.push_str(&profile_text(d, "smp2002"));
@@ -449,7 +450,10 @@ fn molnar02(d: &RunDocument) -> String {
 
 /// The O(1)/old ratios the text reports, published against simulated.
 fn molnar_ratios(d: &RunDocument) -> String {
-    let mut out = String::from("\nO(1) / old, published mean against simulated (smp2002; O(1) is o1-2002):\n");
+    let mut out = format!(
+        "\nO(1) / old, published mean against simulated (smp2002; O(1) is {}):\n",
+        crate::sim::suites::MOLNAR_O1.name()
+    );
     let mut line = |label: &str, table: &str, system: &str, row: &str, workload: &str, want: &[(&str, &str)]| {
         let p =
             published::mean_of_runs(table, system, row, "O(1)").zip(published::mean_of_runs(table, system, row, "old"));
