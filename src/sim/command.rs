@@ -115,12 +115,12 @@ mod tests {
         let made = rows(&server, &profile, || false);
         assert!(!made.is_empty());
         for r in &made {
-            assert_eq!(r.params.get("seeds").and_then(|v| v.as_u64()), Some(3), "{:?}", r.params);
+            assert_eq!(r.params.raw("seeds").and_then(|v| v.as_u64()), Some(3), "{:?}", r.params);
             let label = crate::sim::seeds::label(r, |v| format!("{v}")).expect("a row over seeds is labelled");
             assert!(label.starts_with("median of 3 seeds, seed range "), "{label}");
         }
         // One seed: the row of that seed alone.
         let one = rows(&Plan { seeds: 1, seed: 7, ..server }, &profile, || false);
-        assert!(one.iter().all(|r| r.params.get("seed").and_then(|v| v.as_u64()) == Some(7)));
+        assert!(one.iter().all(|r| r.params.raw("seed").and_then(|v| v.as_u64()) == Some(7)));
     }
 }
