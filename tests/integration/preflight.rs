@@ -3,7 +3,7 @@
 //! and makes `--strict` refuse (exit 2, nothing measured); without the state, that
 //! trap is absent. (Busy CPUs are not asserted absent: CI may load the other CPU.)
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::process::{Child, Command};

@@ -1,7 +1,7 @@
 //! `oscost noise`: A/A runs stored as kind `noise`, each figure's spread between runs
 //! from them, and `compare` holding that spread in the interval of a one-run side.
 
-mod common;
+use crate::common;
 
 use common::{as_host, json_of, run_ok, temp_db};
 

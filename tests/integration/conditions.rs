@@ -7,7 +7,7 @@
 //! The tests that change the machine need root and say so when they skip; they run
 //! one at a time (they share the system's THP setting and the journal folder).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Child, Stdio};

@@ -2,7 +2,7 @@
 //! scheduler's tracepoints needs root (or CAP_PERFMON): without it these tests check
 //! that oscost says why and what to run instead, and skip the rest with a message.
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -4,7 +4,7 @@
 //! command line does not stay in `ps`. Tests that act as another user need root and
 //! say what they skip otherwise.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;

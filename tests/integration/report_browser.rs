@@ -8,7 +8,7 @@
 //! and date. Needs Debian's
 //! chromium (CI installs it); elsewhere the browser half says it is skipping.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! where earlier versions wrote it, and refuses a `--noop` program someone else could
 //! rewrite. As root the planted files belong to `nobody`, as another user would own them.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

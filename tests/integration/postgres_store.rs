@@ -5,7 +5,7 @@
 //! without the `postgres` feature has no such store to test.
 #![cfg(feature = "postgres")]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! (`COLUMNS`, as a terminal of that size sets it); compare of one machine states it
 //! in one line, with no fingerprint table.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// The output of `oscost ARGS --db DB` at `columns`, standard output and error.

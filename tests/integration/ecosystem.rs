@@ -1,7 +1,7 @@
 //! The habits of the ecosystem: a Prometheus textfile a scraper parses, completion
 //! scripts and the man page generated from the argument definitions.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

@@ -1,7 +1,7 @@
 //! End-to-end: the scheduler-under-load family at small sizes, its input checks, the
 //! observer, and cleanup after Ctrl-C.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -1,7 +1,7 @@
 //! The hardening pass: each test reproduces one defect's scenario and checks it is
 //! closed. Tests that need root to act as another user say what they skip otherwise.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! that closes the pipe. Nothing measured is lost, nothing hangs, nothing panics, and
 //! the database stays whole.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::{Child, Stdio};

@@ -1,7 +1,7 @@
 //! `oscost sim` end to end: a newcomer's first simulation on a fresh database, profiles
 //! stored with every row and reused to the nanosecond, the reprints, and bad input.
 
-mod common;
+use crate::common;
 
 use common::*;
 

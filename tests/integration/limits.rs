@@ -5,7 +5,7 @@
 //! RLIMIT_NPROC does not bind root, so as root these runs happen as `nobody` (uid
 //! 65534) in a folder handed to it; as another user, as that user.
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};

@@ -1,6 +1,6 @@
 //! End-to-end: exports, imports, comparisons, formats and the classic suites.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]
@@ -187,7 +187,7 @@ fn a_database_of_the_previous_schema_migrates_in_place_and_prints_the_same_figur
     let db = dir.path().join("old.db");
     std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/main-v3.db"), &db).unwrap();
     let before: serde_json::Value =
-        serde_json::from_str(include_str!("fixtures/main-v3.show.json")).expect("the fixture's show output");
+        serde_json::from_str(include_str!("../fixtures/main-v3.show.json")).expect("the fixture's show output");
     let size_before = std::fs::metadata(&db).unwrap().len();
     let version = || -> i64 {
         rusqlite::Connection::open(&db).unwrap().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap()

@@ -2,7 +2,7 @@
 //! where it is and named by the key field that changed, the exit codes a nightly job
 //! gates on, the strata, the HTML page, and errors.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// A database of twenty runs: a 10% step at the eleventh, when the kernel changed

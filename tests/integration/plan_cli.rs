@@ -3,7 +3,7 @@
 //! parser takes; the costs read from the runs' own timings (or said to be missing);
 //! the table fitted to the terminal; too few runs and a bad precision refused.
 
-mod common;
+use crate::common;
 use clap::Parser;
 use common::*;
 use oscost::cli::Cli;

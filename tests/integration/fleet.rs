@@ -2,7 +2,7 @@
 //! `systemd-analyze verify` where it exists, and their oscost command lines against
 //! the flags oscost has), `run --start-at`, and `--export-prometheus`.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::Path;

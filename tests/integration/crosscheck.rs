@@ -3,7 +3,7 @@
 //! conversions can be checked exactly. oscost's side is measured for real; nothing here
 //! asserts agreement or any timing, only structure and the anchors' converted figures.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! its own JSON export: exported, imported into another database, shown there, it is
 //! the run it was. (`import` once knew only the measuring families and `observe`.)
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -1,7 +1,7 @@
 //! End-to-end: the context-switch family proves its switches, skips what the machine
 //! cannot place, and leaves nothing running after Ctrl-C.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

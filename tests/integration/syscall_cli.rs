@@ -1,7 +1,7 @@
 //! End-to-end: the system-call family through the real binary, the store, and the CLI's
 //! error paths.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]
