@@ -78,20 +78,7 @@ mod tests {
     use crate::model::{Flag, Method};
 
     fn doc(results: Vec<ResultRow>) -> RunDocument {
-        RunDocument {
-            schema_version: 1,
-            run: crate::model::RunInfo {
-                id: 7,
-                started_at: "t".into(),
-                command_line: "c".into(),
-                save_name: None,
-                status: crate::model::RunStatus::Complete,
-                uuid: None,
-                kind: crate::model::RunKind::Measure,
-            },
-            machine: crate::machine::Machine::example(),
-            results,
-        }
+        RunDocument::for_tests(7, crate::machine::Machine::example(), results)
     }
 
     fn switch(mode: &str, ns: f64) -> ResultRow {

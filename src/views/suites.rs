@@ -692,20 +692,7 @@ mod tests {
     use super::*;
 
     fn doc(results: Vec<ResultRow>) -> RunDocument {
-        RunDocument {
-            schema_version: 1,
-            run: crate::model::RunInfo {
-                id: 1,
-                started_at: "t".into(),
-                command_line: "c".into(),
-                save_name: None,
-                status: crate::model::RunStatus::Complete,
-                uuid: None,
-                kind: crate::model::RunKind::Measure,
-            },
-            machine: crate::machine::Machine::example(),
-            results,
-        }
+        RunDocument::for_tests(1, crate::machine::Machine::example(), results)
     }
 
     fn batch(id: &str, median: f64) -> ResultRow {
