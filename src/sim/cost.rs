@@ -16,7 +16,8 @@
 //! wake-up onto another CPU's queue charges the waker `wake_remote` (the queue's and
 //! the task's lines), a busy CPU told to reschedule by another takes `ipi_busy`, and
 //! a message read on another CPU than it was written charges the reader
-//! `msg_remote` (its buffer's lines).
+//! `msg_remote` (its buffer's lines), and a send on a kernel whose loopback device
+//! has a transmit lock holds it for `loopback_xmit` of its `msg_send`.
 //!
 //! Profiles:
 //! - `pentium200`: Travis's 200 MHz Pentium MMX (Linux 2.0.30, one CPU), fitted to
@@ -122,6 +123,12 @@ pub struct CostProfile {
     /// socket buffer, its data and the socket's queue and TCP state lines.
     #[serde(default = "not_stored")]
     pub msg_remote: Term,
+    /// The part of a loopback TCP send that holds the loopback device's transmit lock
+    /// (dev_queue_xmit → loopback_xmit → netif_rx), on kernels that take it
+    /// ([`super::types::Scheduler::loopback_xmit_lock`]): part of `msg_send`, not
+    /// added to it.
+    #[serde(default = "not_stored")]
+    pub loopback_xmit: Term,
     /// Whether the fair models end a slice on a high-resolution timer (the kernel's
     /// HRTICK sched feature) rather than at the next tick: off, the kernel's default
     /// (kernel/sched/features.h), except in a `live` profile of a kernel whose sched
@@ -160,6 +167,7 @@ impl CostProfile {
             ("wake_remote", &self.wake_remote),
             ("ipi_busy", &self.ipi_busy),
             ("msg_remote", &self.msg_remote),
+            ("loopback_xmit", &self.loopback_xmit),
         ]
     }
 
@@ -319,6 +327,7 @@ pub fn pentium200() -> Result<CostProfile, ProfileError> {
         wake_remote: assumed(0.0, "one CPU: every wake-up is local"),
         ipi_busy: assumed(0.0, "one CPU: no inter-processor interrupt"),
         msg_remote: assumed(0.0, "one CPU: every message is read where it was written"),
+        loopback_xmit: assumed(0.0, "one CPU: the loopback's lock is never contended"),
         hrtick: false,
     })
 }
@@ -376,6 +385,12 @@ pub fn smp2002_assumed() -> CostProfile {
             MSG_LINES as f64 * REMOTE_LINE_2002,
             format!(
                 "{era}: {MSG_LINES} lines at remote_line: a TCP message read on another CPU than it was written brings the sk_buff (3 lines), its 100-byte payload (2), the receiving socket's queue and TCP state (4) and, for the ACK and the buffer's free, the sending socket's state and the slab's list (3)"
+            ),
+        ),
+        loopback_xmit: assumed(
+            500.0,
+            format!(
+                "{era}: the transmit under the loopback device's lock, about 350 cycles: loopback_xmit (skb_orphan, eth_type_trans, the statistics) and netif_rx queueing the segment on the CPU's backlog; its lock's line moves at remote_line"
             ),
         ),
         hrtick: false,
@@ -648,6 +663,10 @@ pub fn live(stored: StoredSwitch) -> CostProfile {
                 "a message read on another CPU than it was written: {MSG_LINES} lines at the measured line transfer"
             ),
         ),
+        loopback_xmit: assumed(
+            syscall,
+            "the transmit under the loopback device's lock (kernels that take it) priced as one bare system call",
+        ),
         hrtick: live_hrtick().unwrap_or(false),
     }
 }
@@ -698,6 +717,7 @@ pub fn unit_profile() -> CostProfile {
         wake_remote: t(200.0),
         ipi_busy: t(300.0),
         msg_remote: t(600.0),
+        loopback_xmit: t(200.0),
         hrtick: false,
     }
 }

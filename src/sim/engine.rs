@@ -16,7 +16,9 @@
 //! is on another CPU; every scanned task_struct last written by another CPU; a global
 //! lock whose hand-on costs one line transfer per CPU spinning on it (the run queue's
 //! lock, held for the scheduler's work, or a big kernel lock held for all kernel work,
-//! as 2.0's SMP kernel did; 2.4's recalculation drops it). Across CPUs: a wake-up onto
+//! as 2.0's SMP kernel did; 2.4's recalculation drops it); the loopback device's
+//! transmit lock, which every TCP segment on loopback took until the 2.6 series.
+//! Across CPUs: a wake-up onto
 //! another CPU's queue (the waker pays its lines), the reschedule IPI a busy CPU takes
 //! from another, and a message read where it was not written.
 
@@ -67,12 +69,55 @@ pub struct Outcome {
     pub cpus: usize,
     pub sent: u64,
     pub delivered: u64,
+    /// The messages the workload's benchmark counts (chat_c's).
+    pub counted: u64,
     /// Wake-ups by a task onto another CPU's queue, or of a task last run elsewhere.
     pub remote_wakeups: u64,
     /// Reschedule IPIs taken by a busy CPU.
     pub busy_ipis: u64,
     /// Messages read on another CPU than they were written on.
     pub remote_messages: u64,
+}
+
+/// A spinlock shared by the CPUs, in virtual time.
+#[derive(Debug, Default)]
+struct SpinLock {
+    free_at: u64,
+    holder: Option<usize>,
+    /// Holds that end in the future: (release, cpu).
+    queue: Vec<(u64, usize)>,
+    /// The mean number of other CPUs holding or queued for the lock when it is asked for.
+    contenders: f64,
+}
+
+impl SpinLock {
+    /// `cpu` takes the lock to hold it `ns`: it waits (spinning, as lock waiting) until
+    /// the lock is free, and the hold is `ns` and the line's transfer. The lock's line,
+    /// when it comes from another CPU, costs one `transfer` for this CPU and one for
+    /// each other CPU holding or queued for the lock as CPUs ask for it (spinners
+    /// re-read the line at every hand-on): the collapse of one lock under many CPUs
+    /// emerges from that. Returns the hold; the caller advances the clock by it.
+    fn take(&mut self, c: &mut Cpu, cpu: usize, ns: u64, transfer: f64) -> u64 {
+        let mut hold = ns;
+        let now = c.now;
+        self.queue.retain(|&(until, _)| until > now);
+        let now_waiting = self.queue.iter().filter(|&&(_, other)| other != cpu).count() as f64;
+        // The spinners a hand-on finds, averaged over the recent acquisitions: the
+        // instantaneous count locks into phases of the CPUs' lockstep, which no real
+        // bus arbitration keeps.
+        self.contenders = 0.98 * self.contenders + 0.02 * now_waiting;
+        if self.free_at > c.now {
+            c.lock_wait_ns += self.free_at - c.now;
+            c.now = self.free_at;
+        }
+        if self.holder.is_some_and(|h| h != cpu) {
+            hold += (transfer * (1.0 + self.contenders)).round() as u64;
+        }
+        self.holder = Some(cpu);
+        self.free_at = c.now + hold;
+        self.queue.push((self.free_at, cpu));
+        hold
+    }
 }
 
 /// The longest a running task's step is (so wake-ups from other CPUs land in order).
@@ -86,12 +131,11 @@ pub struct Engine {
     pub shared: Shared,
     pub rng: Rng,
     timers: std::collections::BinaryHeap<std::cmp::Reverse<(u64, TaskId)>>,
-    lock_free_at: u64,
-    lock_holder: Option<usize>,
-    /// The global lock's holds that end in the future: (release, cpu).
-    lock_queue: Vec<(u64, usize)>,
-    /// The mean number of other CPUs holding or queued for the lock when it is asked for.
-    lock_contenders: f64,
+    /// The scheduler's global lock (a run-queue lock, or 2.0's big kernel lock).
+    lock: SpinLock,
+    /// The loopback device's transmit lock: every TCP segment on loopback takes it
+    /// (2.4's dev_queue_xmit for a device with no queue takes dev->xmit_lock).
+    loopback: SpinLock,
     tick_ns: u64,
     out: Outcome,
     next_mm: usize,
@@ -110,10 +154,8 @@ impl Engine {
             shared: Shared::default(),
             rng: Rng::new(seed),
             timers: Default::default(),
-            lock_free_at: 0,
-            lock_holder: None,
-            lock_queue: Vec::new(),
-            lock_contenders: 0.0,
+            lock: SpinLock::default(),
+            loopback: SpinLock::default(),
             tick_ns,
             out: Outcome::default(),
             next_mm: 0,
@@ -189,6 +231,15 @@ impl Engine {
         id
     }
 
+    /// Adds a task asleep until another task wakes it (a thread started waiting in a
+    /// read or on a semaphore).
+    pub fn spawn_blocked(&mut self, behavior: Box<dyn Behavior>, mm: Option<usize>, nice: i32, cpu: usize) -> TaskId {
+        let id = self.spawn(behavior, mm, nice, cpu);
+        self.tasks[id].state = State::Blocked;
+        self.policy.remove(&self.tasks, id);
+        id
+    }
+
     /// Adds a task that never runs but is counted by loops over all tasks (the
     /// system's sleeping daemons, which Linux 2.0's recalculation loop visits).
     pub fn spawn_sleeper(&mut self) -> TaskId {
@@ -242,33 +293,11 @@ impl Engine {
         c.sched_ns += hold;
     }
 
-    /// Takes the global lock on `cpu` to hold it `ns`: waits (spinning, as lock
-    /// waiting) until it is free, and returns the hold, `ns` and the line's transfer.
-    /// The lock's line, when it comes from another CPU, costs one transfer for this CPU
-    /// and one for each other CPU holding or queued for the lock as CPUs ask for it
-    /// (spinners re-read the line at every hand-on): the collapse of one lock under
-    /// many CPUs emerges from that. The caller advances the clock by the hold.
+    /// Takes the global lock on `cpu` to hold it `ns` (see [`SpinLock::take`]), its
+    /// line priced at the profile's `lock_transfer`.
     fn take_lock(&mut self, cpu: usize, ns: u64) -> u64 {
-        let mut hold = ns;
-        let now = self.cpus[cpu].now;
-        self.lock_queue.retain(|&(until, _)| until > now);
-        let now_waiting = self.lock_queue.iter().filter(|&&(_, c)| c != cpu).count() as f64;
-        // The spinners a hand-on finds, averaged over the recent acquisitions: the
-        // instantaneous count locks into phases of the CPUs' lockstep, which no real
-        // bus arbitration keeps.
-        self.lock_contenders = 0.98 * self.lock_contenders + 0.02 * now_waiting;
-        let c = &mut self.cpus[cpu];
-        if self.lock_free_at > c.now {
-            c.lock_wait_ns += self.lock_free_at - c.now;
-            c.now = self.lock_free_at;
-        }
-        if self.lock_holder.is_some_and(|h| h != cpu) {
-            hold += (self.cost.lock_transfer.ns * (1.0 + self.lock_contenders)).round() as u64;
-        }
-        self.lock_holder = Some(cpu);
-        self.lock_free_at = c.now + hold;
-        self.lock_queue.push((self.lock_free_at, cpu));
-        hold
+        let transfer = self.cost.lock_transfer.ns;
+        self.lock.take(&mut self.cpus[cpu], cpu, ns, transfer)
     }
 
     /// `ns` of kernel work on `cpu`, the running task's (`task`: a system call's) or
@@ -510,16 +539,40 @@ impl Engine {
                 self.wake(id, now, cpu, true, sync);
             }
             Action::Send(to) => {
-                let send = CostProfile::ns(&self.cost.msg_send) + CostProfile::ns(&self.cost.wake);
-                self.kernel(cpu, send, Some(cur));
+                // The reader is woken only when it sleeps on the socket (sk->data_ready
+                // finds no waiter otherwise).
+                let asleep = self.tasks[to].state == State::Blocked;
+                let wake = if asleep { CostProfile::ns(&self.cost.wake) } else { 0 };
+                let send = CostProfile::ns(&self.cost.msg_send);
+                let xmit = if self.policy.loopback_xmit_lock() {
+                    CostProfile::ns(&self.cost.loopback_xmit).min(send)
+                } else {
+                    0
+                };
+                self.kernel(cpu, send - xmit + wake, Some(cur));
+                if xmit > 0 {
+                    self.loopback_xmit(cpu, cur, xmit);
+                }
                 if self.shared.inbox.len() <= to {
                     self.shared.inbox.resize(to + 1, Default::default());
                 }
                 self.shared.inbox[to].push_back(cpu);
                 self.shared.sent += 1;
-                let now = self.cpus[cpu].now;
-                self.wake(to, now, cpu, true, false);
+                if asleep {
+                    let now = self.cpus[cpu].now;
+                    self.wake(to, now, cpu, true, false);
+                }
             }
+            Action::Post(to) => {
+                let asleep = self.tasks[to].state == State::Blocked;
+                let wake = if asleep { CostProfile::ns(&self.cost.wake) } else { 0 };
+                self.kernel(cpu, CostProfile::ns(&self.cost.syscall) + wake, Some(cur));
+                if asleep {
+                    let now = self.cpus[cpu].now;
+                    self.wake(to, now, cpu, true, false);
+                }
+            }
+            Action::Syscall => self.kernel(cpu, CostProfile::ns(&self.cost.syscall), Some(cur)),
             Action::Receive => {
                 let Some(written_on) = self.shared.inbox.get_mut(cur).and_then(|q| q.pop_front()) else {
                     // Nothing queued: the read blocks, as WaitWake.
@@ -578,6 +631,17 @@ impl Engine {
         }
     }
 
+    /// `cur`'s segment through the loopback device's transmit lock, `ns` held: the
+    /// sending task's kernel time (waiting for the lock counts as lock waiting), the
+    /// lock's line moving at the profile's `remote_line` from the CPU that last held
+    /// it.
+    fn loopback_xmit(&mut self, cpu: usize, cur: TaskId, ns: u64) {
+        let line = self.cost.remote_line.ns;
+        let hold = self.loopback.take(&mut self.cpus[cpu], cpu, ns, line);
+        self.cpus[cpu].now += hold;
+        self.tasks[cur].run_ns += hold;
+    }
+
     fn block(&mut self, id: TaskId, now: u64) {
         self.tasks[id].stamp = now;
         self.policy.remove(&self.tasks, id);
@@ -604,6 +668,7 @@ impl Engine {
         out.cpu_lock_wait_ns = self.cpus.iter().map(|c| c.lock_wait_ns).sum();
         out.sent = self.shared.sent;
         out.delivered = self.shared.delivered;
+        out.counted = self.shared.counted;
         out
     }
 }

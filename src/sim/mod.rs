@@ -11,6 +11,7 @@
 //! seed and same profile: the same output, to the nanosecond (a stored run carries its
 //! profile, so `--profile live@RUN` repeats it).
 
+pub mod chat;
 pub mod command;
 pub mod cost;
 pub mod engine;

@@ -20,13 +20,13 @@ pub const JUDGEMENT_PARAM: &str = "judgement";
 /// ratio is 0.38; a ratio of 0.7 or more would no longer be the gain it reports.
 pub const LAT_PROC_THRESHOLD: f64 = 0.7;
 
-/// Messages each chat user writes in a reprint's cell: chat_c's own count, 100 on the
-/// 1-CPU box at nice 0 and 1000 everywhere else. The count matters: the run opens with
-/// every user runnable, which weighs on a short run (under smp2002, linux-2.4 on 1
-/// CPU: 74 k messages/s at 20 a user, 112 k at 100, 129 k at 300).
-pub fn chat_messages(cpus: usize, nice: i32) -> u64 {
-    if cpus == 1 && nice == 0 { 100 } else { 1000 }
-}
+/// Messages each chat user writes in a reprint's cell: 100, chat_c's count of the
+/// 1-CPU nice-0 run, for every cell (the others ran 1000). A simulated message costs
+/// far more to simulate than it did to send, and the rate has settled by 100: under
+/// smp2002, at 8 CPUs and nice 0, o1-2002 reads 625 k messages/s at 25 a user, 588 k
+/// at 50, 606 k at 100 and 578 k at 1000 (docs/simulator.md).
+pub const CHAT_MESSAGES: u64 = 100;
+
 /// The O(1) scheduler that stands for Molnar's measured one in every molnar02 and
 /// lat_proc cell and conclusion: 2.6.0's (`o1`) for now. His January 2002 patch for
 /// 2.5.2-pre6 (`o1-2002`) is simulated beside it, but two yielding tasks on one CPU
@@ -60,7 +60,7 @@ pub fn experiments(suite: &str) -> Vec<Params> {
             for policy in [PolicyKind::Linux24, MOLNAR_O1] {
                 for cpus in [1, 8] {
                     for nice in [0, 19] {
-                        let messages = chat_messages(cpus, nice);
+                        let messages = CHAT_MESSAGES;
                         v.push(Params { nice, messages, ..p(policy, WorkloadKind::Chat, cpus, 10) });
                     }
                 }
@@ -180,7 +180,7 @@ pub fn conclusions(suite: &str) -> Vec<Conclusion> {
             for (label, cpus, nice, system, row) in runs {
                 let base = Params {
                     nice,
-                    messages: chat_messages(cpus, nice),
+                    messages: CHAT_MESSAGES,
                     ..Params::new(PolicyKind::Linux24, WorkloadKind::Chat, cpus, 10)
                 };
                 out.extend(o1_over_old(

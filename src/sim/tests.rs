@@ -143,27 +143,65 @@ fn every_cpu_nanosecond_is_accounted_for() {
 }
 
 #[test]
-fn chat_users_write_chat_cs_count_and_lose_no_message() {
-    // chat_c's count: every user of every room writes `messages` messages, and every
-    // one is read.
+fn chat_relays_every_message_to_the_room_and_counts_as_chat_c() {
+    // Every user's `messages` go to the server and out to the room's 19 others; chat_c
+    // counts its sends and its reads: 20 a message written.
     for pol in PolicyKind::ALL {
         for cpus in [1, 2] {
             let p = Params { messages: 5, ..params(pol, WorkloadKind::Chat, cpus, 2) };
             let o = simulate(&p, &unit_profile()).outcome;
-            let expected = (2 * workload::ROOM) as u64 * 5;
-            assert_eq!((o.sent, o.delivered), (expected, expected), "{} on {cpus} CPUs", pol.name());
+            let users = (2 * workload::ROOM) as u64;
+            let relayed = users * 5 * (1 + (workload::ROOM as u64 - 1));
+            assert_eq!((o.sent, o.delivered), (relayed, relayed), "{} on {cpus} CPUs", pol.name());
+            assert_eq!(o.counted, users * 5 * workload::ROOM as u64, "{} on {cpus} CPUs", pol.name());
         }
     }
 }
 
 #[test]
-fn chat_peers_come_from_the_seed() {
-    // The same seed: the same peers, to the nanosecond; another seed: other peers.
+fn chat_draws_nothing_at_random() {
+    // chat_c and chat_s choose nothing by chance: another seed, the same run to the
+    // nanosecond.
     let p = Params { messages: 20, ..params(PolicyKind::O1, WorkloadKind::Chat, 2, 1) };
-    let (a, b) = (simulate(&p, &unit_profile()).outcome, simulate(&p, &unit_profile()).outcome);
-    assert_eq!(a, b);
+    let a = simulate(&p, &unit_profile()).outcome;
     let other = simulate(&Params { seed: 8, ..p }, &unit_profile()).outcome;
-    assert_ne!(a.end_ns, other.end_ns);
+    assert_eq!(a, other);
+}
+
+#[test]
+fn chat_runs_its_client_and_server_as_two_address_spaces() {
+    // One room on one CPU: every switch between a client and a server thread changes
+    // the address space, a switch within either process does not, so there are fewer
+    // address-space changes than switches, and some.
+    let o = simulate(&params(PolicyKind::Linux24, WorkloadKind::Chat, 1, 1), &unit_profile()).outcome;
+    assert!(o.address_space_changes > 0 && o.address_space_changes < o.switches, "{o:?}");
+}
+
+#[test]
+fn linux_2_4_17_dev_queue_xmit_serialises_loopback_sends_on_the_device_lock() {
+    // 2.4.17 net/core/dev.c, dev_queue_xmit: a queueless device (loopback) is
+    // transmitted under dev->xmit_lock, one lock for every CPU. Two CPUs of chat: the
+    // kernels that take it wait for it, and only while its hold is not zero; today's
+    // kernels (loopback lockless) never do; one CPU never waits.
+    let chat = |pol, cpus, xmit: f64| {
+        let mut profile = unit_profile();
+        profile.loopback_xmit.ns = xmit;
+        simulate(&Params { messages: 20, ..params(pol, WorkloadKind::Chat, cpus, 1) }, &profile).outcome
+    };
+    for pol in [PolicyKind::O1, PolicyKind::O12002] {
+        let o = chat(pol, 2, 200.0);
+        assert!(
+            o.cpu_lock_wait_ns > 0,
+            "{} {:?}",
+            pol.name(),
+            (o.end_ns, o.cpu_task_ns, o.cpu_idle_ns, o.cpu_sched_ns, o.sent, o.remote_messages, o.switches)
+        );
+        assert_eq!(chat(pol, 2, 0.0).cpu_lock_wait_ns, 0, "{}", pol.name());
+        assert_eq!(chat(pol, 1, 200.0).cpu_lock_wait_ns, 0, "{}", pol.name());
+    }
+    for pol in [PolicyKind::Cfs, PolicyKind::Eevdf] {
+        assert_eq!(chat(pol, 2, 200.0).cpu_lock_wait_ns, 0, "{}", pol.name());
+    }
 }
 
 #[test]

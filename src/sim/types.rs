@@ -31,6 +31,11 @@ pub enum Action {
     /// Reads the first queued message (the workload asks only when one is there): the
     /// read's own work, and the message's lines fetched when another CPU wrote them.
     Receive,
+    /// Posts a semaphore a task may sleep on (semop +1): a system call, and the
+    /// sleeper woken if it sleeps.
+    Post(TaskId),
+    /// A system call that neither blocks nor wakes (a semop −1 that finds a post).
+    Syscall,
     /// Creates a task running this behaviour (same address space if `thread`).
     Fork { child: Box<dyn Behavior>, thread: bool },
     /// Waits for its children to exit.
@@ -47,8 +52,12 @@ pub struct Shared {
     pub delivered: u64,
     /// Each task's socket: the CPU each queued message was written on.
     pub inbox: Vec<std::collections::VecDeque<usize>>,
-    /// Chat: messages still to be written.
-    pub budget: u64,
+    /// Chat: the messages the benchmark counts (chat_c's sends and reads).
+    pub counted: u64,
+    /// Chat: posts waiting on each task's semaphore.
+    pub posts: Vec<u64>,
+    /// Chat: the writers asleep on each task's full connection.
+    pub writers_waiting: Vec<Vec<TaskId>>,
     pub forks: u64,
     pub exits: u64,
     /// The web server: connections not yet accepted, and the httpd waiting in accept().
@@ -195,6 +204,15 @@ pub trait Scheduler {
     /// try_to_wake_up(p, 1) skips reschedule_idle). False: the policy treats it as any
     /// wake-up.
     fn sync_wake_tells_no_cpu(&self) -> bool {
+        false
+    }
+    /// Whether a TCP segment sent over loopback takes the loopback device's transmit
+    /// lock, one lock for every CPU: 2.4's and 2.6.0's dev_queue_xmit, for a device with
+    /// no queue, takes dev->xmit_lock around hard_start_xmit (its comment: "it is
+    /// unlikely that xmit_lock protection is necessary here (f.e. loopback ...)");
+    /// later kernels made loopback lockless (NETIF_F_LLTX). False: no such lock (or,
+    /// as in 2.0, a big kernel lock that already holds every send).
+    fn loopback_xmit_lock(&self) -> bool {
         false
     }
     /// `id` became runnable (woken or new) from `cpu`'s context; returns the CPU whose

@@ -3,12 +3,10 @@
 //! - `travis`: N tasks looping on sched_yield on one CPU (processes or threads), among
 //!   `OTHERS` sleeping system tasks; time per switch (Travis's benchmark, 1998).
 //! - `loop_yield`: k yielders on c CPUs; switches per second (Molnar's loop_yield).
-//! - `chat`: rooms of 20 users (processes) talking over TCP sockets: each opens with
-//!   one message to a random peer of its room and answers every message it reads with
-//!   one more to a random peer, until the room has written `messages` a user
-//!   (chat_c's count); a read blocks while the socket is empty, and every write wakes
-//!   its reader; messages delivered per second. The rate depends on the count (the
-//!   start, with every user runnable, weighs less in a longer run).
+//! - `chat`: Bill Hartner's chat benchmark as Molnar ran it (`./chat_c ROOMS
+//!   MESSAGES` against `chat_s`): rooms of 20 users, each four threads of two processes
+//!   relaying every message through the server to the room's 19 others over TCP
+//!   ([`super::chat`]); chat_c's messages per second.
 //! - `fork`: lmbench's lat_proc fork: a parent forking a child that exits at once,
 //!   then waiting for it, one at a time; time per fork+exit and how often the child ran
 //!   before the parent went on. Where the child runs (the parent's CPU or an idle one)
@@ -24,6 +22,7 @@
 
 use std::collections::VecDeque;
 
+use super::chat;
 use super::engine::{Engine, Outcome};
 pub use super::types::Behavior;
 use super::types::{Action, Shared, TaskId};
@@ -236,52 +235,6 @@ impl Behavior for Cgi {
     }
 }
 
-/// A chat user, as chat_c's processes talk over TCP: it opens with `IN_FLIGHT`
-/// messages to random peers of its room, then for every message it reads (a blocking
-/// `read()`, asleep while its socket is empty) it writes one more to a random peer,
-/// while the room's budget of messages lasts; then it reads what is left for it. The
-/// peers are drawn from the run's seeded random source. Each write wakes its reader
-/// (`Action::Send`: the kernel's socket path, not a sync wake-up), each read brings the
-/// message's lines from the CPU that wrote it (`Action::Receive`).
-struct ChatUser {
-    room: std::ops::Range<TaskId>,
-    /// Messages it is to write next, taken from the budget already.
-    owed: u64,
-}
-
-/// Messages each chat user has written and not yet seen answered when it starts: one
-/// (assumed: a user writes when it has read something to answer, so each user keeps
-/// one message of its own going).
-pub const IN_FLIGHT: u64 = 1;
-
-impl ChatUser {
-    fn random_peer(&self, me: TaskId, rng: &mut Rng) -> TaskId {
-        let others = (self.room.len() - 1) as f64;
-        let k = ((rng.unit() * others) as usize).min(self.room.len() - 2);
-        let peer = self.room.start + k;
-        if peer >= me { peer + 1 } else { peer }
-    }
-}
-
-impl Behavior for ChatUser {
-    fn next(&mut self, me: TaskId, shared: &mut Shared, rng: &mut Rng) -> Action {
-        if self.owed > 0 {
-            self.owed -= 1;
-            return Action::Send(self.random_peer(me, rng));
-        }
-        if shared.inbox.get(me).is_none_or(|q| q.is_empty()) {
-            return Action::WaitWake;
-        }
-        // A message read is answered by one more while the budget lasts: the answer
-        // is queued to go out right after the read.
-        if shared.budget > 0 {
-            shared.budget -= 1;
-            self.owed += 1;
-        }
-        Action::Receive
-    }
-}
-
 /// The workloads by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum WorkloadKind {
@@ -308,8 +261,7 @@ impl WorkloadKind {
 /// Sleeping system tasks beside the travis yielders (a 1998 workstation's daemons):
 /// Linux 2.0's recalculation visits them too.
 pub const OTHERS: usize = 30;
-/// Users per chat room (chat_c's rooms).
-pub const ROOM: usize = 20;
+pub use super::chat::ROOM;
 
 /// One simulation's parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -389,22 +341,7 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
             Report { figures: vec![fig("switches per second", rate, "switches/s")], outcome: out }
         }
         WorkloadKind::Chat => {
-            let users = n * ROOM;
-            e.shared.inbox = vec![VecDeque::new(); users];
-            // chat_c's count: every user writes `messages` messages (the room's budget
-            // is shared, so a user that reads more writes more).
-            let expected = users as u64 * p.messages;
-            let opening = IN_FLIGHT.min(p.messages);
-            e.shared.budget = expected - users as u64 * opening;
-            for r in 0..n {
-                for me in r * ROOM..(r + 1) * ROOM {
-                    let u = ChatUser { room: r * ROOM..(r + 1) * ROOM, owed: opening };
-                    let id = e.spawn(Box::new(u), None, p.nice, me % p.cpus);
-                    debug_assert_eq!(id, me);
-                }
-            }
-            let out = e.run(60_000_000_000, |s| s.delivered >= expected);
-            let rate = out.delivered as f64 / (out.end_ns as f64 / 1e9);
+            let (rate, out) = chat::run(&mut e, n, p.messages, p.nice);
             Report { figures: vec![fig("messages per second", rate, "msg/s")], outcome: out }
         }
         WorkloadKind::Fork => {

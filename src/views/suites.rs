@@ -358,11 +358,11 @@ fn molnar_chat(d: &RunDocument) -> Block {
         .collect();
     Block {
         title:
-            "chat_c (10 rooms of 20 users; simulated with chat_c's count, 100 or 1000 messages a user, to random peers)"
+            "chat_c (10 rooms of 20 users, each message relayed by chat_s to the room; simulated at 100 messages a user)"
                 .into(),
         unit: "messages per second; \"here\" is today's kernel".into(),
         cells,
-        suspect: "the assumed socket costs; the model has no shared network path, so at nice 0 the O(1) scheduler's per-CPU queues scale where the text's did not",
+        suspect: "the assumed socket costs; the model has no lock on the shared loopback path, and at nice 0 its threads settle into reading in batches where the text's overscheduled",
     }
 }
 

@@ -141,6 +141,10 @@ impl Scheduler for Linux24 {
         PolicyKind::Linux24
     }
 
+    fn loopback_xmit_lock(&self) -> bool {
+        true
+    }
+
     fn global_lock(&self) -> bool {
         self.cpus > 1
     }

@@ -268,6 +268,10 @@ impl Scheduler for O1 {
         PolicyKind::O1
     }
 
+    fn loopback_xmit_lock(&self) -> bool {
+        true
+    }
+
     fn global_lock(&self) -> bool {
         false
     }

@@ -274,6 +274,10 @@ impl Scheduler for O12002 {
         PolicyKind::O12002
     }
 
+    fn loopback_xmit_lock(&self) -> bool {
+        true
+    }
+
     fn global_lock(&self) -> bool {
         false
     }
