@@ -464,7 +464,9 @@ impl Engine {
         }
         let now = self.cpus[cpu].now;
         if now >= self.cpus[cpu].next_tick {
-            self.cpus[cpu].next_tick += self.tick_ns;
+            // The next tick's place on the grid, and where the policy's timer lands.
+            let k = self.cpus[cpu].next_tick / self.tick_ns + 1;
+            self.cpus[cpu].next_tick = k * self.tick_ns + self.policy.tick_offset_ns(cpu, k);
             if let Some(cur) = self.cpus[cpu].current {
                 self.kernel(cpu, CostProfile::ns(&self.cost.tick), None);
                 if self.policy.tick(&self.tasks, cpu, cur, now) {

@@ -28,11 +28,9 @@ pub const LAT_PROC_THRESHOLD: f64 = 0.7;
 pub const CHAT_MESSAGES: u64 = 100;
 
 /// The O(1) scheduler that stands for Molnar's measured one in every molnar02 and
-/// lat_proc cell and conclusion: 2.6.0's (`o1`) for now. His January 2002 patch for
-/// 2.5.2-pre6 (`o1-2002`) is simulated beside it, but two yielding tasks on one CPU
-/// still split its time unevenly (about 22 ms against 328 ms over a loop_yield run),
-/// so its loop_yield cells are not yet fit to stand for the published column.
-pub const MOLNAR_O1: PolicyKind = PolicyKind::O1;
+/// lat_proc cell and conclusion: his January 2002 patch for 2.5.2-pre6 (`o1-2002`), the
+/// one his figures measured. 2.6.0's (`o1`) stays beside it as a policy of its own.
+pub const MOLNAR_O1: PolicyKind = PolicyKind::O12002;
 
 /// Forks of the lat_proc simulation.
 pub const LAT_PROC_FORKS: usize = 300;

@@ -240,6 +240,12 @@ pub trait Scheduler {
     fn tick_ns(&self) -> u64 {
         TICK_NS
     }
+    /// How long after its place on the 1/HZ grid the `k`-th tick reaches `cpu` (under
+    /// a tenth of a tick). 0: ticks land on the grid, at a fixed point of any strictly
+    /// periodic loop (see `o1_2002` for the policy that moves them, and why).
+    fn tick_offset_ns(&self, _cpu: usize, _k: u64) -> u64 {
+        0
+    }
     /// Ends slices on a high-resolution timer (the HRTICK sched feature) where the
     /// policy has one; the profile says whether ([`super::CostProfile::hrtick`]).
     fn use_hrtick(&mut self, _on: bool) {}

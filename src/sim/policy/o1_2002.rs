@@ -21,10 +21,44 @@
 //!   from the timer tick and whenever a CPU's queue is empty; no cache-hot test.
 //! - No sync wake-ups: try_to_wake_up takes a `synchronous` flag and ignores it. No mm
 //!   affinity bonus ("i skipped the prev->mm == next->mm advantage").
+//!
+//! Where the tick lands. scheduler_tick charges the tick to whichever task runs when
+//! it fires, and its deactivate + activate puts that task back at NICE_TO_PRIO + the
+//! penalty (133 for a loop that never sleeps) while its partner keeps the priority its
+//! yields lowered (139): the ticked task yields alone to 139, then the two alternate.
+//! Every tick so leaves two yielders in the same state. The simulator's loop costs are
+//! exact, so on the 1/HZ grid the next tick lands at the same point of the same
+//! strictly periodic alternation, on the same task, tick after tick: that task's slice
+//! runs out twice as often, it waits in the expired array while the other runs alone,
+//! and the split followed the loop's period to the nanosecond (under `smp2002`, one
+//! task's share of the CPU was 75%, 18% and 54% with the switch cost at 850, 860 and
+//! 870 ns). On a machine a loop's iterations drift by more than one alternation (a few
+//! µs) over the 10 ms between ticks (cache and bus misses, the tick's own footprint),
+//! so the point a tick lands on is not fixed. Here the k-th tick reaches the CPU up to
+//! `TICK_SPREAD_NS` after its grid time, by a fixed hash of the CPU and k (the same in
+//! every run): the same rules, with the phase spread as on a machine. The kernel's rules are unchanged; which task a tick finds
+//! running is what moved.
 
 use super::o1::Array;
 use super::{Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, TaskId};
+
+/// How far after its grid time a tick may land (see the module docs): longer than one
+/// alternation of two yielders under the 2002 profile (about 4.4 µs) so the point it
+/// lands on is spread over the whole alternation, and 0.2% of a tick.
+pub const TICK_SPREAD_NS: u64 = 20_000;
+const _: () = assert!(TICK_SPREAD_NS < TICK_NS / 10, "a tick stays within a tenth of its period");
+
+/// The k-th tick's offset on `cpu`, drawn uniformly from [0, TICK_SPREAD_NS) by
+/// SplitMix64 over the CPU and the tick's number: independent from tick to tick, so the
+/// time between two ticks (what decides the point the next lands on, since each tick
+/// leaves two yielders in the same state) is spread too; and the same in every run.
+pub fn tick_offset(cpu: usize, k: u64) -> u64 {
+    let mut z = (k ^ ((cpu as u64) << 48)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) % TICK_SPREAD_NS
+}
 
 /// HZ = 100 (include/asm-i386/param.h in 2.5.2).
 const HZ: u64 = 100;
@@ -284,6 +318,11 @@ impl Scheduler for O12002 {
 
     fn tick_ns(&self) -> u64 {
         TICK_NS
+    }
+
+    /// Spread over a running loop's phase, as on a machine (see the module docs).
+    fn tick_offset_ns(&self, cpu: usize, k: u64) -> u64 {
+        tick_offset(cpu, k)
     }
 
     /// 2.5.2-pre9 kernel/sched.c: idle_tick balances every REBALANCE_TICK = HZ/100,
@@ -664,5 +703,51 @@ mod yield_and_tick {
         assert!(o.tick(&tasks, 0, a, TICK_NS), "scheduler_tick: the slice ran out");
         assert_eq!((o.rqs[0].active.count, o.rqs[0].expired.count), (1, 1));
         assert_ne!(o.pick(&tasks, 0, None, TICK_NS).next, Some(a));
+    }
+}
+
+#[cfg(test)]
+mod two_yielders {
+    use super::*;
+    use crate::sim::engine::Engine;
+    use crate::sim::workload::Yielder;
+
+    /// Two sched_yield loops on one CPU for ten seconds (a thousand ticks) under the
+    /// 2002 profile with its switch cost at `switch_ns`: each loop's time in the
+    /// kernel's yield path, ns.
+    fn shares(switch_ns: f64) -> [u64; 2] {
+        let mut cost = crate::sim::cost::smp2002_assumed();
+        cost.switch.ns = switch_ns;
+        let mut e = Engine::new(PolicyKind::O12002.build(1), cost, 1, 1);
+        e.spawn(Box::new(Yielder::new(0)), None, 0, 0);
+        e.spawn(Box::new(Yielder::new(0)), None, 0, 0);
+        let o = e.run(10_000_000_000, |_| false);
+        [o.task_run_ns[0], o.task_run_ns[1]]
+    }
+
+    #[test]
+    fn linux_2_5_2_pre10_scheduler_tick_two_yielders_on_one_cpu_share_it_within_10_percent() {
+        // scheduler_tick requeues the ticked task at 133 ahead of its partner at 139;
+        // with the point a tick lands on spread over the loop, each yielder is ticked
+        // about as often, so each gets half the CPU whatever the loop's period (with
+        // ticks on the grid, one loop's share ranged from 18% to 75% over switch costs
+        // from 850 to 960 ns).
+        for switch_ns in [850.0, 900.0, 950.0] {
+            let [a, b] = shares(switch_ns);
+            let (lo, hi) = (a.min(b) as f64, a.max(b) as f64);
+            assert!(lo >= 0.9 * hi, "switch {switch_ns} ns: {a} ns against {b} ns");
+        }
+    }
+
+    #[test]
+    fn tick_offsets_stay_under_the_spread_and_cover_it() {
+        let offsets: Vec<u64> = (1..=100).map(|k| tick_offset(0, k)).collect();
+        assert!(offsets.iter().all(|&o| o < TICK_SPREAD_NS));
+        for quarter in 0..4 {
+            let (lo, hi) = (quarter * TICK_SPREAD_NS / 4, (quarter + 1) * TICK_SPREAD_NS / 4);
+            let n = offsets.iter().filter(|&&o| (lo..hi).contains(&o)).count();
+            assert!((20..=30).contains(&n), "quarter {quarter}: {n} of 100");
+        }
+        assert_ne!(tick_offset(0, 7), tick_offset(1, 7), "two CPUs' ticks are not in step");
     }
 }
