@@ -23,8 +23,8 @@ pub const LAT_PROC_THRESHOLD: f64 = 0.7;
 /// Messages each chat user writes in a reprint's cell: 100, chat_c's count of the
 /// 1-CPU nice-0 run, for every cell (the others ran 1000). A simulated message costs
 /// far more to simulate than it did to send, and the rate has settled by 100: under
-/// smp2002, at 8 CPUs and nice 0, o1-2002 reads 625 k messages/s at 25 a user, 588 k
-/// at 50, 606 k at 100 and 578 k at 1000 (docs/simulator.md).
+/// smp2002, at 8 CPUs and nice 0, o1-2002 reads 625 k messages/s at 25 a user, 606 k
+/// at 50, 615 k at 100 and 563 k at 1000 (docs/simulator.md).
 pub const CHAT_MESSAGES: u64 = 100;
 
 /// The O(1) scheduler that stands for Molnar's measured one in every molnar02 and
