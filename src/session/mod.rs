@@ -27,6 +27,8 @@ mod rescue;
 mod rounds;
 mod store;
 mod suite;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
