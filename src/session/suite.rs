@@ -1,0 +1,36 @@
+//! A suite's run: the benchmarks measured as any run's, then the suite's simulations
+//! added before the run is marked finished, so that they share its lifecycle (and its
+//! status) instead of being written into a run already closed.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::store::OpenRun;
+use super::{RunOutcome, RunRequest, execute_then};
+use crate::sys;
+
+/// [`execute`](super::execute) for a suite: its simulations (the texts' experiments
+/// under the period and `live` profiles) are added to the run once the benchmarks are
+/// done, before the run is marked finished.
+pub fn execute_suite(req: RunRequest, suite: &str) -> Result<RunOutcome> {
+    execute_then(req, Some(suite))
+}
+
+/// A suite's simulations, added to its run: the texts' experiments under the period
+/// profile and under `live` (its switch costs from this very run, else from the newest
+/// run stored in `db` that has them). Said on standard error, as the run's notes are.
+pub(super) fn add_suite_simulations(suite: &str, run: &mut OpenRun, db: &Path) -> Result<()> {
+    let id = run.id;
+    let (doc, _) = run.store().load_run(id)?;
+    let source = crate::stored_profiles::StoredProfiles::reading(db);
+    let Some(chosen) = crate::sim::profile_source::suite_profiles(suite, &doc, &source) else { return Ok(()) };
+    for note in &chosen.notes {
+        eprintln!("note: {note}");
+    }
+    let names: Vec<&str> = chosen.profiles.iter().map(|p| p.name.as_str()).collect();
+    eprintln!("simulating the suite's experiments ({}) …", names.join(", "));
+    let rows = crate::sim::suites::rows(suite, &chosen.profiles, sys::interrupted);
+    run.store().add_benchmark(id, &rows, &[])?;
+    Ok(())
+}
