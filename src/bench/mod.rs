@@ -8,6 +8,7 @@ use crate::clock::Calibration;
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow, Skipped};
 use crate::placement::Placement;
 use crate::runner::{BenchError, MeasureConfig, Measurement};
+use crate::unit::Unit;
 
 pub mod ctx;
 pub mod load;
@@ -310,13 +311,17 @@ pub fn sweeps() -> Vec<crate::sweep::SweepSpec> {
 /// Turns a measurement into its batch row and (when sampled) its per-call row.
 /// `ops_per_iteration` divides iteration times into the unit's operation (a round trip
 /// holds two hand-offs); counts are copied to the batch row with per-operation ratios.
-pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, calib: &Calibration) -> Vec<ResultRow> {
+pub fn rows_from(id: &str, m: &Measurement, unit: Unit, ops_per_iteration: f64, calib: &Calibration) -> Vec<ResultRow> {
     let ops = ops_per_iteration.max(1e-12);
     let mut rows = Vec::new();
     let batch_iters = (m.batch_iterations as f64 * ops).round() as u64;
-    if let Some(mut b) =
-        ResultRow::from_samples(id, Method::Batch, unit, m.batch_ns.iter().map(|x| x / ops).collect(), batch_iters)
-    {
+    if let Some(mut b) = ResultRow::from_samples(
+        id,
+        Method::Batch,
+        unit.clone(),
+        m.batch_ns.iter().map(|x| x / ops).collect(),
+        batch_iters,
+    ) {
         b.params.insert("batch_size".into(), m.batch_size.into());
         let per_op = m.trace.clone().map(|t| {
             t.map(|t| crate::model::TraceSummary {

@@ -132,7 +132,7 @@ fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<Res
     let mut whole = WholeCycle(probe);
     let m = measure(&mut whole, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
     let (created, full) = measure_split(&mut whole.0, ctx.cfg, ctx.calib)?;
-    let mut rows = rows_from(id, &m, "ns/call", 1.0, ctx.calib);
+    let mut rows = rows_from(id, &m, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
     tag(&mut rows, PHASE.name(), FULL_CYCLE);
     if let Some(b) = rows.first_mut() {
         // Every cycle's child was reaped and its status checked (a bad one is an error).
@@ -144,10 +144,10 @@ fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<Res
         }
     }
     let n = full.len() as u64;
-    if let Some(r) = ResultRow::from_samples(id, Method::PerCall, "ns/call", full, n) {
+    if let Some(r) = ResultRow::from_samples(id, Method::PerCall, crate::unit::Unit::NsPerCall, full, n) {
         rows.push(r.with(PHASE, FULL_CYCLE));
     }
-    if let Some(r) = ResultRow::from_samples(id, Method::PerCall, "ns/call", created, n) {
+    if let Some(r) = ResultRow::from_samples(id, Method::PerCall, crate::unit::Unit::NsPerCall, created, n) {
         rows.push(r.with(PHASE, "parent_resumes"));
     }
     Ok(rows)
@@ -267,7 +267,7 @@ fn run_thread_start(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         }
     }
     let n = samples.len() as u64;
-    let row = ResultRow::from_samples("spawn.thread_start", Method::PerCall, "ns/call", samples, n)
+    let row = ResultRow::from_samples("spawn.thread_start", Method::PerCall, crate::unit::Unit::NsPerCall, samples, n)
         .ok_or_else(|| BenchError::Failed("no samples".into()))?
         .with_param("phase", "create_to_first_run");
     out.push(row);
@@ -299,7 +299,8 @@ pub fn fit_row(id: &str, points: &[(f64, f64)]) -> Option<ResultRow> {
     let ys: Vec<f64> = points.iter().map(|p| p.1).collect();
     let f = stats::linear_fit(&xs, &ys)?;
     let half = if f.slope_stderr.is_finite() { 1.96 * f.slope_stderr } else { f64::NAN };
-    let mut row = ResultRow::from_samples(id, Method::Fit, "ns/MiB", vec![f.slope], points.len() as u64)?;
+    let mut row =
+        ResultRow::from_samples(id, Method::Fit, crate::unit::Unit::NsPerMiB, vec![f.slope], points.len() as u64)?;
     row.n = points.len();
     row.ci_low = f.slope - half;
     row.ci_high = f.slope + half;
@@ -334,7 +335,7 @@ fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
             let mib = size as f64 / (1u64 << 20) as f64;
             points.extend(m.batch_ns.iter().map(|&y| (mib, y)));
-            let mut rows = rows_from("spawn.fork_mem", &m, "ns/call", 1.0, ctx.calib);
+            let mut rows = rows_from("spawn.fork_mem", &m, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
             tag(&mut rows, "thp", label);
             for r in &mut rows {
                 r.params.insert("parent_mem_bytes".into(), size.into());
@@ -506,7 +507,7 @@ pub const FORK_MEM_SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
     title: "fork+exit against touched parent memory",
     x_title: "parent memory, MiB",
     x_axis: crate::sweep::XAxis::Linear,
-    unit: "ns/call",
+    unit: crate::unit::Unit::NsPerCall,
     place: |r| {
         let mib = r.param_f64("parent_mem_bytes")? / f64::from(1u32 << 20);
         Some((format!("THP {}", r.param_str("thp")), mib))

@@ -164,7 +164,7 @@ fn run_probe<P: Probe>(
     };
     let watch = Watch { hardware: true, ..Default::default() };
     let m = measure(&mut probe, ctx.cfg, ctx.calib, &watch)?;
-    let mut rows = rows_from(id, &m, "ns/call", 1.0, ctx.calib);
+    let mut rows = rows_from(id, &m, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
     if let Some(v) = via {
         tag(&mut rows, "via", v);
     }

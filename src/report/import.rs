@@ -217,7 +217,7 @@ fn check_row(i: usize, r: &ResultRow, known: &dyn Fn(&str) -> bool) -> Result<()
     if !known(&r.benchmark) {
         return Err(at(RowProblem::UnknownBenchmark));
     }
-    check_text("unit", &r.unit).map_err(|e| at(e.into()))?;
+    check_text("unit", r.unit.as_str()).map_err(|e| at(e.into()))?;
     let params = serde_json::to_string(&r.params).unwrap_or_default();
     check_text("params", &params).map_err(|e| at(e.into()))?;
     for f in &r.flags {

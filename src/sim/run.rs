@@ -97,7 +97,7 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
                 params.insert("messages".into(), p.messages.into());
             }
             params.insert(PROFILE_PARAM.into(), profile_json.clone());
-            let mut row = value_row(&super::benchmark_id(p.workload), f.unit, f.value);
+            let mut row = value_row(&super::benchmark_id(p.workload), f.unit.clone(), f.value);
             row.params = params;
             row.counts.insert(Count::Switches, report.outcome.switches as f64);
             row.counts.insert(Count::Seconds, report.outcome.end_ns as f64 / 1e9);
@@ -107,12 +107,12 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
 }
 
 /// A row holding one deterministic value: one sample, no interval, no parameters.
-pub fn value_row(benchmark: &str, unit: &str, value: f64) -> ResultRow {
+pub fn value_row(benchmark: &str, unit: crate::unit::Unit, value: f64) -> ResultRow {
     ResultRow {
         benchmark: benchmark.into(),
         params: crate::model::Params::new(),
         method: Method::Workload,
-        unit: unit.into(),
+        unit,
         n: 1,
         iterations: 1,
         min: value,

@@ -5,6 +5,7 @@
 
 use crate::model::{Method, ResultRow};
 use crate::report::charts::{Point, Series, XAxis, line_chart};
+use crate::unit::Unit;
 
 /// The series of a sweep: `id`'s batch rows grouped by the name `key` gives, each
 /// point at the x `key` gives, with its interval and flags.
@@ -86,7 +87,7 @@ pub fn charts(results: &[ResultRow]) -> String {
             h.push_str(&line_chart(
                 &format!("Table 2, {row}: time per switch against contexts"),
                 "contexts in the run queue",
-                "ns/switch",
+                &Unit::NsPerSwitch,
                 XAxis::Linear,
                 &series,
             ));
@@ -114,7 +115,7 @@ pub fn charts(results: &[ResultRow]) -> String {
             h.push_str(&line_chart(
                 &format!("loop_yield, {label}: context switches per second against CPUs"),
                 "CPUs",
-                "switches/s",
+                &Unit::SwitchesPerSecond,
                 XAxis::Log2Count,
                 &series,
             ));

@@ -2,7 +2,7 @@
 //! - errors below the CLI are typed: a `Result<_, String>` (or a `FromStr`/`TryFrom`
 //!   whose error is a `String`) appears only where the allowlist below names the file and
 //!   says why, and no more often than it says;
-//! - a `match` over simulated policies names every variant it handles: no `_ =>` arm
+//! - a `match` over simulated policies or units names every variant it handles: no `_ =>` arm
 //!   (nor a binding that catches the rest), so a new variant is a compiler error at each
 //!   place that must decide what to do with it, not a silent default;
 //! - a condition is its own file and its line in `condition::KINDS`: no other file names
@@ -23,11 +23,12 @@ use std::path::{Path, PathBuf};
 /// Files that may still hold `String` errors: (path under the crate, how many, why).
 const STRING_ERRORS_ALLOWED: &[(&str, usize, &str)] = &[];
 
-/// The enums whose variants every `match` must name: simulated scheduler policies.
+/// The enums whose variants every `match` must name: simulated scheduler policies and
+/// the units figures are stored in.
 /// (Conditions and exporters are open sets read from a registry, checked by
 /// [`a_condition_is_its_file_and_its_line_in_the_registry`] and
 /// [`an_exporter_is_its_file_and_its_line_in_the_registry`].)
-const CLOSED_ENUMS: &[&str] = &["PolicyKind"];
+const CLOSED_ENUMS: &[&str] = &["PolicyKind", "Unit"];
 
 /// The modules of `src/condition/` that are not kinds of condition: the kinds share them
 /// (the journal of what a run changed, the table of system settings it may change).

@@ -58,7 +58,7 @@ impl Probe for Counting {
 
 fn counting(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let m = measure(&mut Counting, ctx.cfg, ctx.calib, &Watch::default())?;
-    out.extend(rows_from("test.counting", &m, "ns/call", 1.0, ctx.calib));
+    out.extend(rows_from("test.counting", &m, oscost::unit::Unit::NsPerCall, 1.0, ctx.calib));
     Ok(())
 }
 

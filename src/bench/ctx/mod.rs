@@ -148,7 +148,7 @@ fn handoff<M: Mechanism>(
     });
     let m = measured?;
     stopped?;
-    let mut rows = rows_from(id, &m, "ns/hand-off", 2.0, ctx.calib);
+    let mut rows = rows_from(id, &m, crate::unit::Unit::NsPerHandOff, 2.0, ctx.calib);
     tag(&mut rows, "mode", mode.as_str());
     tag(&mut rows, "placement", placement.as_str());
     prove(&mut rows, placement);
@@ -184,7 +184,7 @@ fn run_mechanism<M: Mechanism, L: Probe>(
         let mut probe = loopback().map_err(|e| BenchError::setup("building the loopback channel", e))?;
         let _pin = AffinityGuard::pin(&PeerPlacement::SameCpu.cpus(&allowed)?.0)?;
         let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch::default())?;
-        let mut rows = rows_from(id, &m, "ns/hand-off", 1.0, ctx.calib);
+        let mut rows = rows_from(id, &m, crate::unit::Unit::NsPerHandOff, 1.0, ctx.calib);
         tag(&mut rows, "mode", "self");
         tag(&mut rows, "placement", "same_cpu");
         out.extend(rows);
@@ -239,7 +239,7 @@ fn run_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let stopped = peer.finish(|| {});
         let m = measured?;
         stopped?;
-        let mut rows = rows_from("ctx.yield", &m, "ns/hand-off", 2.0, ctx.calib);
+        let mut rows = rows_from("ctx.yield", &m, crate::unit::Unit::NsPerHandOff, 2.0, ctx.calib);
         tag(&mut rows, "mode", mode.as_str());
         tag(&mut rows, "placement", "same_cpu");
         prove(&mut rows, PeerPlacement::SameCpu);
@@ -337,7 +337,7 @@ fn sleep0_rows(
     if let Some(p) = peer {
         p.finish(|| {})?;
     }
-    let mut rows = rows_from("ctx.sleep0", &measured?, "ns/call", 1.0, ctx.calib);
+    let mut rows = rows_from("ctx.sleep0", &measured?, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
     tag(&mut rows, "placement", placement);
     tag(&mut rows, "competition", competition);
     Ok(rows)
