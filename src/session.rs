@@ -595,7 +595,7 @@ impl Tally {
                 if let Arm::Unavailable(c, why) = arm {
                     let p = &mut progress[i * arms + a];
                     p.skip_once(Skipped {
-                        benchmark: def.id.into(),
+                        benchmark: def.id.clone(),
                         params: condition_params(&c.to_string()).into(),
                         reason: why.clone(),
                     });
@@ -635,7 +635,7 @@ fn measure_rounds(req: &RunRequest, setup: &Setup, run: &mut OpenRun, tally: &mu
                     return;
                 }
             }
-            if let Err(e) = store_when_done(run, setup, tally, i, def.id) {
+            if let Err(e) = store_when_done(run, setup, tally, i, &def.id) {
                 // Nothing new is measured once the store fails; what finished is kept.
                 tally.unstored.push(e);
                 return;
@@ -664,7 +664,7 @@ fn store_when_done(
     setup: &Setup,
     tally: &mut Tally,
     i: usize,
-    id: &'static str,
+    id: &crate::key::BenchId,
 ) -> Result<(), Unstored> {
     let arms = setup.arms.len();
     let slots = &mut tally.progress[i * arms..(i + 1) * arms];
@@ -791,7 +791,7 @@ fn keep_reply(
         Ended::Done => {}
         Ended::Interrupted => return std::ops::ControlFlow::Break(()),
         Ended::Skipped(why) => {
-            p.skip_once(Skipped { benchmark: def.id.into(), params: params.into(), reason: why });
+            p.skip_once(Skipped { benchmark: def.id.clone(), params: params.into(), reason: why });
             p.finished = true;
         }
         Ended::Failed(mut f) => {
@@ -826,7 +826,7 @@ fn end_round(
     let p = &mut tally.progress[slot];
     if setup.arms.len() == 1
         && p.finished
-        && let Err(e) = store_benchmark(run, p, def.id)
+        && let Err(e) = store_benchmark(run, p, &def.id)
     {
         // Nothing new is measured once the store fails; what finished is kept.
         tally.unstored.push(e);
@@ -947,12 +947,12 @@ struct Unstored {
 }
 
 /// Merges a benchmark's rounds and stores the rows with its skips.
-fn store_benchmark(run: &mut OpenRun, p: &mut Progress, benchmark: &'static str) -> Result<(), Unstored> {
+fn store_benchmark(run: &mut OpenRun, p: &mut Progress, benchmark: &crate::key::BenchId) -> Result<(), Unstored> {
     p.stored = true;
     let rows = rounds::merge(&p.rounds);
     let id = run.id;
     run.store().add_benchmark(id, &rows, &p.skipped).map_err(|e| Unstored {
-        benchmark: crate::key::BenchId::new(benchmark),
+        benchmark: benchmark.clone(),
         rows,
         skipped: p.skipped.clone(),
         error: Some(e.to_string()),
@@ -967,7 +967,7 @@ fn keep_unfinished(run: &mut OpenRun, req: &RunRequest, progress: &mut [Progress
         if p.stored || (p.rounds.is_empty() && p.skipped.is_empty()) {
             continue;
         }
-        let benchmark = req.selected[slot / arms.max(1)].0.id;
+        let benchmark = &req.selected[slot / arms.max(1)].0.id;
         if unstored.is_empty() {
             if let Err(e) = store_benchmark(run, p, benchmark) {
                 unstored.push(e);
@@ -975,7 +975,7 @@ fn keep_unfinished(run: &mut OpenRun, req: &RunRequest, progress: &mut [Progress
         } else {
             p.stored = true;
             unstored.push(Unstored {
-                benchmark: crate::key::BenchId::new(benchmark),
+                benchmark: benchmark.clone(),
                 rows: rounds::merge(&p.rounds),
                 skipped: p.skipped.clone(),
                 error: None,
@@ -1115,7 +1115,7 @@ enum Ended {
 
 fn classify(def: &BenchDef, result: Result<(), BenchError>, rows: &[ResultRow], skipped: &[Skipped]) -> Ended {
     let failed =
-        |reason: String| Ended::Failed(Skipped { benchmark: def.id.into(), params: Default::default(), reason });
+        |reason: String| Ended::Failed(Skipped { benchmark: def.id.clone(), params: Default::default(), reason });
     match result {
         // A benchmark that measured nothing and said why not did not do its job.
         Ok(()) if rows.is_empty() && skipped.is_empty() => {

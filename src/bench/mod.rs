@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::Calibration;
+use crate::key::BenchId;
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow, Skipped};
 use crate::placement::Placement;
 use crate::runner::{BenchError, MeasureConfig, Measurement};
@@ -96,7 +97,7 @@ pub enum OptionError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{id}: {source}")]
 pub struct OptionsRefused {
-    pub id: &'static str,
+    pub id: BenchId,
     pub source: OptionError,
 }
 
@@ -267,7 +268,7 @@ pub enum RoundPlan {
 /// One benchmark in the registry.
 #[derive(Debug)]
 pub struct BenchDef {
-    pub id: &'static str,
+    pub id: BenchId,
     pub family: Family,
     pub summary: &'static str,
     /// What one timed iteration contains.
@@ -290,7 +291,7 @@ pub fn no_check(_: &BenchOptions) -> Result<(), OptionError> {
 
 /// Checks the options of every selected benchmark; the first refusal, with its id.
 pub fn check_options(selected: &[(&BenchDef, Scope)], opts: &BenchOptions) -> Result<(), OptionsRefused> {
-    selected.iter().try_for_each(|(b, _)| (b.check)(opts).map_err(|source| OptionsRefused { id: b.id, source }))
+    selected.iter().try_for_each(|(b, _)| (b.check)(opts).map_err(|source| OptionsRefused { id: b.id.clone(), source }))
 }
 
 /// Every benchmark, in the order a full run executes them.
@@ -442,7 +443,7 @@ mod tests {
     #[test]
     fn ids_are_unique_and_prefixed_by_family() {
         let reg = registry();
-        let mut ids: Vec<_> = reg.iter().map(|b| b.id).collect();
+        let mut ids: Vec<_> = reg.iter().map(|b| b.id.as_str()).collect();
         for b in &reg {
             assert!(b.id.starts_with(&format!("{}.", b.family.name())), "{}", b.id);
             assert!(!b.summary.is_empty() && !b.timing_model.is_empty());

@@ -171,7 +171,8 @@ fn verify_exec(path: &str, shown: &str, args: &[&str]) -> Result<(), BenchError>
 }
 
 /// The benchmarks that exec the no-op helper (`--noop`): only they need it opened.
-pub const RUNS_HELPER: [&str; 3] = ["spawn.fork_exec", "spawn.posix_spawn", "spawn.shell"];
+pub const RUNS_HELPER: [BenchId; 3] =
+    [BenchId::new("spawn.fork_exec"), BenchId::new("spawn.posix_spawn"), BenchId::new("spawn.shell")];
 
 /// The no-op program, as a descriptor the benchmark's children inherit (see
 /// [`crate::helper`]: it is never executed by a path another user could change).
@@ -389,7 +390,7 @@ const CYCLE: &str =
 
 pub static BENCHES: [BenchDef; 10] = [
     BenchDef {
-        id: "spawn.fork_exit",
+        id: FORK_EXIT,
         family: Family::Spawn,
         summary: "fork, the child _exits at once, the parent waits (clone current process)",
         timing_model: CYCLE,
@@ -400,7 +401,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_fork_exit,
     },
     BenchDef {
-        id: "spawn.vfork_exit",
+        id: BenchId::new("spawn.vfork_exit"),
         family: Family::Spawn,
         summary: "vfork, the child exits at once (x86_64)",
         timing_model: CYCLE,
@@ -411,7 +412,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_vfork_exit,
     },
     BenchDef {
-        id: "spawn.clone_vm",
+        id: BenchId::new("spawn.clone_vm"),
         family: Family::Spawn,
         summary: "clone(CLONE_VM): a child sharing the address space, the kernel half of a thread (x86_64)",
         timing_model: CYCLE,
@@ -422,7 +423,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_clone_vm,
     },
     BenchDef {
-        id: "spawn.fork_exec",
+        id: BenchId::new("spawn.fork_exec"),
         family: Family::Spawn,
         summary: "fork + exec of oscost's static no-op helper (spawn new process)",
         timing_model: CYCLE,
@@ -433,7 +434,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_fork_exec,
     },
     BenchDef {
-        id: "spawn.fork_exec_true",
+        id: BenchId::new("spawn.fork_exec_true"),
         family: Family::Spawn,
         summary: "fork + exec of /bin/true, dynamically linked, as a real program",
         timing_model: CYCLE,
@@ -444,7 +445,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_fork_exec_true,
     },
     BenchDef {
-        id: "spawn.posix_spawn",
+        id: BenchId::new("spawn.posix_spawn"),
         family: Family::Spawn,
         summary: "posix_spawn of the static no-op helper",
         timing_model: CYCLE,
@@ -455,7 +456,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_posix_spawn,
     },
     BenchDef {
-        id: "spawn.shell",
+        id: BenchId::new("spawn.shell"),
         family: Family::Spawn,
         summary: "fork + exec of /bin/sh -c running the no-op helper (lmbench's fork+/bin/sh -c)",
         timing_model: CYCLE,
@@ -466,7 +467,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_shell,
     },
     BenchDef {
-        id: "spawn.thread",
+        id: BenchId::new("spawn.thread"),
         family: Family::Spawn,
         summary: "pthread_create + pthread_join of a thread that returns at once (spawn new thread)",
         timing_model: CYCLE,
@@ -477,7 +478,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_thread,
     },
     BenchDef {
-        id: "spawn.thread_start",
+        id: BenchId::new("spawn.thread_start"),
         family: Family::Spawn,
         summary: "latency from pthread_create until the new thread first runs",
         timing_model: "cycle counter before pthread_create, and read by the new thread as its first action",
@@ -488,7 +489,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_thread_start,
     },
     BenchDef {
-        id: "spawn.fork_mem",
+        id: BenchId::new("spawn.fork_mem"),
         family: Family::Spawn,
         summary: "fork+exit with a parent of --parent-mem touched private anonymous memory (its RssAnon recorded per row), THP off and on; fitted ns per MiB",
         timing_model: "one fork+exit+wait cycle per iteration at each parent size; the fit is least squares over every batch mean",

@@ -400,7 +400,7 @@ mod tests {
 
     #[test]
     fn suites_select_existing_benchmarks() {
-        let ids: Vec<&str> = bench::registry().iter().map(|b| b.id).collect();
+        let ids: Vec<&str> = bench::registry().iter().map(|b| b.id.as_str()).collect();
         for s in &crate::views::suites::SUITES {
             for sel in s.selectors {
                 assert!(ids.contains(sel), "{} selects unknown {sel}", s.name);

@@ -10,6 +10,7 @@
 //! receive in one task, nobody waiting), so the switch's share can be read off.
 
 use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
+use crate::key::BenchId;
 use crate::model::{Count, Flag, FlagCode, ResultRow};
 use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch};
 use crate::sys;
@@ -397,7 +398,7 @@ const HANDOFF_MODEL: &str = "a round trip from the measuring task (send the toke
 
 pub static BENCHES: [BenchDef; 8] = [
     BenchDef {
-        id: "ctx.pipe",
+        id: BenchId::new("ctx.pipe"),
         family: Family::Ctx,
         summary: "one byte each way over two pipes (lmbench lat_ctx, perf bench sched pipe)",
         timing_model: HANDOFF_MODEL,
@@ -408,7 +409,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_pipe,
     },
     BenchDef {
-        id: "ctx.futex",
+        id: BenchId::new("ctx.futex"),
         family: Family::Ctx,
         summary: "a shared word with FUTEX_WAIT/FUTEX_WAKE (private for threads, shared mapping for processes)",
         timing_model: HANDOFF_MODEL,
@@ -419,7 +420,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_futex,
     },
     BenchDef {
-        id: "ctx.eventfd",
+        id: BenchId::new("ctx.eventfd"),
         family: Family::Ctx,
         summary: "two eventfd counters, one per direction",
         timing_model: HANDOFF_MODEL,
@@ -430,7 +431,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_eventfd,
     },
     BenchDef {
-        id: "ctx.unix",
+        id: BenchId::new("ctx.unix"),
         family: Family::Ctx,
         summary: "one byte each way over an AF_UNIX stream socket pair",
         timing_model: HANDOFF_MODEL,
@@ -441,7 +442,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_unix,
     },
     BenchDef {
-        id: "ctx.condvar",
+        id: BenchId::new("ctx.condvar"),
         family: Family::Ctx,
         summary: "mutex + condition variable turn-taking (threads only)",
         timing_model: HANDOFF_MODEL,
@@ -452,7 +453,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_condvar,
     },
     BenchDef {
-        id: "ctx.yield",
+        id: BenchId::new("ctx.yield"),
         family: Family::Ctx,
         summary: "two tasks alternating by sched_yield on one CPU",
         timing_model: "one sched_yield of the measuring task, which runs the peer until it yields back = 2 hand-offs",
@@ -463,7 +464,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_yield,
     },
     BenchDef {
-        id: "ctx.sleep0",
+        id: BenchId::new("ctx.sleep0"),
         family: Family::Ctx,
         summary: "nanosleep with a zero interval (sleep(0)): default and 1 ns timer slack, with a runnable peer, and the regular/affinity/priority/both scenarios",
         timing_model: "one nanosleep({0,0}) call, with the switches it caused counted and the timer slack recorded",
@@ -474,7 +475,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_sleep0,
     },
     BenchDef {
-        id: "ctx.footprint",
+        id: BenchId::new("ctx.footprint"),
         family: Family::Ctx,
         summary: "pipe hand-off between processes on one CPU with a working set walked before each hand-off, minus the same walk without switching",
         timing_model: footprint::TIMING_MODEL,
