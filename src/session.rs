@@ -654,7 +654,7 @@ struct Slot {
 
 /// A skip's parameters under a condition.
 fn condition_params(condition: &str) -> String {
-    format!("{}={condition}", crate::condition::PARAM)
+    format!("{}={condition}", crate::condition::PARAM.name())
 }
 
 /// Stores benchmark `i` once every arm of it has finished: the arms in order, so the
@@ -857,7 +857,7 @@ fn arm_settings(req: &RunRequest, setup: &Setup, at: Slot, def: &BenchDef, arm: 
 fn label_arm(reply: &mut crate::worker::RoundReply, arm: &Arm) {
     let Some(condition) = arm.condition() else { return };
     for r in &mut reply.rows {
-        r.params.insert(crate::condition::PARAM.into(), condition.clone().into());
+        r.params.set(crate::condition::PARAM, condition.clone());
     }
     for s in &mut reply.skipped {
         let extra = condition_params(&condition);

@@ -15,7 +15,7 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 
 use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
-use crate::key::BenchId;
+use crate::key::{BenchId, Param, Text};
 use crate::model::{Count, Flag, FlagCode, ResultRow};
 use crate::runner::{BenchError, Failure, MeasureConfig, NoArg, Probe, Watch};
 use crate::sys;
@@ -167,7 +167,7 @@ fn run_probe<P: Probe>(
     let m = measure(&mut probe, ctx.cfg, ctx.calib, &watch)?;
     let mut rows = rows_from(id, &m, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
     if let Some(v) = via {
-        tag(&mut rows, "via", v);
+        tag(&mut rows, VIA.name(), v);
     }
     let low = crate::stats::quantile(&m.batch_ns, 0.1);
     let flags = floor_flags(kind, low, floor.map(|(_, low)| low));
@@ -344,6 +344,9 @@ fn one(_: Scope, _: &BenchOptions, cfg: &MeasureConfig) -> Cost {
 fn two(_: Scope, _: &BenchOptions, cfg: &MeasureConfig) -> Cost {
     Cost::probes(2).plus(floor_time(cfg) * 2)
 }
+
+/// How a call that has more than one way in was made (`libc`, `raw`, `vdso`).
+pub const VIA: Param<Text> = Param::new("via");
 
 const RAW: &str = "one raw `syscall` instruction and a check of its result";
 

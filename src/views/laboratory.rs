@@ -26,7 +26,7 @@ fn series_by<F: Fn(&ResultRow) -> Option<(String, f64)>>(rows: &[ResultRow], id:
 fn sim_profiles(results: &[ResultRow]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in results.iter().filter(|r| crate::sim::run::is_simulated(r)) {
-        let p = r.param_str(crate::sim::run::SIMULATED_PARAM).to_string();
+        let p = r.params.get(crate::sim::run::SIMULATED).unwrap_or_default().to_string();
         if !out.contains(&p) {
             out.push(p);
         }
@@ -40,7 +40,7 @@ fn sim_series(results: &[ResultRow], workload: &str, profile: &str, x: &str, wan
     let id = format!("sim.{workload}");
     let mut pts: Vec<Point> = results
         .iter()
-        .filter(|r| r.benchmark == id && r.param_str(crate::sim::run::SIMULATED_PARAM) == profile)
+        .filter(|r| r.benchmark == id && r.params.get(crate::sim::run::SIMULATED).unwrap_or_default() == profile)
         .filter(|r| {
             want.iter().all(|(k, v)| {
                 let got = r.param_str(k);
