@@ -211,6 +211,17 @@ impl ParamType for u64 {
     }
 }
 
+impl ParamType for i64 {
+    type Read<'a> = i64;
+    type Write = i64;
+    fn read(value: &serde_json::Value) -> Option<i64> {
+        value.as_i64()
+    }
+    fn write(value: i64) -> serde_json::Value {
+        value.into()
+    }
+}
+
 impl ParamType for f64 {
     type Read<'a> = f64;
     type Write = f64;

@@ -573,7 +573,7 @@ impl ResultRow {
     pub fn from_samples(
         benchmark: impl Into<BenchId>,
         method: Method,
-        unit: &str,
+        unit: impl Into<crate::unit::Unit>,
         samples: Vec<f64>,
         iterations: u64,
     ) -> Option<Self> {
@@ -588,7 +588,7 @@ impl ResultRow {
             benchmark: benchmark.into(),
             params: Params::new(),
             method,
-            unit: crate::unit::Unit::new(unit),
+            unit: unit.into(),
             n: s.n,
             iterations,
             min: s.min,

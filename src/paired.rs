@@ -8,12 +8,13 @@
 
 use serde::Serialize;
 
+use crate::key::{Param, Text};
 use crate::model::{FigureKey, ResultRow};
 use crate::stats::paired::{differences, paired_means, paired_medians, ratio};
 use crate::stats::verdict::{Doubt, Verdict, direction, explained, verdict};
 
 /// The parameter every row measured under a condition carries: the condition's text.
-pub const CONDITION: &str = "condition";
+pub const CONDITION: Param<Text> = Param::new("condition");
 
 /// The row parameters a condition (by its text) changes itself, besides
 /// [`CONDITION`]: its baseline is the row equal in every other. Given by the layer
@@ -54,7 +55,7 @@ pub struct PairedFigure {
 fn baseline_key(r: &ResultRow, changed: &[&str]) -> Vec<String> {
     let skip = |p: &String| {
         let key = p.split('=').next().unwrap_or_default();
-        key == CONDITION || changed.contains(&key)
+        key == CONDITION.name() || changed.contains(&key)
     };
     r.variant_params().into_iter().filter(|p| !skip(p)).collect()
 }
@@ -69,11 +70,11 @@ fn numbered(x: &ResultRow) -> crate::stats::paired::NumberedRounds<'_> {
 pub fn pairs(rows: &[ResultRow], threshold: f64, params_changed: ParamsChanged) -> Vec<PairedFigure> {
     let mut out = Vec::new();
     for r in rows {
-        let Some(text) = r.params.raw(CONDITION).and_then(|v| v.as_str()) else { continue };
+        let Some(text) = r.params.get(CONDITION) else { continue };
         let changed = params_changed(text);
         let key = baseline_key(r, changed);
         let base = rows.iter().find(|b| {
-            !b.params.contains(CONDITION)
+            !b.params.contains(CONDITION.name())
                 && b.benchmark == r.benchmark
                 && b.method == r.method
                 && b.unit == r.unit

@@ -29,13 +29,13 @@ pub fn select(
     for s in selectors {
         let mut hit = false;
         for (i, b) in registry.iter().enumerate() {
-            if s == "all" || b.id == s || b.family.name() == s {
+            if s == "all" || b.id == *s || b.family.name() == s {
                 chosen[i] = true;
                 hit = true;
             }
         }
         if !hit {
-            let mut names: Vec<&str> = registry.iter().map(|b| b.id).collect();
+            let mut names: Vec<&str> = registry.iter().map(|b| b.id.as_str()).collect();
             names.extend(registry.iter().map(|b| b.family.name()));
             names.push("all");
             return Err(UnknownBenchmark { given: s.clone(), suggestion: closest(s, names.into_iter()) });

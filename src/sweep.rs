@@ -15,7 +15,7 @@ pub struct SweepSpec {
     pub title: &'static str,
     pub x_title: &'static str,
     pub x_axis: XAxis,
-    pub unit: &'static str,
+    pub unit: crate::unit::Unit,
     /// The row's series name and x, or None for a row not on the chart.
     pub place: fn(&ResultRow) -> Option<(String, f64)>,
 }

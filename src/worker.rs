@@ -341,13 +341,13 @@ pub fn run_round(plan: &RoundJob, executor: Executor) -> RoundReply {
 }
 
 fn spawn_and_wait(plan: &RoundJob) -> Result<RoundReply, BenchError> {
-    let id = plan.def.id;
+    let id = &plan.def.id;
     let inherited = match &plan.opts.noop {
         Ok(exe) => Some(exe.inherit().map_err(|e| BenchError::setup("passing the no-op helper on", e))?),
         Err(_) => None,
     };
     let req = RoundRequest {
-        bench: crate::key::BenchId::stored(id),
+        bench: id.clone(),
         scope: plan.scope,
         cfg: plan.cfg.clone(),
         calib: plan.calib.clone(),

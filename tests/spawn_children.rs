@@ -44,7 +44,7 @@ fn no_child_is_left_behind() {
 
     // Success: every creation benchmark, each child's status checked.
     for def in bench::registry().into_iter().filter(|b| b.id.starts_with("spawn.")) {
-        let (r, out) = run(def.id, &opts, &cfg);
+        let (r, out) = run(&def.id, &opts, &cfg);
         r.unwrap_or_else(|e| panic!("{}: {e}", def.id));
         assert!(!out.rows().is_empty(), "{} produced rows", def.id);
         for row in out.rows() {

@@ -5,9 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::Calibration;
+use crate::key::BenchId;
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow, Skipped};
 use crate::placement::Placement;
 use crate::runner::{BenchError, MeasureConfig, Measurement};
+use crate::unit::Unit;
 
 pub mod ctx;
 pub mod load;
@@ -95,7 +97,7 @@ pub enum OptionError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{id}: {source}")]
 pub struct OptionsRefused {
-    pub id: &'static str,
+    pub id: BenchId,
     pub source: OptionError,
 }
 
@@ -266,7 +268,7 @@ pub enum RoundPlan {
 /// One benchmark in the registry.
 #[derive(Debug)]
 pub struct BenchDef {
-    pub id: &'static str,
+    pub id: BenchId,
     pub family: Family,
     pub summary: &'static str,
     /// What one timed iteration contains.
@@ -289,7 +291,7 @@ pub fn no_check(_: &BenchOptions) -> Result<(), OptionError> {
 
 /// Checks the options of every selected benchmark; the first refusal, with its id.
 pub fn check_options(selected: &[(&BenchDef, Scope)], opts: &BenchOptions) -> Result<(), OptionsRefused> {
-    selected.iter().try_for_each(|(b, _)| (b.check)(opts).map_err(|source| OptionsRefused { id: b.id, source }))
+    selected.iter().try_for_each(|(b, _)| (b.check)(opts).map_err(|source| OptionsRefused { id: b.id.clone(), source }))
 }
 
 /// Every benchmark, in the order a full run executes them.
@@ -310,13 +312,17 @@ pub fn sweeps() -> Vec<crate::sweep::SweepSpec> {
 /// Turns a measurement into its batch row and (when sampled) its per-call row.
 /// `ops_per_iteration` divides iteration times into the unit's operation (a round trip
 /// holds two hand-offs); counts are copied to the batch row with per-operation ratios.
-pub fn rows_from(id: &str, m: &Measurement, unit: &str, ops_per_iteration: f64, calib: &Calibration) -> Vec<ResultRow> {
+pub fn rows_from(id: &str, m: &Measurement, unit: Unit, ops_per_iteration: f64, calib: &Calibration) -> Vec<ResultRow> {
     let ops = ops_per_iteration.max(1e-12);
     let mut rows = Vec::new();
     let batch_iters = (m.batch_iterations as f64 * ops).round() as u64;
-    if let Some(mut b) =
-        ResultRow::from_samples(id, Method::Batch, unit, m.batch_ns.iter().map(|x| x / ops).collect(), batch_iters)
-    {
+    if let Some(mut b) = ResultRow::from_samples(
+        id,
+        Method::Batch,
+        unit.clone(),
+        m.batch_ns.iter().map(|x| x / ops).collect(),
+        batch_iters,
+    ) {
         b.params.insert("batch_size".into(), m.batch_size.into());
         let per_op = m.trace.clone().map(|t| {
             t.map(|t| crate::model::TraceSummary {
@@ -437,7 +443,7 @@ mod tests {
     #[test]
     fn ids_are_unique_and_prefixed_by_family() {
         let reg = registry();
-        let mut ids: Vec<_> = reg.iter().map(|b| b.id).collect();
+        let mut ids: Vec<_> = reg.iter().map(|b| b.id.as_str()).collect();
         for b in &reg {
             assert!(b.id.starts_with(&format!("{}.", b.family.name())), "{}", b.id);
             assert!(!b.summary.is_empty() && !b.timing_model.is_empty());

@@ -132,7 +132,7 @@ fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<Res
     let mut whole = WholeCycle(probe);
     let m = measure(&mut whole, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
     let (created, full) = measure_split(&mut whole.0, ctx.cfg, ctx.calib)?;
-    let mut rows = rows_from(id, &m, "ns/call", 1.0, ctx.calib);
+    let mut rows = rows_from(id, &m, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
     tag(&mut rows, PHASE.name(), FULL_CYCLE);
     if let Some(b) = rows.first_mut() {
         // Every cycle's child was reaped and its status checked (a bad one is an error).
@@ -144,10 +144,10 @@ fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<Res
         }
     }
     let n = full.len() as u64;
-    if let Some(r) = ResultRow::from_samples(id, Method::PerCall, "ns/call", full, n) {
+    if let Some(r) = ResultRow::from_samples(id, Method::PerCall, crate::unit::Unit::NsPerCall, full, n) {
         rows.push(r.with(PHASE, FULL_CYCLE));
     }
-    if let Some(r) = ResultRow::from_samples(id, Method::PerCall, "ns/call", created, n) {
+    if let Some(r) = ResultRow::from_samples(id, Method::PerCall, crate::unit::Unit::NsPerCall, created, n) {
         rows.push(r.with(PHASE, "parent_resumes"));
     }
     Ok(rows)
@@ -171,7 +171,8 @@ fn verify_exec(path: &str, shown: &str, args: &[&str]) -> Result<(), BenchError>
 }
 
 /// The benchmarks that exec the no-op helper (`--noop`): only they need it opened.
-pub const RUNS_HELPER: [&str; 3] = ["spawn.fork_exec", "spawn.posix_spawn", "spawn.shell"];
+pub const RUNS_HELPER: [BenchId; 3] =
+    [BenchId::new("spawn.fork_exec"), BenchId::new("spawn.posix_spawn"), BenchId::new("spawn.shell")];
 
 /// The no-op program, as a descriptor the benchmark's children inherit (see
 /// [`crate::helper`]: it is never executed by a path another user could change).
@@ -267,7 +268,7 @@ fn run_thread_start(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         }
     }
     let n = samples.len() as u64;
-    let row = ResultRow::from_samples("spawn.thread_start", Method::PerCall, "ns/call", samples, n)
+    let row = ResultRow::from_samples("spawn.thread_start", Method::PerCall, crate::unit::Unit::NsPerCall, samples, n)
         .ok_or_else(|| BenchError::Failed("no samples".into()))?
         .with_param("phase", "create_to_first_run");
     out.push(row);
@@ -299,7 +300,8 @@ pub fn fit_row(id: &str, points: &[(f64, f64)]) -> Option<ResultRow> {
     let ys: Vec<f64> = points.iter().map(|p| p.1).collect();
     let f = stats::linear_fit(&xs, &ys)?;
     let half = if f.slope_stderr.is_finite() { 1.96 * f.slope_stderr } else { f64::NAN };
-    let mut row = ResultRow::from_samples(id, Method::Fit, "ns/MiB", vec![f.slope], points.len() as u64)?;
+    let mut row =
+        ResultRow::from_samples(id, Method::Fit, crate::unit::Unit::NsPerMiB, vec![f.slope], points.len() as u64)?;
     row.n = points.len();
     row.ci_low = f.slope - half;
     row.ci_high = f.slope + half;
@@ -334,7 +336,7 @@ fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
             let mib = size as f64 / (1u64 << 20) as f64;
             points.extend(m.batch_ns.iter().map(|&y| (mib, y)));
-            let mut rows = rows_from("spawn.fork_mem", &m, "ns/call", 1.0, ctx.calib);
+            let mut rows = rows_from("spawn.fork_mem", &m, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
             tag(&mut rows, "thp", label);
             for r in &mut rows {
                 r.params.insert("parent_mem_bytes".into(), size.into());
@@ -388,7 +390,7 @@ const CYCLE: &str =
 
 pub static BENCHES: [BenchDef; 10] = [
     BenchDef {
-        id: "spawn.fork_exit",
+        id: FORK_EXIT,
         family: Family::Spawn,
         summary: "fork, the child _exits at once, the parent waits (clone current process)",
         timing_model: CYCLE,
@@ -399,7 +401,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_fork_exit,
     },
     BenchDef {
-        id: "spawn.vfork_exit",
+        id: BenchId::new("spawn.vfork_exit"),
         family: Family::Spawn,
         summary: "vfork, the child exits at once (x86_64)",
         timing_model: CYCLE,
@@ -410,7 +412,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_vfork_exit,
     },
     BenchDef {
-        id: "spawn.clone_vm",
+        id: BenchId::new("spawn.clone_vm"),
         family: Family::Spawn,
         summary: "clone(CLONE_VM): a child sharing the address space, the kernel half of a thread (x86_64)",
         timing_model: CYCLE,
@@ -421,7 +423,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_clone_vm,
     },
     BenchDef {
-        id: "spawn.fork_exec",
+        id: BenchId::new("spawn.fork_exec"),
         family: Family::Spawn,
         summary: "fork + exec of oscost's static no-op helper (spawn new process)",
         timing_model: CYCLE,
@@ -432,7 +434,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_fork_exec,
     },
     BenchDef {
-        id: "spawn.fork_exec_true",
+        id: BenchId::new("spawn.fork_exec_true"),
         family: Family::Spawn,
         summary: "fork + exec of /bin/true, dynamically linked, as a real program",
         timing_model: CYCLE,
@@ -443,7 +445,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_fork_exec_true,
     },
     BenchDef {
-        id: "spawn.posix_spawn",
+        id: BenchId::new("spawn.posix_spawn"),
         family: Family::Spawn,
         summary: "posix_spawn of the static no-op helper",
         timing_model: CYCLE,
@@ -454,7 +456,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_posix_spawn,
     },
     BenchDef {
-        id: "spawn.shell",
+        id: BenchId::new("spawn.shell"),
         family: Family::Spawn,
         summary: "fork + exec of /bin/sh -c running the no-op helper (lmbench's fork+/bin/sh -c)",
         timing_model: CYCLE,
@@ -465,7 +467,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_shell,
     },
     BenchDef {
-        id: "spawn.thread",
+        id: BenchId::new("spawn.thread"),
         family: Family::Spawn,
         summary: "pthread_create + pthread_join of a thread that returns at once (spawn new thread)",
         timing_model: CYCLE,
@@ -476,7 +478,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_thread,
     },
     BenchDef {
-        id: "spawn.thread_start",
+        id: BenchId::new("spawn.thread_start"),
         family: Family::Spawn,
         summary: "latency from pthread_create until the new thread first runs",
         timing_model: "cycle counter before pthread_create, and read by the new thread as its first action",
@@ -487,7 +489,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_thread_start,
     },
     BenchDef {
-        id: "spawn.fork_mem",
+        id: BenchId::new("spawn.fork_mem"),
         family: Family::Spawn,
         summary: "fork+exit with a parent of --parent-mem touched private anonymous memory (its RssAnon recorded per row), THP off and on; fitted ns per MiB",
         timing_model: "one fork+exit+wait cycle per iteration at each parent size; the fit is least squares over every batch mean",
@@ -506,7 +508,7 @@ pub const FORK_MEM_SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
     title: "fork+exit against touched parent memory",
     x_title: "parent memory, MiB",
     x_axis: crate::sweep::XAxis::Linear,
-    unit: "ns/call",
+    unit: crate::unit::Unit::NsPerCall,
     place: |r| {
         let mib = r.param_f64("parent_mem_bytes")? / f64::from(1u32 << 20);
         Some((format!("THP {}", r.param_str("thp")), mib))

@@ -15,6 +15,7 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 
 use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
+use crate::key::{BenchId, Param, Text};
 use crate::model::{Count, Flag, FlagCode, ResultRow};
 use crate::runner::{BenchError, Failure, MeasureConfig, NoArg, Probe, Watch};
 use crate::sys;
@@ -164,9 +165,9 @@ fn run_probe<P: Probe>(
     };
     let watch = Watch { hardware: true, ..Default::default() };
     let m = measure(&mut probe, ctx.cfg, ctx.calib, &watch)?;
-    let mut rows = rows_from(id, &m, "ns/call", 1.0, ctx.calib);
+    let mut rows = rows_from(id, &m, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
     if let Some(v) = via {
-        tag(&mut rows, "via", v);
+        tag(&mut rows, VIA.name(), v);
     }
     let low = crate::stats::quantile(&m.batch_ns, 0.1);
     let flags = floor_flags(kind, low, floor.map(|(_, low)| low));
@@ -344,11 +345,14 @@ fn two(_: Scope, _: &BenchOptions, cfg: &MeasureConfig) -> Cost {
     Cost::probes(2).plus(floor_time(cfg) * 2)
 }
 
+/// How a call that has more than one way in was made (`libc`, `raw`, `vdso`).
+pub const VIA: Param<Text> = Param::new("via");
+
 const RAW: &str = "one raw `syscall` instruction and a check of its result";
 
 pub static BENCHES: [BenchDef; 13] = [
     BenchDef {
-        id: "syscall.enosys",
+        id: BenchId::new("syscall.enosys"),
         family: Family::Syscall,
         summary: "unimplemented call number: bare kernel entry and exit, the floor",
         timing_model: RAW,
@@ -359,7 +363,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_enosys,
     },
     BenchDef {
-        id: "syscall.getppid",
+        id: BenchId::new("syscall.getppid"),
         family: Family::Syscall,
         summary: "getppid: a trivial real system call",
         timing_model: RAW,
@@ -370,7 +374,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_getppid,
     },
     BenchDef {
-        id: "syscall.getuid",
+        id: BenchId::new("syscall.getuid"),
         family: Family::Syscall,
         summary: "getuid: a trivial real system call",
         timing_model: RAW,
@@ -381,7 +385,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_getuid,
     },
     BenchDef {
-        id: "syscall.gettid",
+        id: BenchId::new("syscall.gettid"),
         family: Family::Syscall,
         summary: "gettid: a trivial real system call",
         timing_model: RAW,
@@ -392,7 +396,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_gettid,
     },
     BenchDef {
-        id: "syscall.getpid",
+        id: BenchId::new("syscall.getpid"),
         family: Family::Syscall,
         summary: "getpid raw and through the C library (caught if cached)",
         timing_model: "raw: one `syscall`; libc: one call of the C library's getpid(), compared with our pid",
@@ -403,7 +407,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_getpid,
     },
     BenchDef {
-        id: "syscall.clock_gettime",
+        id: BenchId::new("syscall.clock_gettime"),
         family: Family::Syscall,
         summary: "clock_gettime(MONOTONIC) through the vDSO and as a raw system call",
         timing_model: "vdso: one libc clock_gettime() (user space); raw: one `syscall`",
@@ -414,7 +418,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_clock_gettime,
     },
     BenchDef {
-        id: "syscall.gettimeofday",
+        id: BenchId::new("syscall.gettimeofday"),
         family: Family::Syscall,
         summary: "gettimeofday through the vDSO and as a raw system call",
         timing_model: "vdso: one libc gettimeofday() (user space); raw: one `syscall`",
@@ -425,7 +429,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_gettimeofday,
     },
     BenchDef {
-        id: "syscall.open_close",
+        id: BenchId::new("syscall.open_close"),
         family: Family::Syscall,
         summary: "openat + close of an existing file in the temp directory",
         timing_model: "two raw system calls: openat(O_RDONLY) and close of the returned fd",
@@ -436,7 +440,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_open_close,
     },
     BenchDef {
-        id: "syscall.stat",
+        id: BenchId::new("syscall.stat"),
         family: Family::Syscall,
         summary: "newfstatat of an existing file in the temp directory",
         timing_model: RAW,
@@ -447,7 +451,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_stat,
     },
     BenchDef {
-        id: "syscall.read",
+        id: BenchId::new("syscall.read"),
         family: Family::Syscall,
         summary: "read 1 byte from /dev/zero",
         timing_model: "one raw read(fd, buf, 1), result must be 1",
@@ -458,7 +462,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_read,
     },
     BenchDef {
-        id: "syscall.write",
+        id: BenchId::new("syscall.write"),
         family: Family::Syscall,
         summary: "write 1 byte to /dev/null",
         timing_model: "one raw write(fd, buf, 1), result must be 1",
@@ -469,7 +473,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_write,
     },
     BenchDef {
-        id: "syscall.sched_yield",
+        id: BenchId::new("syscall.sched_yield"),
         family: Family::Syscall,
         summary: "sched_yield with no other runnable task on the CPU (checked by switch counts)",
         timing_model: RAW,
@@ -480,7 +484,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_sched_yield,
     },
     BenchDef {
-        id: "syscall.getrandom",
+        id: BenchId::new("syscall.getrandom"),
         family: Family::Syscall,
         summary: "getrandom of 16 bytes from the kernel's generator (raw, not the vDSO)",
         timing_model: "one raw getrandom(buf, 16, 0), result must be 16",

@@ -296,7 +296,6 @@ fn dispatch(cli: Cli) -> Result<i32> {
             plan::plan(&db()?, &figures, &filter, precision / 100.0, json)
         }
         Command::Runs { host, benchmark, since, until, json } => {
-            let benchmark = benchmark.map(crate::key::BenchId::stored);
             let filter = RunFilter { host, benchmark, since: since.map(|d| d.0), until: until.map(|d| d.0) };
             runs(&db()?, &filter, json)
         }
@@ -400,7 +399,7 @@ mod tests {
 
     #[test]
     fn suites_select_existing_benchmarks() {
-        let ids: Vec<&str> = bench::registry().iter().map(|b| b.id).collect();
+        let ids: Vec<&str> = bench::registry().iter().map(|b| b.id.as_str()).collect();
         for s in &crate::views::suites::SUITES {
             for sel in s.selectors {
                 assert!(ids.contains(sel), "{} selects unknown {sel}", s.name);

@@ -329,7 +329,7 @@ impl std::str::FromStr for Condition {
 }
 
 /// The parameter every row measured under a condition carries.
-pub const PARAM: &str = crate::paired::CONDITION;
+pub const PARAM: crate::key::Param<crate::key::Text> = crate::paired::CONDITION;
 
 /// The row parameters the condition named by `text` changes itself (none for a text
 /// that names no condition): what `paired` ignores when it finds a row's baseline.

@@ -392,7 +392,7 @@ enum SideError {
     #[error("no benchmark {0}")]
     NoBenchmark(String),
     #[error("{id}: {source}")]
-    Round { id: &'static str, source: crate::runner::BenchError },
+    Round { id: crate::key::BenchId, source: crate::runner::BenchError },
     /// The row the side reads, described.
     #[error("no row {0}")]
     NoRow(String),
@@ -424,7 +424,7 @@ impl Oscost {
                 condition: None,
             };
             let reply = crate::worker::run_round(&job, crate::worker::Executor::Workers);
-            reply.outcome.map_err(|source| SideError::Round { id: def.id, source })?;
+            reply.outcome.map_err(|source| SideError::Round { id: def.id.clone(), source })?;
             rows.extend(reply.rows);
         }
         Ok(rows)

@@ -16,6 +16,7 @@ use super::svg::{Axis, Frame, Key, Mark, bytes_label, clip, legend, tick_label};
 use crate::model::{Method, ResultRow};
 use crate::stats;
 pub use crate::sweep::{SweepSpec, XAxis};
+use crate::unit::Unit;
 
 pub const PALETTE: [&str; 8] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"];
 /// The colour of a flagged point, and of a `slower` verdict.
@@ -72,12 +73,12 @@ pub fn sweep_chart(spec: &SweepSpec, results: &[ResultRow]) -> String {
             None => series.push(Series { name, points: vec![p] }),
         }
     }
-    line_chart(spec.title, spec.x_title, spec.unit, spec.x_axis, &series)
+    line_chart(spec.title, spec.x_title, &spec.unit, spec.x_axis, &series)
 }
 
 /// A line chart of several series against x, with error bars where a point has an
 /// interval; a flagged point is a red ring, left out of its line.
-pub fn line_chart(title: &str, x_title: &str, unit: &str, xaxis: XAxis, series: &[Series]) -> String {
+pub fn line_chart(title: &str, x_title: &str, unit: &Unit, xaxis: XAxis, series: &[Series]) -> String {
     marked_line_chart(title, x_title, unit, xaxis, series, &[])
 }
 
@@ -102,7 +103,7 @@ pub struct Marker {
 pub fn marked_line_chart(
     title: &str,
     x_title: &str,
-    unit: &str,
+    unit: &Unit,
     xaxis: XAxis,
     series: &[Series],
     markers: &[Marker],
@@ -117,7 +118,7 @@ pub fn marked_line_chart(
 
 /// A line chart over runs 1..=n (oldest first), its x ticks naming runs by id and
 /// date (`runs[i]` labels run i + 1), at most six of them so they do not overlap.
-pub fn runs_line_chart(title: &str, unit: &str, runs: &[String], series: &[Series], markers: &[Marker]) -> String {
+pub fn runs_line_chart(title: &str, unit: &Unit, runs: &[String], series: &[Series], markers: &[Marker]) -> String {
     let n = runs.len().max(1);
     let step = n.div_ceil(6);
     let ticks: Vec<f64> = (1..=n).step_by(step).map(|i| i as f64).collect();
@@ -128,7 +129,7 @@ pub fn runs_line_chart(title: &str, unit: &str, runs: &[String], series: &[Serie
 
 /// The line chart of `series` on the x axis given, with `markers`.
 fn chart_on(
-    (title, x_title, unit): (&str, &str, &str),
+    (title, x_title, unit): (&str, &str, &Unit),
     (x, x_label): (Axis, &dyn Fn(f64) -> String),
     series: &[Series],
     markers: &[Marker],
@@ -201,7 +202,7 @@ fn draw_marker(svg: &mut String, f: &Frame<'_>, m: &Marker, i: usize) {
 /// One series: its good points joined, each point's interval as an error bar, its
 /// flagged points as red rings off the line; values divided by `div` (`unit` names
 /// them in the tooltips).
-fn draw_series(svg: &mut String, f: &Frame<'_>, s: &Series, color: &str, (div, unit): (f64, &str)) {
+fn draw_series(svg: &mut String, f: &Frame<'_>, s: &Series, color: &str, (div, unit): (f64, &Unit)) {
     let mut good: Vec<&Point> = s.points.iter().filter(|p| !p.flagged).collect();
     good.sort_by(|a, b| a.x.total_cmp(&b.x));
     let path: Vec<String> = good.iter().map(|p| format!("{:.1},{:.1}", f.x(p.x), f.y(p.y / div))).collect();
@@ -705,8 +706,7 @@ fn overview_scale(rows: &[&ResultRow]) -> (f64, f64, f64, String) {
     let ends = |r: &&ResultRow| r.interval().map_or((r.median, r.median), |(l, h)| (l.min(r.median), h.max(r.median)));
     let (lo, hi) =
         rows.iter().map(ends).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (l, h)| (a.min(l), b.max(h)));
-    let unit = rows.first().map(|r| r.unit.to_string()).unwrap_or_default();
-    let (div, shown) = display_unit(&unit, hi);
+    let (div, shown) = rows.first().map_or((1.0, String::new()), |r| display_unit(&r.unit, hi));
     (lo, hi, div, shown)
 }
 
@@ -760,7 +760,7 @@ mod tests {
                 Point { x: 1024.0, y: 9.8, interval: None, flagged: true },
             ],
         };
-        let svg = line_chart("t", "runnable tasks", "ns/switch", XAxis::Log2Count, &[s]);
+        let svg = line_chart("t", "runnable tasks", &Unit::NsPerSwitch, XAxis::Log2Count, &[s]);
         let line = svg.split("<polyline").nth(1).unwrap().split("/>").next().unwrap();
         assert_eq!(line.matches(',').count(), 2, "only the two good points are joined: {line}");
         assert_eq!(svg.matches("class=\"flagged\"").count(), 1);

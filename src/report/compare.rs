@@ -531,7 +531,7 @@ pub fn noise_sources(sides: &[(&str, Option<&crate::noise::Source>)], widened: u
 
 /// Whether any run of a side measured conditions beside a baseline (`run --condition`).
 fn holds_conditions(side: &[RunDocument]) -> bool {
-    side.iter().any(|d| d.results.iter().any(|r| r.params.contains(crate::paired::CONDITION)))
+    side.iter().any(|d| d.results.iter().any(|r| r.params.contains(crate::paired::CONDITION.name())))
 }
 
 /// Said when the sides hold conditions: separate runs are compared only as unpaired

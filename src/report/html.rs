@@ -397,11 +397,12 @@ mod tests {
 
     #[test]
     fn charts_are_empty_without_data() {
-        assert!(line_chart("t", "x", "ns", XAxis::Linear, &[]).is_empty());
+        assert!(line_chart("t", "x", &crate::unit::Unit::Ns, XAxis::Linear, &[]).is_empty());
         let one = ResultRow::from_samples("x.y", Method::PerCall, "ns", vec![1.0], 1).unwrap();
         assert!(charts::histogram(&one).is_empty());
         let pts = vec![Point::bare(2.0, 10.0), Point::bare(4.0, 20.0)];
-        let c = line_chart("t", "x", "ns", XAxis::Log2Count, &[Series { name: "a".into(), points: pts }]);
+        let c =
+            line_chart("t", "x", &crate::unit::Unit::Ns, XAxis::Log2Count, &[Series { name: "a".into(), points: pts }]);
         assert!(c.contains("<polyline"));
     }
 }

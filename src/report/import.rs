@@ -101,7 +101,7 @@ pub enum RunProblem {
     Histogram { row: usize, problem: HistogramProblem },
     /// The row's place in the run, its benchmark id (cut to 60 characters) and what is wrong.
     #[error("result {row} ({benchmark:?}): {problem}")]
-    Row { row: usize, benchmark: String, problem: RowProblem },
+    Row { row: usize, benchmark: crate::key::BenchId, problem: RowProblem },
     #[error("{0}")]
     Refused(Refusal),
 }
@@ -205,7 +205,7 @@ fn check_figures(r: &ResultRow) -> Result<(), RowProblem> {
 fn check_row(i: usize, r: &ResultRow, known: &dyn Fn(&str) -> bool) -> Result<(), RunProblem> {
     let at = |problem: RowProblem| RunProblem::Row {
         row: i,
-        benchmark: r.benchmark.chars().take(60).collect::<String>(),
+        benchmark: crate::key::BenchId::stored(r.benchmark.chars().take(60).collect::<String>()),
         problem,
     };
     let valid_id = !r.benchmark.is_empty()
@@ -217,7 +217,7 @@ fn check_row(i: usize, r: &ResultRow, known: &dyn Fn(&str) -> bool) -> Result<()
     if !known(&r.benchmark) {
         return Err(at(RowProblem::UnknownBenchmark));
     }
-    check_text("unit", &r.unit).map_err(|e| at(e.into()))?;
+    check_text("unit", r.unit.as_str()).map_err(|e| at(e.into()))?;
     let params = serde_json::to_string(&r.params).unwrap_or_default();
     check_text("params", &params).map_err(|e| at(e.into()))?;
     for f in &r.flags {

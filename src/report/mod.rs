@@ -78,14 +78,14 @@ pub fn fmt_ns(ns: f64) -> String {
 }
 
 /// Formats a value in `unit` (see [`crate::unit::Unit::format`]).
-pub fn fmt_value(v: f64, unit: &str) -> String {
-    crate::unit::Unit::new(unit).format(v)
+pub fn fmt_value(v: f64, unit: &crate::unit::Unit) -> String {
+    unit.format(v)
 }
 
 /// The unit values of `unit` read best in around `magnitude`, and the divisor that
 /// takes them there (see [`crate::unit::Unit::scaled`]).
-pub fn display_unit(unit: &str, magnitude: f64) -> (f64, String) {
-    crate::unit::Unit::new(unit).scaled(magnitude)
+pub fn display_unit(unit: &crate::unit::Unit, magnitude: f64) -> (f64, String) {
+    unit.scaled(magnitude)
 }
 
 /// Formats an RFC 3339 UTC timestamp from seconds since the epoch.
@@ -101,6 +101,7 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::unit::Unit;
 
     /// A zero-width interval (one value, a simulated figure) is printed nowhere: the
     /// median stands alone; a real interval is printed with it.
@@ -136,15 +137,15 @@ mod tests {
         assert_eq!(fmt_ns(12_345.0), "12.35 µs");
         assert_eq!(fmt_ns(3_210_000.0), "3.210 ms");
         assert_eq!(fmt_ns(f64::NAN), "-");
-        assert_eq!(fmt_value(1234.0, "msg/s"), "1234 msg/s");
+        assert_eq!(fmt_value(1234.0, &Unit::new("msg/s")), "1234 msg/s");
     }
 
     #[test]
     fn display_units_scale_durations_only() {
-        assert_eq!(display_unit("ns/switch", 950.0), (1.0, "ns/switch".to_string()));
-        assert_eq!(display_unit("ns/switch", 13_370.0), (1e3, "µs/switch".to_string()));
-        assert_eq!(display_unit("ns", 3.2e6), (1e6, "ms".to_string()));
-        assert_eq!(display_unit("switches/s", 3.4e5), (1.0, "switches/s".to_string()));
+        assert_eq!(display_unit(&Unit::new("ns/switch"), 950.0), (1.0, "ns/switch".to_string()));
+        assert_eq!(display_unit(&Unit::new("ns/switch"), 13_370.0), (1e3, "µs/switch".to_string()));
+        assert_eq!(display_unit(&Unit::new("ns"), 3.2e6), (1e6, "ms".to_string()));
+        assert_eq!(display_unit(&Unit::new("switches/s"), 3.4e5), (1.0, "switches/s".to_string()));
     }
 
     #[test]

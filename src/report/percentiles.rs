@@ -18,7 +18,7 @@ pub fn render(r: &ResultRow) -> Result<String, HistoError> {
         super::plain(&r.benchmark),
         super::plain(&r.variant_label()),
         r.method.as_str(),
-        super::plain(&r.unit),
+        super::plain(r.unit.as_str()),
         r.samples.len()
     );
     let _ = writeln!(o, "{:>12} {:>14} {:>10} {:>14}\n", "Value", "Percentile", "TotalCount", "1/(1-Percentile)");

@@ -137,7 +137,7 @@ pub fn sim<'a>(d: &'a RunDocument, workload: &str, profile: &str, want: &[(&str,
     let label = format!("profile {profile}");
     d.results.iter().find(|r| {
         r.benchmark == id
-            && r.params.raw("simulated").and_then(|v| v.as_str()) == Some(label.as_str())
+            && r.params.get(crate::sim::run::SIMULATED) == Some(label.as_str())
             && want.iter().all(|(k, v)| {
                 let got = r.params.raw(k).map(|p| match p {
                     serde_json::Value::String(s) => s.clone(),

@@ -6,14 +6,16 @@
 use std::collections::BTreeMap;
 
 use super::reprint::num;
+use crate::key::ParamType;
 use crate::model::{ResultRow, RunDocument};
+use crate::sim::run::{CPUS, FIGURE, MODE, NICE, POLICY, SIMULATED, TASKS};
 
-fn param(r: &ResultRow, k: &str) -> String {
-    match r.params.raw(k) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
-        None => String::new(),
-    }
+/// A simulated row's parameter as printed (empty when the row has none).
+fn param<T: ParamType>(r: &ResultRow, p: crate::key::Param<T>) -> String
+where
+    for<'a> T::Read<'a>: ToString,
+{
+    r.params.get(p).map(|v| v.to_string()).unwrap_or_default()
 }
 
 /// The run as tables, then each profile it used, term by term.
@@ -27,18 +29,18 @@ pub fn render(doc: &RunDocument) -> String {
     // Groups in first-seen order; sizes sorted numerically.
     let mut groups: Vec<(String, Vec<&ResultRow>)> = Vec::new();
     for r in &doc.results {
-        let mode = param(r, "mode");
-        let nice = param(r, "nice");
+        let mode = param(r, MODE);
+        let nice = param(r, NICE);
         let key = format!(
             "{} · {} ({}) · {} CPU{}{}{} · {}",
             r.benchmark,
-            param(r, "figure"),
+            param(r, FIGURE),
             r.unit,
-            param(r, "cpus"),
-            if param(r, "cpus") == "1" { "" } else { "s" },
+            param(r, CPUS),
+            if r.params.get(CPUS) == Some(1) { "" } else { "s" },
             if mode.is_empty() { String::new() } else { format!(" · {mode}s") },
             if nice.is_empty() { String::new() } else { format!(" · nice {nice}") },
-            param(r, "simulated"),
+            param(r, SIMULATED),
         );
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(r),
@@ -46,18 +48,18 @@ pub fn render(doc: &RunDocument) -> String {
         }
     }
     for (key, rows) in &groups {
-        let mut sizes: Vec<u64> = rows.iter().filter_map(|r| r.params.raw("tasks").and_then(|v| v.as_u64())).collect();
+        let mut sizes: Vec<u64> = rows.iter().filter_map(|r| r.params.get(TASKS)).collect();
         sizes.sort_unstable();
         sizes.dedup();
         let mut table: BTreeMap<usize, (String, BTreeMap<u64, f64>)> = BTreeMap::new();
         let mut order: Vec<String> = Vec::new();
         for r in rows {
-            let policy = param(r, "policy");
+            let policy = param(r, POLICY);
             if !order.contains(&policy) {
                 order.push(policy.clone());
             }
             let i = order.iter().position(|p| *p == policy).unwrap_or(0);
-            let n = r.params.raw("tasks").and_then(|v| v.as_u64()).unwrap_or(0);
+            let n = r.params.get(TASKS).unwrap_or(0);
             table.entry(i).or_insert_with(|| (policy, BTreeMap::new())).1.insert(n, r.median);
         }
         out.push_str(&format!("\n{key}\n"));

@@ -87,7 +87,7 @@ pub fn proof(r: &ResultRow) -> String {
         }
     }
     if let Some(slack) = r.counts.get(&Count::TimerSlackNs) {
-        parts.push(format!("timer slack {}", fmt_value(*slack, "ns")));
+        parts.push(format!("timer slack {}", fmt_value(*slack, &crate::unit::Unit::Ns)));
     }
     for key in [Count::Delivered] {
         if let Some(v) = r.counts.get(&key) {
@@ -215,7 +215,7 @@ pub const P999_MIN_SAMPLES: usize = 1000;
 
 /// A percentile printed only from enough samples (`-` otherwise; `thin` is set so the
 /// table says why).
-pub(super) fn percentile(value: f64, unit: &str, n: usize, min: usize, thin: &mut bool) -> String {
+pub(super) fn percentile(value: f64, unit: &crate::unit::Unit, n: usize, min: usize, thin: &mut bool) -> String {
     if n < min {
         *thin = true;
         return "-".into();

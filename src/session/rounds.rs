@@ -77,7 +77,7 @@ impl Tally {
                 if let Arm::Unavailable(c, why) = arm {
                     let p = &mut progress[i * arms + a];
                     p.skip_once(Skipped {
-                        benchmark: def.id.into(),
+                        benchmark: def.id.clone(),
                         params: condition_params(&c.to_string()).into(),
                         reason: why.clone(),
                     });
@@ -128,7 +128,7 @@ pub(super) fn measure_rounds(ctx: &mut Running) {
                     return;
                 }
             }
-            if let Err(e) = store_when_done(ctx.run, setup, ctx.tally, i, def.id) {
+            if let Err(e) = store_when_done(ctx.run, setup, ctx.tally, i, &def.id) {
                 // Nothing new is measured once the store fails; what finished is kept.
                 ctx.tally.unstored.push(e);
                 return;
@@ -147,7 +147,7 @@ pub(super) struct Slot {
 
 /// A skip's parameters under a condition.
 pub(super) fn condition_params(condition: &str) -> String {
-    format!("{}={condition}", crate::condition::PARAM)
+    format!("{}={condition}", crate::condition::PARAM.name())
 }
 
 /// One round of one benchmark's arm in a fresh worker, its rows kept (labelled with
@@ -258,7 +258,7 @@ pub(super) fn keep_reply(
         Ended::Done => {}
         Ended::Interrupted => return std::ops::ControlFlow::Break(()),
         Ended::Skipped(why) => {
-            p.skip_once(Skipped { benchmark: def.id.into(), params: params.into(), reason: why });
+            p.skip_once(Skipped { benchmark: def.id.clone(), params: params.into(), reason: why });
             p.finished = true;
         }
         Ended::Failed(mut f) => {
@@ -287,7 +287,7 @@ pub(super) fn end_round(ctx: &mut Running, at: Slot, (def, slot): (&BenchDef, us
     let p = &mut tally.progress[slot];
     if setup.arms.len() == 1
         && p.finished
-        && let Err(e) = store_benchmark(ctx.run, p, def.id)
+        && let Err(e) = store_benchmark(ctx.run, p, &def.id)
     {
         // Nothing new is measured once the store fails; what finished is kept.
         tally.unstored.push(e);
@@ -324,7 +324,7 @@ pub(super) fn arm_settings(
 pub(super) fn label_arm(reply: &mut crate::worker::RoundReply, arm: &Arm) {
     let Some(condition) = arm.condition() else { return };
     for r in &mut reply.rows {
-        r.params.insert(crate::condition::PARAM.into(), condition.clone().into());
+        r.params.set(crate::condition::PARAM, condition.clone());
     }
     for s in &mut reply.skipped {
         let extra = condition_params(&condition);
@@ -397,7 +397,7 @@ pub(super) fn classify(
     executor: &dyn RoundExecutor,
 ) -> Ended {
     let failed =
-        |reason: String| Ended::Failed(Skipped { benchmark: def.id.into(), params: Default::default(), reason });
+        |reason: String| Ended::Failed(Skipped { benchmark: def.id.clone(), params: Default::default(), reason });
     match result {
         // A benchmark that measured nothing and said why not did not do its job.
         Ok(()) if rows.is_empty() && skipped.is_empty() => {

@@ -129,7 +129,7 @@ pub(super) fn store_when_done(
     setup: &Setup,
     tally: &mut Tally,
     i: usize,
-    id: &'static str,
+    id: &crate::key::BenchId,
 ) -> Result<(), Unstored> {
     let arms = setup.arms.len();
     let slots = &mut tally.progress[i * arms..(i + 1) * arms];
@@ -174,12 +174,12 @@ pub(super) struct Unstored {
 }
 
 /// Merges a benchmark's rounds and stores the rows with its skips.
-pub(super) fn store_benchmark(run: &mut OpenRun, p: &mut Progress, benchmark: &'static str) -> Result<(), Unstored> {
+pub(super) fn store_benchmark(run: &mut OpenRun, p: &mut Progress, benchmark: &crate::key::BenchId) -> Result<(), Unstored> {
     p.stored = true;
     let rows = rounds::merge(&p.rounds);
     let id = run.id;
     run.store().add_benchmark(id, &rows, &p.skipped).map_err(|e| Unstored {
-        benchmark: crate::key::BenchId::new(benchmark),
+        benchmark: benchmark.clone(),
         rows,
         skipped: p.skipped.clone(),
         error: Some(e.to_string()),
@@ -199,7 +199,7 @@ pub(super) fn keep_unfinished(
         if p.stored || (p.rounds.is_empty() && p.skipped.is_empty()) {
             continue;
         }
-        let benchmark = req.selected[slot / arms.max(1)].0.id;
+        let benchmark = &req.selected[slot / arms.max(1)].0.id;
         if unstored.is_empty() {
             if let Err(e) = store_benchmark(run, p, benchmark) {
                 unstored.push(e);
@@ -207,7 +207,7 @@ pub(super) fn keep_unfinished(
         } else {
             p.stored = true;
             unstored.push(Unstored {
-                benchmark: crate::key::BenchId::new(benchmark),
+                benchmark: benchmark.clone(),
                 rows: rounds::merge(&p.rounds),
                 skipped: p.skipped.clone(),
                 error: None,

@@ -58,10 +58,10 @@ impl<F: FnMut(&str, usize) -> Canned> Mock<F> {
 
 impl<F: FnMut(&str, usize) -> Canned> RoundExecutor for Mock<F> {
     fn run_round(&mut self, job: &RoundJob) -> RoundReply {
-        let asked = Asked { bench: job.def.id.into(), condition: job.condition.is_some() };
+        let asked = Asked { bench: job.def.id.clone(), condition: job.condition.is_some() };
         let before = self.asked.iter().filter(|a| **a == asked).count();
         self.asked.push(asked);
-        match (self.answer)(job.def.id, before) {
+        match (self.answer)(job.def.id.as_str(), before) {
             Canned::Rows(rows) => RoundReply { rows, ..RoundReply::empty(Ok(())) },
             Canned::Error(e) => RoundReply::empty(Err(e)),
             Canned::Stop(rows) => {
@@ -87,7 +87,7 @@ fn not_run(_: &Ctx, _: &mut Output) -> Result<(), BenchError> {
 
 const fn bench(id: &'static str, rounds: RoundPlan) -> BenchDef {
     BenchDef {
-        id,
+        id: crate::key::BenchId::new(id),
         family: Family::Syscall,
         summary: "a benchmark the mock executor answers for (test only)",
         timing_model: "none: the rows are canned",
@@ -213,8 +213,8 @@ fn rounds_interleave_benchmarks_and_alternate_arms_and_every_row_is_stored() {
     for id in ["test.a", "test.b"] {
         let rows = rows_of(&doc, id);
         assert_eq!(rows.len(), 2, "{id}: the baseline's row and the condition's");
-        assert_eq!(rows[0].params.raw(crate::condition::PARAM), None, "{id}: the baseline's row comes first");
-        let labelled = rows[1].params.raw(crate::condition::PARAM).and_then(|v| v.as_str());
+        assert_eq!(rows[0].params.raw(crate::condition::PARAM.name()), None, "{id}: the baseline's row comes first");
+        let labelled = rows[1].params.raw(crate::condition::PARAM.name()).and_then(|v| v.as_str());
         assert_eq!(labelled, Some("test:marked"), "{id}: the condition's row is labelled");
         assert!(rows.iter().all(|r| r.round_count() == 3), "{id}: every round is merged");
     }
@@ -346,7 +346,7 @@ fn adaptive(
     req.precision = Some(PrecisionGoal { target, max_time, max_rounds });
     let mut mock = Mock::new(answer);
     let outcome = conduct_with(&req, &mut mock);
-    let asked = mock.rounds_of(def.id);
+    let asked = mock.rounds_of(&def.id);
     (outcome, asked)
 }
 

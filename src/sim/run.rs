@@ -9,12 +9,32 @@ use std::collections::BTreeMap;
 use super::cost::CostProfile;
 use super::workload::{Params, Report, simulate};
 use super::{PolicyKind, WorkloadKind};
+use crate::key::{Param, Text};
 use crate::model::{Count, Method, ResultRow};
 
 /// The parameter that holds a row's whole cost profile.
 pub const PROFILE_PARAM: &str = "cost_profile";
 /// The parameter that names the profile (`profile NAME`).
-pub const SIMULATED_PARAM: &str = "simulated";
+pub const SIMULATED: Param<Text> = Param::new("simulated");
+/// [`SIMULATED`]'s stored name.
+pub const SIMULATED_PARAM: &str = SIMULATED.name();
+/// The simulated policy's name (`linux-2.0`).
+pub const POLICY: Param<Text> = Param::new("policy");
+/// The simulated machine's CPUs.
+pub const CPUS: Param<u64> = Param::new("cpus");
+/// The workload's size: its tasks.
+pub const TASKS: Param<u64> = Param::new("tasks");
+/// Which of the simulation's figures the row holds (`time per switch`).
+pub const FIGURE: Param<Text> = Param::new("figure");
+/// The seed the simulation ran with.
+pub const SEED: Param<u64> = Param::new("seed");
+/// The tasks' nice level, written only when not 0.
+pub const NICE: Param<i64> = Param::new("nice");
+/// The chat workload's messages per sender.
+pub const MESSAGES: Param<u64> = Param::new("messages");
+/// Threads or processes (`mode=thread`, written only for threads; processes are the
+/// default), as the measuring families write it.
+pub const MODE: Param<Text> = crate::tasks::Mode::PARAM;
 
 /// What to simulate: every policy × CPU count × size.
 #[derive(Debug, Clone)]
@@ -81,23 +101,23 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
         .iter()
         .map(|f| {
             let mut params = crate::model::Params::new();
-            params.insert(SIMULATED_PARAM.into(), format!("profile {}", profile.name).into());
-            params.insert("policy".into(), p.policy.name().into());
-            params.insert("cpus".into(), p.cpus.into());
-            params.insert("tasks".into(), p.tasks.into());
-            params.insert("figure".into(), f.name.into());
-            params.insert("seed".into(), p.seed.into());
+            params.set(SIMULATED, format!("profile {}", profile.name));
+            params.set(POLICY, p.policy.name());
+            params.set(CPUS, p.cpus as u64);
+            params.set(TASKS, p.tasks as u64);
+            params.set(FIGURE, f.name);
+            params.set(SEED, p.seed);
             if p.threads {
-                params.insert("mode".into(), "thread".into());
+                params.set(MODE, "thread");
             }
             if p.nice != 0 {
-                params.insert("nice".into(), p.nice.into());
+                params.set(NICE, i64::from(p.nice));
             }
             if p.workload == WorkloadKind::Chat {
-                params.insert("messages".into(), p.messages.into());
+                params.set(MESSAGES, p.messages);
             }
             params.insert(PROFILE_PARAM.into(), profile_json.clone());
-            let mut row = value_row(&super::benchmark_id(p.workload), f.unit, f.value);
+            let mut row = value_row(&super::benchmark_id(p.workload), f.unit.clone(), f.value);
             row.params = params;
             row.counts.insert(Count::Switches, report.outcome.switches as f64);
             row.counts.insert(Count::Seconds, report.outcome.end_ns as f64 / 1e9);
@@ -107,12 +127,12 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
 }
 
 /// A row holding one deterministic value: one sample, no interval, no parameters.
-pub fn value_row(benchmark: &str, unit: &str, value: f64) -> ResultRow {
+pub fn value_row(benchmark: &str, unit: crate::unit::Unit, value: f64) -> ResultRow {
     ResultRow {
         benchmark: benchmark.into(),
         params: crate::model::Params::new(),
         method: Method::Workload,
-        unit: unit.into(),
+        unit,
         n: 1,
         iterations: 1,
         min: value,

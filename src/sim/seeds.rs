@@ -26,7 +26,7 @@ pub fn is_stochastic(w: WorkloadKind) -> bool {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spread {
     pub figure: &'static str,
-    pub unit: &'static str,
+    pub unit: crate::unit::Unit,
     /// The figure at seeds 1..=K, in seed order.
     pub values: Vec<f64>,
 }

@@ -211,7 +211,7 @@ pub fn conclusions(suite: &str) -> Vec<Conclusion> {
 /// A judged conclusion as a stored row: the simulated ratio as its one value, the
 /// judgement (claim, swings, fragile) as a parameter.
 fn conclusion_row(j: &Judgement, profile: &CostProfile) -> ResultRow {
-    let mut row = super::run::value_row(CONCLUSION_BENCHMARK, "ratio", j.ratio);
+    let mut row = super::run::value_row(CONCLUSION_BENCHMARK, crate::unit::Unit::Ratio, j.ratio);
     row.params.insert(super::run::SIMULATED_PARAM.into(), format!("profile {}", profile.name).into());
     row.params.insert("conclusion".into(), j.label.clone().into());
     row.params.insert("fragile".into(), j.fragile.into());

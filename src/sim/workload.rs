@@ -27,6 +27,7 @@ use super::engine::{Engine, Outcome};
 pub use super::types::Behavior;
 use super::types::{Action, Shared, TaskId};
 use super::{CostProfile, PolicyKind, Rng};
+use crate::unit::Unit;
 
 /// sched_yield forever, with `work` ns of computation between yields.
 pub struct Yielder {
@@ -290,7 +291,7 @@ impl Params {
 pub struct Figure {
     pub name: &'static str,
     pub value: f64,
-    pub unit: &'static str,
+    pub unit: Unit,
 }
 
 /// A simulation's figures and its counters.
@@ -299,7 +300,7 @@ pub struct Report {
     pub outcome: Outcome,
 }
 
-fn fig(name: &'static str, value: f64, unit: &'static str) -> Figure {
+fn fig(name: &'static str, value: f64, unit: Unit) -> Figure {
     Figure { name, value, unit }
 }
 
@@ -322,11 +323,11 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
             let per = out.end_ns as f64 * p.cpus as f64 / out.yields.max(1) as f64;
             Report {
                 figures: vec![
-                    fig("time per switch", per, "ns/switch"),
+                    fig("time per switch", per, Unit::NsPerSwitch),
                     fig(
                         "recalculations per yield",
                         out.schedules_with_recalc as f64 / out.yields.max(1) as f64,
-                        "ratio",
+                        Unit::Ratio,
                     ),
                 ],
                 outcome: out,
@@ -338,11 +339,11 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
             }
             let out = e.run(1_000_000_000, |_| false);
             let rate = out.switches as f64 / (out.end_ns as f64 / 1e9);
-            Report { figures: vec![fig("switches per second", rate, "switches/s")], outcome: out }
+            Report { figures: vec![fig("switches per second", rate, Unit::SwitchesPerSecond)], outcome: out }
         }
         WorkloadKind::Chat => {
             let (rate, out) = chat::run(&mut e, n, p.messages, p.nice);
-            Report { figures: vec![fig("messages per second", rate, "msg/s")], outcome: out }
+            Report { figures: vec![fig("messages per second", rate, Unit::MessagesPerSecond)], outcome: out }
         }
         WorkloadKind::Fork => {
             // lat_proc's parent: fork(), then waitpid(): fork's return, waitpid's entry and
@@ -355,7 +356,10 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
             let per = out.end_ns as f64 / out.forks.max(1) as f64;
             let first = out.child_first as f64 / out.forks.max(1) as f64;
             Report {
-                figures: vec![fig("time per fork+exit", per, "ns/fork"), fig("child ran first", first, "share")],
+                figures: vec![
+                    fig("time per fork+exit", per, Unit::NsPerFork),
+                    fig("child ran first", first, Unit::Share),
+                ],
                 outcome: out,
             }
         }
@@ -391,21 +395,25 @@ pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
             let mean = rq.iter().sum::<f64>() / rq.len().max(1) as f64;
             Report {
                 figures: vec![
-                    fig("run queue at switch, mean", mean, "tasks"),
-                    fig("switches with more than 10 runnable", share(&|x| x > 10.0), "share"),
-                    fig("switches with 20 or more runnable", share(&|x| x >= 20.0), "share"),
-                    fig("run queue at switch, max", rq.iter().copied().fold(0.0, f64::max), "tasks"),
-                    fig("switches per second", out.switches as f64 / (out.end_ns as f64 / 1e9), "switches/s"),
+                    fig("run queue at switch, mean", mean, Unit::Tasks),
+                    fig("switches with more than 10 runnable", share(&|x| x > 10.0), Unit::Share),
+                    fig("switches with 20 or more runnable", share(&|x| x >= 20.0), Unit::Share),
+                    fig("run queue at switch, max", rq.iter().copied().fold(0.0, f64::max), Unit::Tasks),
+                    fig(
+                        "switches per second",
+                        out.switches as f64 / (out.end_ns as f64 / 1e9),
+                        Unit::SwitchesPerSecond,
+                    ),
                     fig(
                         "schedules that recalculated",
                         out.schedules_with_recalc as f64 / out.schedules.max(1) as f64,
-                        "share",
+                        Unit::Share,
                     ),
                     // The article's figure: one context switch in 200 needed one.
                     fig(
                         "switches that needed a recalculation",
                         out.schedules_with_recalc as f64 / out.switches.max(1) as f64,
-                        "share",
+                        Unit::Share,
                     ),
                 ],
                 outcome: out,

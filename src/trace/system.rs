@@ -213,7 +213,7 @@ pub fn rows(t: &SystemTrace, command: &[String]) -> Vec<ResultRow> {
     let scope = if command.is_empty() { "system".to_string() } else { command.join(" ") };
     if let (Some(s), Some(mut r)) = (
         crate::observe::summarize_trace(&t.runqueue, t.switches, t.seconds),
-        ResultRow::from_samples(IDS[0], Method::Workload, "tasks", t.runqueue.clone(), t.switches),
+        ResultRow::from_samples(IDS[0], Method::Workload, crate::unit::Unit::Tasks, t.runqueue.clone(), t.switches),
     ) {
         r.percentiles = crate::stats::percentiles(&t.runqueue);
         r.counts.insert(Count::FracAbove10, s.frac_above_10);
@@ -225,13 +225,15 @@ pub fn rows(t: &SystemTrace, command: &[String]) -> Vec<ResultRow> {
         out.push(thinned(r.with_param("at", "every switch")));
     }
     let lat: Vec<f64> = t.wake_to_run.iter().map(|&x| x as f64).collect();
-    if let Some(mut r) = ResultRow::from_samples(IDS[1], Method::Workload, "ns", lat.clone(), lat.len() as u64) {
+    if let Some(mut r) =
+        ResultRow::from_samples(IDS[1], Method::Workload, crate::unit::Unit::Ns, lat.clone(), lat.len() as u64)
+    {
         r.percentiles = crate::stats::percentiles(&lat);
         out.push(thinned(r.with_param("tasks", scope.as_str())));
     }
     for task in t.tasks.iter().take(TASK_ROWS) {
         let Some(l) = &task.wake_to_run else { continue };
-        let mut r = ResultRow::from_samples(IDS[2], Method::Workload, "ns", vec![l.p50], l.n)
+        let mut r = ResultRow::from_samples(IDS[2], Method::Workload, crate::unit::Unit::Ns, vec![l.p50], l.n)
             .expect("one finite sample")
             .with_param("task", format!("{}[{}]", task.comm, task.pid));
         r.percentiles = None;

@@ -5,6 +5,7 @@
 
 use crate::model::{Method, ResultRow};
 use crate::report::charts::{Point, Series, XAxis, line_chart};
+use crate::unit::Unit;
 
 /// The series of a sweep: `id`'s batch rows grouped by the name `key` gives, each
 /// point at the x `key` gives, with its interval and flags.
@@ -25,7 +26,7 @@ fn series_by<F: Fn(&ResultRow) -> Option<(String, f64)>>(rows: &[ResultRow], id:
 fn sim_profiles(results: &[ResultRow]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in results.iter().filter(|r| crate::sim::run::is_simulated(r)) {
-        let p = r.param_str(crate::sim::run::SIMULATED_PARAM).to_string();
+        let p = r.params.get(crate::sim::run::SIMULATED).unwrap_or_default().to_string();
         if !out.contains(&p) {
             out.push(p);
         }
@@ -39,7 +40,7 @@ fn sim_series(results: &[ResultRow], workload: &str, profile: &str, x: &str, wan
     let id = format!("sim.{workload}");
     let mut pts: Vec<Point> = results
         .iter()
-        .filter(|r| r.benchmark == id && r.param_str(crate::sim::run::SIMULATED_PARAM) == profile)
+        .filter(|r| r.benchmark == id && r.params.get(crate::sim::run::SIMULATED).unwrap_or_default() == profile)
         .filter(|r| {
             want.iter().all(|(k, v)| {
                 let got = r.param_str(k);
@@ -86,7 +87,7 @@ pub fn charts(results: &[ResultRow]) -> String {
             h.push_str(&line_chart(
                 &format!("Table 2, {row}: time per switch against contexts"),
                 "contexts in the run queue",
-                "ns/switch",
+                &Unit::NsPerSwitch,
                 XAxis::Linear,
                 &series,
             ));
@@ -114,7 +115,7 @@ pub fn charts(results: &[ResultRow]) -> String {
             h.push_str(&line_chart(
                 &format!("loop_yield, {label}: context switches per second against CPUs"),
                 "CPUs",
-                "switches/s",
+                &Unit::SwitchesPerSecond,
                 XAxis::Log2Count,
                 &series,
             ));

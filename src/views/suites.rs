@@ -77,7 +77,7 @@ fn judged(d: &RunDocument, profile: &str, label: &str) -> Option<Judgement> {
         .iter()
         .find(|r| {
             r.benchmark == CONCLUSION_BENCHMARK
-                && r.param_str(crate::sim::run::SIMULATED_PARAM) == simulated
+                && r.params.get(crate::sim::run::SIMULATED) == Some(simulated.as_str())
                 && r.param_str("conclusion") == label
         })
         .and_then(judgement_of)
@@ -143,7 +143,7 @@ fn profile_text(d: &RunDocument, profile: &str) -> String {
     let Some(p) = d
         .results
         .iter()
-        .filter(|r| r.param_str(crate::sim::run::SIMULATED_PARAM) == simulated)
+        .filter(|r| r.params.get(crate::sim::run::SIMULATED) == Some(simulated.as_str()))
         .find_map(crate::sim::run::profile_of)
     else {
         return String::new();
@@ -516,7 +516,7 @@ fn bartz24(d: &RunDocument) -> String {
         .find(|r| {
             r.benchmark == "syscall.getpid"
                 && r.method == Method::PerCall
-                && r.params.raw("via").and_then(|v| v.as_str()) == Some("raw")
+                && r.params.get(crate::bench::syscall::VIA) == Some("raw")
         })
         .and_then(|r| r.percentiles.as_ref())
         .map(|p| p.p50)

@@ -2,7 +2,7 @@
 //! - errors below the CLI are typed: a `Result<_, String>` (or a `FromStr`/`TryFrom`
 //!   whose error is a `String`) appears only where the allowlist below names the file and
 //!   says why, and no more often than it says;
-//! - a `match` over simulated policies names every variant it handles: no `_ =>` arm
+//! - a `match` over simulated policies or units names every variant it handles: no `_ =>` arm
 //!   (nor a binding that catches the rest), so a new variant is a compiler error at each
 //!   place that must decide what to do with it, not a silent default;
 //! - a condition is its own file and its line in `condition::KINDS`: no other file names
@@ -10,8 +10,8 @@
 //!   through), and every kind is registered;
 //! - an exporter is its own file and its line in `report::export::EXPORTERS`: every
 //!   file there is registered, and no closed enum of formats comes back;
-//! - a figure's identity is typed: no struct outside the key's module holds a benchmark
-//!   id, a method or a variant's parameters as plain text (a field named as one with a
+//! - a figure's identity is typed: no struct or enum variant outside the key's module
+//!   holds a benchmark id, a method or a variant's parameters as plain text (a field named as one with a
 //!   `String`, `&str`, `Cow<str>` or string-keyed map type), so a rename or a wrong
 //!   parameter is a compiler error, not an empty chart.
 //!
@@ -23,11 +23,12 @@ use std::path::{Path, PathBuf};
 /// Files that may still hold `String` errors: (path under the crate, how many, why).
 const STRING_ERRORS_ALLOWED: &[(&str, usize, &str)] = &[];
 
-/// The enums whose variants every `match` must name: simulated scheduler policies.
+/// The enums whose variants every `match` must name: simulated scheduler policies and
+/// the units figures are stored in.
 /// (Conditions and exporters are open sets read from a registry, checked by
 /// [`a_condition_is_its_file_and_its_line_in_the_registry`] and
 /// [`an_exporter_is_its_file_and_its_line_in_the_registry`].)
-const CLOSED_ENUMS: &[&str] = &["PolicyKind"];
+const CLOSED_ENUMS: &[&str] = &["PolicyKind", "Unit"];
 
 /// The modules of `src/condition/` that are not kinds of condition: the kinds share them
 /// (the journal of what a run changed, the table of system settings it may change).
@@ -414,14 +415,31 @@ fn is_plain_text(ty: &str) -> bool {
     ty == "String" || (ty.starts_with("Cow<") && ty.ends_with(",str>"))
 }
 
-/// The fields of the structs (with named fields) of `code` named as a part of a
-/// figure's identity and typed as text: (line, field, type).
+/// The fields of the structs (with named fields) and of the enum variants (with named
+/// fields) of `code` named as a part of a figure's identity and typed as text:
+/// (line, field, type).
 fn identity_text_fields(code: &str) -> Vec<(usize, String, String)> {
-    let bytes = code.as_bytes();
     let mut found = Vec::new();
-    for (at, _) in code.match_indices("struct") {
+    for (open, end) in item_bodies(code, "struct") {
+        found.extend(text_fields_in(code, open, end));
+    }
+    for (open, end) in item_bodies(code, "enum") {
+        for (variant_open, variant_end) in variant_bodies(code, open, end) {
+            found.extend(text_fields_in(code, variant_open, variant_end));
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The braced bodies of the items `keyword` (`struct`, `enum`) opens: (the `{`, just
+/// past its `}`). A unit or tuple struct has none.
+fn item_bodies(code: &str, keyword: &str) -> Vec<(usize, usize)> {
+    let bytes = code.as_bytes();
+    let mut bodies = Vec::new();
+    for (at, _) in code.match_indices(keyword) {
         let word_before = ident_char(code[..at].chars().last().as_ref());
-        let word_after = ident_char(code[at + 6..].chars().next().as_ref());
+        let word_after = ident_char(code[at + keyword.len()..].chars().next().as_ref());
         if word_before || word_after {
             continue;
         }
@@ -429,43 +447,72 @@ fn identity_text_fields(code: &str) -> Vec<(usize, String, String)> {
         let Some(open) = code[at..].find(['{', ';', '(']).map(|i| at + i).filter(|&i| bytes[i] == b'{') else {
             continue;
         };
-        let Some(end) = closing(bytes, open) else { continue };
-        let body = &code[open + 1..end - 1];
-        let mut start = 0;
-        let mut depth = 0i32;
-        let mut fields = Vec::new();
-        for (i, c) in body.char_indices() {
-            match c {
-                '<' | '(' | '[' | '{' => depth += 1,
-                '>' if !body[..i].ends_with('-') => depth -= 1,
-                ')' | ']' | '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    fields.push((start, &body[start..i]));
-                    start = i + 1;
-                }
-                _ => {}
+        if let Some(end) = closing(bytes, open) {
+            bodies.push((open, end));
+        }
+    }
+    bodies
+}
+
+/// The braced bodies of the variants of the enum whose body is `open..end`: each `{`
+/// at the enum's own depth (a tuple variant's brackets and an attribute's are passed).
+fn variant_bodies(code: &str, open: usize, end: usize) -> Vec<(usize, usize)> {
+    let bytes = code.as_bytes();
+    let mut bodies = Vec::new();
+    let mut i = open + 1;
+    while i < end - 1 {
+        match bytes[i] {
+            b'(' | b'[' => i = closing(bytes, i).unwrap_or(end),
+            b'{' => {
+                let close = closing(bytes, i).unwrap_or(end);
+                bodies.push((i, close));
+                i = close;
+            }
+            _ => i += 1,
+        }
+    }
+    bodies
+}
+
+/// The fields of the braced body `open..end` (a struct's or a variant's) named as a
+/// part of a figure's identity and typed as text: (line, field, type).
+fn text_fields_in(code: &str, open: usize, end: usize) -> Vec<(usize, String, String)> {
+    let mut found = Vec::new();
+    let body = &code[open + 1..end - 1];
+    let mut start = 0;
+    let mut depth = 0i32;
+    let mut fields = Vec::new();
+    for (i, c) in body.char_indices() {
+        match c {
+            '<' | '(' | '[' | '{' => depth += 1,
+            '>' if !body[..i].ends_with('-') => depth -= 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                fields.push((start, &body[start..i]));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    fields.push((start, &body[start..]));
+    for (offset, field) in fields {
+        // Attributes and visibility before the name.
+        let mut f = field.trim_start();
+        while f.starts_with("#[") {
+            let close = closing(f.as_bytes(), 1).unwrap_or(f.len());
+            f = f[close..].trim_start();
+        }
+        for vis in ["pub(crate)", "pub(super)", "pub"] {
+            if let Some(rest) = f.strip_prefix(vis) {
+                f = rest.trim_start();
+                break;
             }
         }
-        fields.push((start, &body[start..]));
-        for (offset, field) in fields {
-            // Attributes and visibility before the name.
-            let mut f = field.trim_start();
-            while f.starts_with("#[") {
-                let close = closing(f.as_bytes(), 1).unwrap_or(f.len());
-                f = f[close..].trim_start();
-            }
-            for vis in ["pub(crate)", "pub(super)", "pub"] {
-                if let Some(rest) = f.strip_prefix(vis) {
-                    f = rest.trim_start();
-                    break;
-                }
-            }
-            let Some((name, ty)) = f.split_once(':') else { continue };
-            let name = name.trim();
-            if IDENTITY_FIELDS.contains(&name) && is_plain_text(ty) {
-                let line = line_of(code, open + 1 + offset + field.find(name).unwrap_or(0));
-                found.push((line, name.to_string(), ty.trim().to_string()));
-            }
+        let Some((name, ty)) = f.split_once(':') else { continue };
+        let name = name.trim();
+        if IDENTITY_FIELDS.contains(&name) && is_plain_text(ty) {
+            let line = line_of(code, open + 1 + offset + field.find(name).unwrap_or(0));
+            found.push((line, name.to_string(), ty.trim().to_string()));
         }
     }
     found
@@ -686,10 +733,28 @@ pub(crate) struct B<'a> {
 struct C(String);
 struct D { method: Method, params: Params, bench: BenchId }
 // struct E { benchmark: String }
+pub enum ExportError {
+    #[error("row {benchmark}")]
+    Row { benchmark: String, line: usize },
+    Tuple(String, [u8; 2]),
+    Keyed { key: FigureKey, params: Params },
+    Unit,
+    Nested { inner: Vec<String>, method: &'static str },
+}
+enum F { A(String), B { variant: Option<String> } }
 "##,
     );
     let names: Vec<(usize, String)> = identity_text_fields(&fields).into_iter().map(|(l, n, _)| (l, n)).collect();
-    let expected = [(2, "benchmark"), (5, "bench"), (6, "variant"), (7, "params"), (8, "method")];
+    let expected = [
+        (2, "benchmark"),
+        (5, "bench"),
+        (6, "variant"),
+        (7, "params"),
+        (8, "method"),
+        (18, "benchmark"),
+        (22, "method"),
+        (24, "variant"),
+    ];
     assert_eq!(names, expected.map(|(l, n)| (l, n.to_string())));
     assert_eq!(wildcard_matches(&code, &["Condition", "PolicyKind", "ExportFormat"]), vec![11, 17, 37]);
 }

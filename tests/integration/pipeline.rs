@@ -58,7 +58,7 @@ impl Probe for Counting {
 
 fn counting(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let m = measure(&mut Counting, ctx.cfg, ctx.calib, &Watch::default())?;
-    out.extend(rows_from("test.counting", &m, "ns/call", 1.0, ctx.calib));
+    out.extend(rows_from("test.counting", &m, oscost::unit::Unit::NsPerCall, 1.0, ctx.calib));
     Ok(())
 }
 
@@ -72,11 +72,20 @@ const fn given(
     summary: &'static str,
     run: fn(&Ctx, &mut Output) -> Result<(), BenchError>,
 ) -> BenchDef {
+    timed(id, summary, "none: the rows are given", run)
+}
+
+const fn timed(
+    id: &'static str,
+    summary: &'static str,
+    timing_model: &'static str,
+    run: fn(&Ctx, &mut Output) -> Result<(), BenchError>,
+) -> BenchDef {
     BenchDef {
-        id,
+        id: oscost::key::BenchId::new(id),
         family: Family::Syscall,
         summary,
-        timing_model: "none: the rows are given",
+        timing_model,
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: one,
@@ -87,10 +96,8 @@ const fn given(
 
 static FIXED: BenchDef = given("test.fixed", "known rows (test only)", fixed_rows);
 
-static COUNTING: BenchDef = BenchDef {
-    timing_model: "one call of a counter",
-    ..given("test.counting", "a probe that counts its calls (test only)", counting)
-};
+static COUNTING: BenchDef =
+    timed("test.counting", "a probe that counts its calls (test only)", "one call of a counter", counting);
 
 fn options() -> BenchOptions {
     BenchOptions::smallest(Err("not used".into()), 1)

@@ -144,12 +144,13 @@ fn one_size(ctx: &Ctx, size: u64, stride: usize, cpus: &[usize]) -> Result<Resul
     });
     let (diffs, handoffs, counts, trace) = result?;
     stopped?;
-    let mut row = ResultRow::from_samples("ctx.footprint", Method::Batch, "ns/hand-off", diffs, handoffs)
-        .ok_or_else(|| BenchError::Failed("no rounds were timed".into()))?
-        .with_param("size_bytes", size)
-        .with_param("stride_bytes", stride)
-        .with_param("mode", "process")
-        .with_param("placement", "same_cpu");
+    let mut row =
+        ResultRow::from_samples("ctx.footprint", Method::Batch, crate::unit::Unit::NsPerHandOff, diffs, handoffs)
+            .ok_or_else(|| BenchError::Failed("no rounds were timed".into()))?
+            .with_param("size_bytes", size)
+            .with_param("stride_bytes", stride)
+            .with_param("mode", "process")
+            .with_param("placement", "same_cpu");
     for (k, v) in counts {
         row.counts.insert(k, v);
     }
@@ -251,7 +252,7 @@ pub const SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
     title: "Cache footprint: extra cost per hand-off against working set",
     x_title: "working set per task (log scale)",
     x_axis: crate::sweep::XAxis::Log2Bytes,
-    unit: "ns/hand-off",
+    unit: crate::unit::Unit::NsPerHandOff,
     place: |r| Some(("extra per hand-off".into(), r.param_f64("size_bytes")?)),
 };
 

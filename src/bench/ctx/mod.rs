@@ -10,6 +10,7 @@
 //! receive in one task, nobody waiting), so the switch's share can be read off.
 
 use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
+use crate::key::BenchId;
 use crate::model::{Count, Flag, FlagCode, ResultRow};
 use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch};
 use crate::sys;
@@ -148,7 +149,7 @@ fn handoff<M: Mechanism>(
     });
     let m = measured?;
     stopped?;
-    let mut rows = rows_from(id, &m, "ns/hand-off", 2.0, ctx.calib);
+    let mut rows = rows_from(id, &m, crate::unit::Unit::NsPerHandOff, 2.0, ctx.calib);
     tag(&mut rows, "mode", mode.as_str());
     tag(&mut rows, "placement", placement.as_str());
     prove(&mut rows, placement);
@@ -184,7 +185,7 @@ fn run_mechanism<M: Mechanism, L: Probe>(
         let mut probe = loopback().map_err(|e| BenchError::setup("building the loopback channel", e))?;
         let _pin = AffinityGuard::pin(&PeerPlacement::SameCpu.cpus(&allowed)?.0)?;
         let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch::default())?;
-        let mut rows = rows_from(id, &m, "ns/hand-off", 1.0, ctx.calib);
+        let mut rows = rows_from(id, &m, crate::unit::Unit::NsPerHandOff, 1.0, ctx.calib);
         tag(&mut rows, "mode", "self");
         tag(&mut rows, "placement", "same_cpu");
         out.extend(rows);
@@ -239,7 +240,7 @@ fn run_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let stopped = peer.finish(|| {});
         let m = measured?;
         stopped?;
-        let mut rows = rows_from("ctx.yield", &m, "ns/hand-off", 2.0, ctx.calib);
+        let mut rows = rows_from("ctx.yield", &m, crate::unit::Unit::NsPerHandOff, 2.0, ctx.calib);
         tag(&mut rows, "mode", mode.as_str());
         tag(&mut rows, "placement", "same_cpu");
         prove(&mut rows, PeerPlacement::SameCpu);
@@ -337,7 +338,7 @@ fn sleep0_rows(
     if let Some(p) = peer {
         p.finish(|| {})?;
     }
-    let mut rows = rows_from("ctx.sleep0", &measured?, "ns/call", 1.0, ctx.calib);
+    let mut rows = rows_from("ctx.sleep0", &measured?, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
     tag(&mut rows, "placement", placement);
     tag(&mut rows, "competition", competition);
     Ok(rows)
@@ -397,7 +398,7 @@ const HANDOFF_MODEL: &str = "a round trip from the measuring task (send the toke
 
 pub static BENCHES: [BenchDef; 8] = [
     BenchDef {
-        id: "ctx.pipe",
+        id: BenchId::new("ctx.pipe"),
         family: Family::Ctx,
         summary: "one byte each way over two pipes (lmbench lat_ctx, perf bench sched pipe)",
         timing_model: HANDOFF_MODEL,
@@ -408,7 +409,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_pipe,
     },
     BenchDef {
-        id: "ctx.futex",
+        id: BenchId::new("ctx.futex"),
         family: Family::Ctx,
         summary: "a shared word with FUTEX_WAIT/FUTEX_WAKE (private for threads, shared mapping for processes)",
         timing_model: HANDOFF_MODEL,
@@ -419,7 +420,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_futex,
     },
     BenchDef {
-        id: "ctx.eventfd",
+        id: BenchId::new("ctx.eventfd"),
         family: Family::Ctx,
         summary: "two eventfd counters, one per direction",
         timing_model: HANDOFF_MODEL,
@@ -430,7 +431,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_eventfd,
     },
     BenchDef {
-        id: "ctx.unix",
+        id: BenchId::new("ctx.unix"),
         family: Family::Ctx,
         summary: "one byte each way over an AF_UNIX stream socket pair",
         timing_model: HANDOFF_MODEL,
@@ -441,7 +442,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_unix,
     },
     BenchDef {
-        id: "ctx.condvar",
+        id: BenchId::new("ctx.condvar"),
         family: Family::Ctx,
         summary: "mutex + condition variable turn-taking (threads only)",
         timing_model: HANDOFF_MODEL,
@@ -452,7 +453,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_condvar,
     },
     BenchDef {
-        id: "ctx.yield",
+        id: BenchId::new("ctx.yield"),
         family: Family::Ctx,
         summary: "two tasks alternating by sched_yield on one CPU",
         timing_model: "one sched_yield of the measuring task, which runs the peer until it yields back = 2 hand-offs",
@@ -463,7 +464,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_yield,
     },
     BenchDef {
-        id: "ctx.sleep0",
+        id: BenchId::new("ctx.sleep0"),
         family: Family::Ctx,
         summary: "nanosleep with a zero interval (sleep(0)): default and 1 ns timer slack, with a runnable peer, and the regular/affinity/priority/both scenarios",
         timing_model: "one nanosleep({0,0}) call, with the switches it caused counted and the timer slack recorded",
@@ -474,7 +475,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_sleep0,
     },
     BenchDef {
-        id: "ctx.footprint",
+        id: BenchId::new("ctx.footprint"),
         family: Family::Ctx,
         summary: "pipe hand-off between processes on one CPU with a working set walked before each hand-off, minus the same walk without switching",
         timing_model: footprint::TIMING_MODEL,

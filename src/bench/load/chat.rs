@@ -394,12 +394,18 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             delivered += o.delivered;
             rates.push(o.delivered as f64 / o.elapsed.as_secs_f64().max(1e-9));
         }
-        let mut row = ResultRow::from_samples("load.chat", Method::Workload, "msg/s", rates, delivered)
-            .ok_or_else(|| BenchError::Failed("no runs".into()))?
-            .with_param("rooms", size.rooms as u64)
-            .with_param("messages", size.messages as u64)
-            .with_param("nice", nice)
-            .with_param("threads", (size.rooms * USERS_PER_ROOM * 4) as u64);
+        let mut row = ResultRow::from_samples(
+            "load.chat",
+            Method::Workload,
+            crate::unit::Unit::MessagesPerSecond,
+            rates,
+            delivered,
+        )
+        .ok_or_else(|| BenchError::Failed("no runs".into()))?
+        .with_param("rooms", size.rooms as u64)
+        .with_param("messages", size.messages as u64)
+        .with_param("nice", nice)
+        .with_param("threads", (size.rooms * USERS_PER_ROOM * 4) as u64);
         row.counts.insert(Count::Delivered, delivered as f64);
         row.counts.insert(Count::ExpectedPerRun, size.expected() as f64);
         // The trace pass: one room, a few messages, its threads followed as they start.

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::{BenchDef, BenchOptions, Cost, Family, OptionError, RoundPlan, Scope, no_check};
+use crate::key::BenchId;
 use crate::runner::MeasureConfig;
 use crate::tasks::Mode;
 
@@ -73,7 +74,7 @@ fn check_chat(o: &BenchOptions) -> Result<(), OptionError> {
 
 pub static BENCHES: [BenchDef; 5] = [
     BenchDef {
-        id: "load.runqueue",
+        id: runqueue::ID,
         family: Family::Load,
         summary: "switch time against the number of runnable tasks on one CPU: sched_yield loops and a pipe token ring, threads and processes",
         timing_model: "yield: one sched_yield of the measuring task; ring: one lap of the token through N tasks; both divided by the switches the kernel counted per iteration",
@@ -84,7 +85,7 @@ pub static BENCHES: [BenchDef; 5] = [
         run: runqueue::run,
     },
     BenchDef {
-        id: "load.yield_storm",
+        id: BenchId::new("load.yield_storm"),
         family: Family::Load,
         summary: "N sched_yield loops on all CPUs: system context switches per second, per-task progress and its evenness",
         timing_model: storm_model(),
@@ -95,7 +96,7 @@ pub static BENCHES: [BenchDef; 5] = [
         run: storm::run,
     },
     BenchDef {
-        id: "load.chat",
+        id: BenchId::new("load.chat"),
         family: Family::Load,
         summary: "chat rooms of 20 users over loopback TCP (80 threads per room), every delivery counted, at nice 0 and 19",
         timing_model: "from releasing the client senders to the last receiver's last message; messages delivered per second",
@@ -106,7 +107,7 @@ pub static BENCHES: [BenchDef; 5] = [
         run: chat::run,
     },
     BenchDef {
-        id: "load.wakeup",
+        id: BenchId::new("load.wakeup"),
         family: Family::Load,
         summary: "how late a 1 ms sleeper wakes while K hogs share its CPU at nice 0 and 19",
         timing_model: "one clock_nanosleep(1 ms); the sample is the time past 1 ms",
@@ -117,7 +118,7 @@ pub static BENCHES: [BenchDef; 5] = [
         run: wakeup::run_wakeup,
     },
     BenchDef {
-        id: "load.fairness",
+        id: BenchId::new("load.fairness"),
         family: Family::Load,
         summary: "CPU shares of hogs at nice 0,0,5,10 on one CPU against the shares the kernel's weights promise",
         timing_model: "CPU time per task from schedstat over five intervals; share = task / all",

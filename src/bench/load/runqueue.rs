@@ -221,7 +221,7 @@ fn point(ctx: &Ctx, design: Design, mode: Mode, n: usize, cpu: &[usize]) -> Resu
             mode.as_str()
         )));
     }
-    let mut rows = rows_from(&ID, &m, "ns/switch", per_iter, ctx.calib);
+    let mut rows = rows_from(&ID, &m, crate::unit::Unit::NsPerSwitch, per_iter, ctx.calib);
     let mut row = rows.remove(0);
     row.counts.insert(Count::SwitchesPerIteration, per_iter);
     if design == Design::Ring && per_iter < 0.9 * n as f64 {
@@ -259,8 +259,13 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             }
             let (ns, ys): (Vec<f64>, Vec<f64>) = curve.into_iter().unzip();
             if let Some(g) = classify_growth(&ns, &ys)
-                && let Some(mut fit) =
-                    ResultRow::from_samples(&ID, Method::Fit, "ns/switch", vec![g.slope], ns.len() as u64)
+                && let Some(mut fit) = ResultRow::from_samples(
+                    &ID,
+                    Method::Fit,
+                    crate::unit::Unit::NsPerSwitch,
+                    vec![g.slope],
+                    ns.len() as u64,
+                )
             {
                 fit.samples.clear();
                 fit.n = ns.len();
@@ -282,7 +287,7 @@ pub const SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
     title: "Run-queue sweep: time per switch against runnable tasks",
     x_title: "runnable tasks (log scale)",
     x_axis: crate::sweep::XAxis::Log2Count,
-    unit: "ns/switch",
+    unit: crate::unit::Unit::NsPerSwitch,
     place: |r| {
         let x = r.params.get(TASKS)? as f64;
         Some((format!("{} {}", r.params.get(DESIGN).unwrap_or(""), r.params.get(Mode::PARAM).unwrap_or("")), x))

@@ -76,11 +76,16 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let per_task: Vec<f64> = c0.iter().zip(&c1).map(|(a, b)| (b - a) as f64 / elapsed_s).collect();
         let (ratio, jain) = evenness(&per_task);
         let total_yields: f64 = per_task.iter().sum::<f64>() * elapsed_s;
-        let mut row =
-            ResultRow::from_samples("load.yield_storm", Method::Workload, "switches/s", rates, total_yields as u64)
-                .ok_or_else(|| BenchError::Failed("no intervals measured".into()))?
-                .with_param("tasks", n as u64)
-                .with_param("cpus", allowed.len() as u64);
+        let mut row = ResultRow::from_samples(
+            "load.yield_storm",
+            Method::Workload,
+            crate::unit::Unit::SwitchesPerSecond,
+            rates,
+            total_yields as u64,
+        )
+        .ok_or_else(|| BenchError::Failed("no intervals measured".into()))?
+        .with_param("tasks", n as u64)
+        .with_param("cpus", allowed.len() as u64);
         row.counts.insert(Count::YieldsPerSPerTask, per_task.iter().sum::<f64>() / n as f64);
         row.counts.insert(Count::MinMaxRatio, ratio);
         row.counts.insert(Count::JainIndex, jain);

@@ -71,7 +71,7 @@ pub fn run_wakeup(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         }
         let samples = samples?;
         let n = samples.len() as u64;
-        let mut row = ResultRow::from_samples("load.wakeup", Method::PerCall, "ns late", samples, n)
+        let mut row = ResultRow::from_samples("load.wakeup", Method::PerCall, crate::unit::Unit::NsLate, samples, n)
             .ok_or_else(|| BenchError::Failed("no wake-ups".into()))?
             .with_param("hogs", k as u64)
             .with_param("hog_nice", nice)
@@ -143,7 +143,8 @@ pub fn run_fairness(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let mut worst = 0.0f64;
     let mut rows = Vec::new();
     for (i, s) in shares.into_iter().enumerate() {
-        let Some(mut row) = ResultRow::from_samples("load.fairness", Method::Workload, "share", s, rounds as u64)
+        let Some(mut row) =
+            ResultRow::from_samples("load.fairness", Method::Workload, crate::unit::Unit::Share, s, rounds as u64)
         else {
             return Err(BenchError::Failed("no CPU time was observed".into()));
         };

@@ -276,7 +276,7 @@ pub enum Command {
         host: Option<String>,
         /// Only runs with this benchmark id or family.
         #[arg(long)]
-        benchmark: Option<String>,
+        benchmark: Option<crate::key::BenchId>,
         /// Only runs started at or after this date (YYYY-MM-DD or RFC 3339).
         #[arg(long, value_name = "DATE")]
         since: Option<Date>,

@@ -50,7 +50,7 @@ pub fn to_csv(runs: &[RunDocument]) -> String {
                 csv_text(&r.benchmark),
                 csv_text(&serde_json::to_string(&r.params).unwrap_or_default()),
                 r.method.as_str().to_string(),
-                csv_text(&r.unit),
+                csv_text(r.unit.as_str()),
                 r.n.to_string(),
                 r.iterations.to_string(),
                 num(r.min),

@@ -78,7 +78,7 @@ fn family(o: &mut String, name: &str, help: &str, rows: &[&ResultRow], kind: &st
     let _ = writeln!(o, "# HELP {name} {help}");
     let _ = writeln!(o, "# TYPE {name} gauge");
     for r in rows {
-        let unit = if with_unit { format!(",unit=\"{}\"", label(&r.unit)) } else { String::new() };
+        let unit = if with_unit { format!(",unit=\"{}\"", label(r.unit.as_str())) } else { String::new() };
         for (stat, v) in stats_of(r) {
             let _ = writeln!(
                 o,
