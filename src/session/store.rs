@@ -174,7 +174,11 @@ pub(super) struct Unstored {
 }
 
 /// Merges a benchmark's rounds and stores the rows with its skips.
-pub(super) fn store_benchmark(run: &mut OpenRun, p: &mut Progress, benchmark: &crate::key::BenchId) -> Result<(), Unstored> {
+pub(super) fn store_benchmark(
+    run: &mut OpenRun,
+    p: &mut Progress,
+    benchmark: &crate::key::BenchId,
+) -> Result<(), Unstored> {
     p.stored = true;
     let rows = rounds::merge(&p.rounds);
     let id = run.id;
