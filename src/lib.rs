@@ -26,10 +26,9 @@
 //! - `bench` (the registry and the family contract) with one module per family;
 //!   `observe`; `worker` (a round in a fresh process, and the coordinator's side);
 //! - `sim` (the scheduler laboratory: a discrete-event engine, the policies, the
-//!   founding texts' workloads and cost profiles; it opens no database: a `live`
-//!   profile's switch costs come from the `ProfileSource` it is handed, and it
-//!   measures only the small costs that profile adds, through `sys`) and `trace` (the
-//!   scheduler's tracepoints);
+//!   founding texts' workloads and cost profiles; it opens no database and measures
+//!   nothing: a `live` profile's switch costs and machine figures come from the
+//!   `ProfileSource` it is handed) and `trace` (the scheduler's tracepoints);
 //! - `producers` (every id a run can store rows under, gathered from the families,
 //!   `observe`, `trace` and `sim`);
 //! - `paired` (a condition against its baseline, round by round), `noise` (a
@@ -46,7 +45,7 @@
 //! - `views` (layouts that name benchmarks: the founding texts' reprints);
 //! - `run_plan` (what a run will measure, checked before anything is),
 //!   `stored_profiles` (the simulator's profiles from a database: the source `sim`
-//!   is handed), `session` (a run's side effects), `sides` (the runs a command names,
+//!   is handed, with `machine_probes`, the machine figures a `live` profile takes), `session` (a run's side effects), `sides` (the runs a command names,
 //!   compare's sides and its `--fail-on` gate), `transfer` (import, push, the report's
 //!   file), `manual` (the man pages from the clap definition), `crosscheck` (oscost's
 //!   figures beside other tools, one worker round per pair), `select`, and `cli`
@@ -69,6 +68,7 @@ pub mod kcounts;
 pub mod key;
 pub mod leftovers;
 pub mod machine;
+pub mod machine_probes;
 pub mod manual;
 pub mod model;
 pub mod noise;

@@ -2,7 +2,8 @@
 //! run that measured this machine's thread and process switch (`load.runqueue` yield
 //! rows at 2 tasks), measured now in a child oscost when none has them and the caller
 //! allows it, and `live@RUN` from a stored simulation, which carries the profile it
-//! ran under. The simulator sees only the [`ProfileSource`] this is.
+//! ran under; the machine's own figures are measured here
+//! ([`crate::machine_probes`]). The simulator sees only the [`ProfileSource`] this is.
 
 use std::path::Path;
 
@@ -127,6 +128,10 @@ impl ProfileSource for StoredProfiles<'_> {
 
     fn profile_of_run(&self, run: i64) -> Result<Option<CostProfile>, SourceError> {
         Ok(profile_of_run(self.db, run)?)
+    }
+
+    fn machine_probes(&self) -> crate::sim::cost::MachineProbes {
+        crate::machine_probes::probe()
     }
 }
 

@@ -24,9 +24,8 @@
 //!   Table 2's "Linux before change, process switch" row alone ([`pentium200`]);
 //! - `smp2002`: Molnar's 2- and 8-way boxes, fitted to one figure, the old
 //!   scheduler's 2-way loop_yield rate ([`super::fit::smp2002`]);
-//! - `live`: this machine, measured ([`live`]).
-
-use std::hint::black_box;
+//! - `live`: this machine, measured ([`live`], from the [`MachineProbes`] it is
+//!   handed).
 
 /// Where a term's value comes from.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -434,163 +433,33 @@ impl StoredSwitch {
     }
 }
 
-/// Times `f` over enough repetitions for a stable per-call figure, ns.
-fn per_call(mut f: impl FnMut(u64) -> u64, reps: u64) -> f64 {
-    let _ = f(reps / 10); // warm
-    let t0 = std::time::Instant::now();
-    black_box(f(reps));
-    t0.elapsed().as_nanos() as f64 / reps as f64
-}
-
-/// A task_struct-sized record (1.75 KB, the size of a 2.4 task_struct) whose scheduling
-/// fields sit at its start; scans read them, recalculations write them.
-#[repr(C)]
-struct TaskLike {
-    next: usize,
-    counter: i64,
-    priority: i64,
-    cpu: u32,
-    _rest: [u8; 1760],
-}
-
-/// The per-task cost of a goodness scan and of a recalculation over task-sized records
-/// that are not in the cache: 8192 records (14 MB, beyond the last-level cache of most
-/// machines) linked in a shuffled order, so each visit is a cache miss, as a scan of a
-/// long run queue after other work is.
-fn cold_walks() -> (f64, f64) {
-    const N: usize = 8192;
-    let mut v: Vec<TaskLike> = (0..N)
-        .map(|i| TaskLike { next: 0, counter: (i % 21) as i64, priority: 20, cpu: (i % 2) as u32, _rest: [0; 1760] })
-        .collect();
-    let mut order: Vec<usize> = (0..N).collect();
-    let mut rng = crate::stats::SplitMix64::new(0x5eed);
-    for i in (1..N).rev() {
-        order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
-    }
-    for w in 0..N {
-        v[order[w]].next = order[(w + 1) % N];
-    }
-    let scan = per_call(
-        |n| {
-            let (mut at, mut best) = (order[0], 0i64);
-            for _ in 0..n {
-                let t = &v[at];
-                let g = t.counter + if t.cpu == 1 { 15 } else { 0 };
-                best = best.max(g);
-                at = t.next;
-            }
-            black_box(best) as u64
-        },
-        400_000,
-    );
-    let recalc = per_call(
-        |n| {
-            let mut at = order[0];
-            for _ in 0..n {
-                let t = &mut v[at];
-                t.counter = (t.counter >> 1) + t.priority;
-                at = t.next;
-            }
-            black_box(at) as u64
-        },
-        400_000,
-    );
-    (scan, recalc)
-}
-
-/// A bitmap find-first and an ordered tree's level, timed.
-fn pick_and_tree() -> (f64, f64) {
-    let bitmap: [u64; 3] = [0, 1 << 40, 3];
-    let pick = per_call(
-        |n| {
-            let mut s = 0u64;
-            for k in 0..n {
-                s += black_box(bitmap)[(k % 3) as usize].trailing_zeros() as u64;
-            }
-            s
-        },
-        5_000_000,
-    );
-    let mut tree = std::collections::BTreeSet::new();
-    for i in 0..1024u64 {
-        tree.insert(i * 7919 % 100_003);
-    }
-    let tree_step = per_call(
-        |n| {
-            let mut s = 0u64;
-            for k in 0..n {
-                let key = (k * 7919) % 100_003 + 200_000;
-                tree.insert(key);
-                tree.remove(&key);
-                s += key;
-            }
-            s
-        },
-        200_000,
-    ) / (2.0 * 1024f64.log2());
-    (pick, tree_step)
-}
-
-/// sched_yield with nothing else runnable on this thread's CPU: the bare system call.
-fn bare_yield() -> f64 {
-    per_call(
-        |n| {
-            for _ in 0..n {
-                crate::sys::raw_sched_yield();
-            }
-            n
-        },
-        200_000,
-    )
-}
-
-/// Half the round trip of a cache line bounced between two threads on two CPUs (each
-/// waits for the other's write, then writes): one line transfer. Both sides run on
-/// threads of their own, pinned, so the caller's affinity is untouched. None with
-/// fewer than two CPUs allowed.
-fn line_transfer() -> Option<f64> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    const ROUNDS: u64 = 200_000;
-    let cpus = crate::sys::allowed_cpus().ok()?;
-    let (a, b) = (*cpus.first()?, *cpus.get(1)?);
-    let flag = AtomicU64::new(0);
-    std::thread::scope(|s| {
-        let peer = s.spawn(|| {
-            // Never leaves early: the timer side waits for every answer.
-            let pinned = crate::sys::set_affinity(&[b]).is_ok();
-            for i in 0..ROUNDS {
-                while flag.load(Ordering::Acquire) != 2 * i + 1 {
-                    std::hint::spin_loop();
-                }
-                flag.store(2 * i + 2, Ordering::Release);
-            }
-            pinned.then_some(())
-        });
-        let timer = s.spawn(|| {
-            let pinned = crate::sys::set_affinity(&[a]).is_ok();
-            let t0 = std::time::Instant::now();
-            for i in 0..ROUNDS {
-                flag.store(2 * i + 1, Ordering::Release);
-                while flag.load(Ordering::Acquire) != 2 * i + 2 {
-                    std::hint::spin_loop();
-                }
-            }
-            pinned.then(|| t0.elapsed().as_nanos() as f64 / (2 * ROUNDS) as f64)
-        });
-        let ns = timer.join().ok()?;
-        peer.join().ok()??;
-        ns
-    })
+/// What a `live` profile measures on the machine itself, ns, handed to [`live`] by
+/// whoever runs the simulator (the simulator measures nothing itself).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MachineProbes {
+    /// sched_yield with nothing else runnable.
+    pub syscall: f64,
+    /// A goodness-like read, and a counter update, of a cache-cold task-sized record.
+    pub scan: f64,
+    pub recalc: f64,
+    /// A bitmap find-first-bit, and one level of an ordered tree.
+    pub pick: f64,
+    pub tree: f64,
+    /// Half a cache line's round trip between two CPUs; None with one CPU allowed.
+    pub line: Option<f64>,
+    /// Whether the kernel's sched features list HRTICK on; None where they cannot be
+    /// read.
+    pub hrtick: Option<bool>,
+    /// CPUs the process may run on.
+    pub cpus: usize,
 }
 
 /// This machine: the bare system call, the cold scan and recalculation, the pick, the
-/// tree step and the cross-CPU line transfer measured now; the thread and process
-/// switches from a stored run's yield hand-offs; the rest assumed, each saying why.
-pub fn live(stored: StoredSwitch) -> CostProfile {
-    let syscall = bare_yield();
-    let (scan, recalc) = cold_walks();
-    let (pick, tree) = pick_and_tree();
-    let line = line_transfer();
+/// tree step and the cross-CPU line transfer as `probes` measured them; the thread and
+/// process switches from a stored run's yield hand-offs; the rest assumed, each saying
+/// why.
+pub fn live(stored: StoredSwitch, probes: &MachineProbes) -> CostProfile {
+    let MachineProbes { syscall, scan, recalc, pick, tree, line, hrtick, cpus } = *probes;
     let run = stored.run;
     // A yield hand-off at 2 tasks holds a system call, one goodness-free pick and one
     // switch: the switch is the rest.
@@ -619,7 +488,7 @@ pub fn live(stored: StoredSwitch) -> CostProfile {
     };
     CostProfile {
         name: "live".into(),
-        machine: format!("this machine ({} cpus allowed)", crate::sys::allowed_cpus().map(|c| c.len()).unwrap_or(1)),
+        machine: format!("this machine ({cpus} cpus allowed)"),
         fit: Vec::new(),
         syscall: measured(syscall, "sched_yield with nothing else runnable, timed in a loop"),
         switch: measured(
@@ -667,22 +536,8 @@ pub fn live(stored: StoredSwitch) -> CostProfile {
             syscall,
             "the transmit under the loopback device's lock (kernels that take it) priced as one bare system call",
         ),
-        hrtick: live_hrtick().unwrap_or(false),
+        hrtick: hrtick.unwrap_or(false),
     }
-}
-
-/// Where the running kernel lists its scheduler features (debugfs: mounted, and
-/// readable by root only, on most systems).
-const SCHED_FEATURES: &str = "/sys/kernel/debug/sched/features";
-
-/// Whether the running kernel ends slices on an hrtick (its sched features list
-/// HRTICK, not NO_HRTICK); None where the features cannot be read. The file is a line
-/// of feature names: read at most 64 KiB of it.
-pub fn live_hrtick() -> Option<bool> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(SCHED_FEATURES).ok()?.take(64 * 1024).read_to_string(&mut text).ok()?;
-    Some(hrtick_listed(&text))
 }
 
 /// Whether a sched features list has HRTICK on.

@@ -5,7 +5,7 @@
 //! passes in a [`ProfileSource`] that does (a database, and the command line's
 //! permission to measure), so a test can pass one that holds fixed figures.
 
-use super::cost::{self, CostProfile, StoredSwitch};
+use super::cost::{self, CostProfile, MachineProbes, StoredSwitch};
 use crate::model::RunDocument;
 
 /// A source's own failure (a database that cannot be read, a measurement that
@@ -21,6 +21,9 @@ pub trait ProfileSource {
     /// The profile stored run `run` was simulated under; `None` when it is not a
     /// simulation.
     fn profile_of_run(&self, run: i64) -> Result<Option<CostProfile>, SourceError>;
+    /// What a `live` profile measures on the machine itself (the bare system call, the
+    /// cold scans, the line transfer, the kernel's hrtick setting).
+    fn machine_probes(&self) -> MachineProbes;
 }
 
 /// Why `--profile` names no profile that can be had.
@@ -57,7 +60,10 @@ pub fn choose(name: &str, source: &dyn ProfileSource) -> Result<CostProfile, Cho
         return source.profile_of_run(id).map_err(ChoiceError::Source)?.ok_or(ChoiceError::NotASimulation(id));
     }
     Ok(match name {
-        "live" => cost::live(source.stored_switch().or_else(|_| source.measure_switch()).map_err(ChoiceError::Source)?),
+        "live" => {
+            let switch = source.stored_switch().or_else(|_| source.measure_switch()).map_err(ChoiceError::Source)?;
+            cost::live(switch, &source.machine_probes())
+        }
         "pentium200" => cost::pentium200()?,
         "smp2002" => super::fit::smp2002()?,
         other => return Err(cost::ProfileError::Unknown(other.into()).into()),
@@ -87,7 +93,7 @@ pub fn suite_profiles(suite: &str, this_run: &RunDocument, source: &dyn ProfileS
         notes.extend(refused.into_iter().map(|why| format!("the live profile refuses {why}")));
     });
     match own.ok().or_else(|| source.stored_switch().ok()) {
-        Some(s) => profiles.push(cost::live(s)),
+        Some(s) => profiles.push(cost::live(s, &source.machine_probes())),
         None => notes.push(
             "no live simulation: no run has load.runqueue yield rows at 2 tasks free of intruded, bimodal or modes flags"
                 .into(),
@@ -118,6 +124,18 @@ mod tests {
         }
         fn profile_of_run(&self, _: i64) -> Result<Option<CostProfile>, SourceError> {
             Ok(self.simulation.clone())
+        }
+        fn machine_probes(&self) -> MachineProbes {
+            MachineProbes {
+                syscall: 100.0,
+                scan: 60.0,
+                recalc: 60.0,
+                pick: 5.0,
+                tree: 20.0,
+                line: Some(80.0),
+                hrtick: Some(true),
+                cpus: 2,
+            }
         }
     }
 

@@ -13,7 +13,10 @@
 //! - a figure's identity is typed: no struct or enum variant outside the key's module
 //!   holds a benchmark id, a method or a variant's parameters as plain text (a field named as one with a
 //!   `String`, `&str`, `Cow<str>` or string-keyed map type), so a rename or a wrong
-//!   parameter is a compiler error, not an empty chart.
+//!   parameter is a compiler error, not an empty chart;
+//! - the simulator is a pure function of its inputs: nothing under `src/sim/` opens a
+//!   database, a file, a clock or a thread, or calls into `sys`; the machine figures a
+//!   `live` profile takes come through the `ProfileSource` it is handed.
 //!
 //! Pure file reading: nothing here measures.
 
@@ -533,6 +536,28 @@ fn no_figure_identity_held_as_plain_text_outside_the_key() {
         problems.is_empty(),
         "use the key's types ({KEY_MODULE}: BenchId, Method, Params, FigureKey):\n{}",
         problems.join("\n")
+    );
+}
+
+/// What the simulator may not reach for: the store, the machine's system calls, files,
+/// clocks and threads.
+const SIM_MAY_NOT_NAME: &[&str] =
+    &["crate::store", "crate::sys", "std::fs", "std::time::Instant", "Instant::now", "std::thread", "SystemTime"];
+
+#[test]
+fn the_simulator_measures_nothing_and_opens_nothing() {
+    let mut found = Vec::new();
+    for (path, code) in sources().iter().filter(|(p, _)| p.starts_with("src/sim/")) {
+        for name in SIM_MAY_NOT_NAME {
+            for (at, _) in code.match_indices(name) {
+                found.push(format!("{path}:{}: {name}", line_of(code, at)));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the simulator reaches the machine (hand it a ProfileSource instead):\n{}",
+        found.join("\n")
     );
 }
 
