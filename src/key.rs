@@ -280,7 +280,12 @@ impl<T> std::fmt::Debug for Param<T> {
 /// The parameters that are bookkeeping, not part of what tells variants apart: the
 /// batch size a row was timed with, a path or statement it ran, the cost profile a
 /// simulated figure used.
-const BOOKKEEPING: [&str; 4] = ["batch_size", "path", "statement", "cost_profile"];
+const BOOKKEEPING: [&str; 4] = [BATCH_SIZE.name(), "path", STATEMENT.name(), "cost_profile"];
+
+/// The calls one timed sample of a batch row holds.
+pub const BATCH_SIZE: Param<u64> = Param::new("batch_size");
+/// A fitted row's statement of what its fit says.
+pub const STATEMENT: Param<Text> = Param::new("statement");
 
 /// A variant's parameters, stored as a JSON object of name to value.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

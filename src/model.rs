@@ -650,16 +650,6 @@ impl ResultRow {
         self.params.label()
     }
 
-    /// A parameter as a number (None when it is absent or not a number).
-    pub fn param_f64(&self, key: &str) -> Option<f64> {
-        self.params.raw(key).and_then(serde_json::Value::as_f64)
-    }
-
-    /// A parameter as text (empty when it is absent or not text).
-    pub fn param_str(&self, key: &str) -> &str {
-        self.params.raw(key).and_then(serde_json::Value::as_str).unwrap_or("")
-    }
-
     /// The parameters of [`ResultRow::variant_label`], each as `key=value`.
     pub fn variant_params(&self) -> Vec<String> {
         self.params.variant_params()

@@ -323,7 +323,7 @@ pub fn rows_from(id: &str, m: &Measurement, unit: Unit, ops_per_iteration: f64, 
         m.batch_ns.iter().map(|x| x / ops).collect(),
         batch_iters,
     ) {
-        b.params.insert("batch_size".into(), m.batch_size.into());
+        b.params.set(crate::key::BATCH_SIZE, m.batch_size);
         let per_op = m.trace.clone().map(|t| {
             t.map(|t| crate::model::TraceSummary {
                 ops: (t.ops as f64 * ops).round() as u64,
@@ -359,7 +359,7 @@ pub fn rows_from(id: &str, m: &Measurement, unit: Unit, ops_per_iteration: f64, 
         // (`rounds::methods_disagree`), never in one window.
         if let Some(b) = rows.first() {
             p.params = b.params.clone();
-            p.params.remove("batch_size");
+            p.params.remove(crate::key::BATCH_SIZE.name());
         }
         if p.median < calib.bracket_ns / ops {
             p.flag(Flag::new(FlagCode::BelowBracket,

@@ -26,6 +26,10 @@ use crate::tracepass::measure;
 
 /// fork, the child exits at once, the parent waits.
 pub const FORK_EXIT: BenchId = BenchId::new("spawn.fork_exit");
+/// spawn.fork_mem's variants: the parent's touched memory, and the transparent huge
+/// page setting it ran under.
+pub const PARENT_MEM_BYTES: Param<u64> = Param::new("parent_mem_bytes");
+pub const THP: Param<Text> = Param::new("thp");
 /// Which part of a creation cycle a row times.
 pub const PHASE: Param<Text> = Param::new("phase");
 /// The [`PHASE`] of a row that times the whole cycle, to the child reaped.
@@ -337,9 +341,9 @@ fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             let mib = size as f64 / (1u64 << 20) as f64;
             points.extend(m.batch_ns.iter().map(|&y| (mib, y)));
             let mut rows = rows_from("spawn.fork_mem", &m, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
-            tag(&mut rows, "thp", label);
             for r in &mut rows {
-                r.params.insert("parent_mem_bytes".into(), size.into());
+                r.params.set(THP, label);
+                r.params.set(PARENT_MEM_BYTES, size);
                 if let Some(res) = resident {
                     r.counts.insert(Count::ParentAnonKib, res.anon as f64);
                     r.counts.insert(Count::ParentFileKib, res.file as f64);
@@ -349,7 +353,9 @@ fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             drop(mem);
         }
         if let Some(row) = fit_row("spawn.fork_mem", &points) {
-            out.push(row.with_param("thp", label).with_param("fit", "per_MiB_of_parent"));
+            let mut row = row.with_param("fit", "per_MiB_of_parent");
+            row.params.set(THP, label);
+            out.push(row);
         }
     }
     Ok(())
@@ -510,8 +516,8 @@ pub const FORK_MEM_SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
     x_axis: crate::sweep::XAxis::Linear,
     unit: crate::unit::Unit::NsPerCall,
     place: |r| {
-        let mib = r.param_f64("parent_mem_bytes")? / f64::from(1u32 << 20);
-        Some((format!("THP {}", r.param_str("thp")), mib))
+        let mib = r.params.get(PARENT_MEM_BYTES)? as f64 / f64::from(1u32 << 20);
+        Some((format!("THP {}", r.params.get(THP).unwrap_or_default()), mib))
     },
 };
 

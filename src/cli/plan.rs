@@ -92,7 +92,7 @@ fn figure_plan(
     target: f64,
     quick: bool,
 ) -> FigurePlan {
-    let batch = r.param_f64("batch_size").unwrap_or(1.0);
+    let batch = r.params.get(crate::key::BATCH_SIZE).map_or(1.0, |b| b as f64);
     let sample = c.mean * batch * 1e-9;
     let round = round_seconds(runs, r).map(|t| (t - shape.2 as f64 * sample).max(0.0));
     let costs = Costs {

@@ -285,7 +285,7 @@ fn note_numbers(line: &Line<'_>, label: &str, notes: &mut Vec<(FlagCode, Vec<Str
 fn statements_and_skipped(rows: &[ResultRow], skipped: &[Skipped]) -> Vec<String> {
     let mut out = Vec::new();
     for r in rows {
-        if let Some(serde_json::Value::String(st)) = r.params.raw("statement") {
+        if let Some(st) = r.params.get(crate::key::STATEMENT) {
             out.push(format!("{} {}: {}", plain(&r.benchmark), plain(&r.variant_label()), plain(st)));
         }
     }

@@ -515,7 +515,7 @@ fn footer(notes: &[String], rows: &[ResultRow], skipped: &[Skipped]) -> String {
         out.push_str(&format!("[{}] {n}\n", i + 1));
     }
     for r in rows {
-        if let Some(serde_json::Value::String(st)) = r.params.raw("statement") {
+        if let Some(st) = r.params.get(crate::key::STATEMENT) {
             out.push_str(&format!("{} {}: {}\n", plain(&r.benchmark), plain(&r.variant_label()), plain(st)));
         }
     }

@@ -10,12 +10,18 @@
 
 use super::CostProfile;
 use super::workload::{Params, WorkloadKind, simulate};
+use crate::key::Param;
 use crate::model::ResultRow;
 
 /// Seeds a stochastic workload runs over when none are given: enough that the lowest
 /// and highest of them bound about 90% of the seed-to-seed spread (the chance that a
 /// new seed falls outside the range of K is 2/(K + 1)).
 pub const DEFAULT_SEEDS: u64 = 20;
+
+/// A row over seeds: how many seeds, and the lowest and highest figure among them.
+pub const SEEDS: Param<u64> = Param::new("seeds");
+pub const SEED_LOW: Param<f64> = Param::new("seed_low");
+pub const SEED_HIGH: Param<f64> = Param::new("seed_high");
 
 /// Whether a workload draws at random (and so runs over seeds in the reprints).
 pub fn is_stochastic(w: WorkloadKind) -> bool {
@@ -83,14 +89,14 @@ pub fn rows(p: &Params, profile: &CostProfile, spreads: &[Spread]) -> Vec<Result
     spreads
         .iter()
         .filter_map(|s| {
-            let mut row = template.iter().find(|r| r.param_str("figure") == s.figure)?.clone();
+            let mut row = template.iter().find(|r| r.params.get(super::run::FIGURE) == Some(s.figure))?.clone();
             let m = s.median();
             let (lo, hi) = s.range();
             (row.min, row.median, row.mean, row.ci_low, row.ci_high) = (m, m, m, m, m);
             row.params.remove("seed");
-            row.params.insert("seeds".into(), (s.values.len() as u64).into());
-            row.params.insert("seed_low".into(), lo.into());
-            row.params.insert("seed_high".into(), hi.into());
+            row.params.set(SEEDS, s.values.len() as u64);
+            row.params.set(SEED_LOW, lo);
+            row.params.set(SEED_HIGH, hi);
             row.params.insert("value".into(), "median over seeds".into());
             Some(row)
         })
@@ -100,8 +106,8 @@ pub fn rows(p: &Params, profile: &CostProfile, spreads: &[Spread]) -> Vec<Result
 /// "median of 20 seeds, range 1.2–4.0" for a stored row over seeds; None for a row of
 /// one seed.
 pub fn label(row: &ResultRow, num: impl Fn(f64) -> String) -> Option<String> {
-    let k = row.params.raw("seeds")?.as_u64()?;
-    let (lo, hi) = (row.param_f64("seed_low")?, row.param_f64("seed_high")?);
+    let k = row.params.get(SEEDS)?;
+    let (lo, hi) = (row.params.get(SEED_LOW)?, row.params.get(SEED_HIGH)?);
     Some(format!("median of {k} seeds, seed range {}–{}", num(lo), num(hi)))
 }
 

@@ -67,7 +67,7 @@ pub fn profile_in(doc: &RunDocument) -> Option<CostProfile> {
     let live = "profile live";
     doc.results
         .iter()
-        .filter(|r| r.param_str(super::run::SIMULATED_PARAM) == live)
+        .filter(|r| r.params.get(super::run::SIMULATED) == Some(live))
         .find_map(super::run::profile_of)
         .or_else(|| doc.results.iter().find_map(super::run::profile_of))
 }

@@ -8,6 +8,7 @@ use super::cost::{self, CostProfile};
 use super::sensitivity::{Claim, Conclusion, Judgement, Lab};
 use super::workload::Params;
 use super::{PolicyKind, WorkloadKind};
+use crate::key::Param;
 use crate::model::ResultRow;
 
 /// The benchmark id of a judged conclusion's row.
@@ -19,6 +20,10 @@ pub const JUDGEMENT_PARAM: &str = "judgement";
 /// lat_proc's conclusion: O(1)'s fork+exit well under the old scheduler's. The text's
 /// ratio is 0.38; a ratio of 0.7 or more would no longer be the gain it reports.
 pub const LAT_PROC_THRESHOLD: f64 = 0.7;
+/// A conclusion row's label, and whether a row (a conclusion or a figure it is drawn
+/// from) is fragile.
+pub const CONCLUSION: Param<crate::key::Text> = Param::new("conclusion");
+pub const FRAGILE: Param<bool> = Param::new("fragile");
 
 /// Messages each chat user writes in a reprint's cell: 100, chat_c's count of the
 /// 1-CPU nice-0 run, for every cell (the others ran 1000). A simulated message costs
@@ -213,8 +218,8 @@ pub fn conclusions(suite: &str) -> Vec<Conclusion> {
 fn conclusion_row(j: &Judgement, profile: &CostProfile) -> ResultRow {
     let mut row = super::run::value_row(CONCLUSION_BENCHMARK, crate::unit::Unit::Ratio, j.ratio);
     row.params.insert(super::run::SIMULATED_PARAM.into(), format!("profile {}", profile.name).into());
-    row.params.insert("conclusion".into(), j.label.clone().into());
-    row.params.insert("fragile".into(), j.fragile.into());
+    row.params.set(CONCLUSION, j.label.clone());
+    row.params.set(FRAGILE, j.fragile);
     row.params.insert(JUDGEMENT_PARAM.into(), serde_json::to_value(j).expect("a judgement is plain data"));
     row
 }
@@ -239,7 +244,7 @@ pub fn rows(suite: &str, profiles: &[CostProfile], stop: impl Fn() -> bool) -> V
                 super::run::simulate_rows(&p, profile)
             };
             for mut row in made_rows {
-                let figure = row.params.raw("figure").and_then(|v| v.as_str()).unwrap_or_default().to_string();
+                let figure = row.params.get(super::run::FIGURE).unwrap_or_default().to_string();
                 let s = lab.sensitivity(&p, &figure);
                 row.params.insert(SENSITIVITY_PARAM.into(), serde_json::to_value(s).expect("plain data"));
                 made.push((p.clone(), out.len()));
@@ -254,9 +259,9 @@ pub fn rows(suite: &str, profiles: &[CostProfile], stop: impl Fn() -> bool) -> V
             if j.fragile {
                 // The figures the conclusion is drawn from carry its mark too.
                 for (p, i) in &made {
-                    let figure = out[*i].params.raw("figure").and_then(|v| v.as_str()) == Some(c.figure);
+                    let figure = out[*i].params.get(super::run::FIGURE) == Some(c.figure);
                     if figure && (*p == c.num || *p == c.den) {
-                        out[*i].params.insert("fragile".into(), true.into());
+                        out[*i].params.set(FRAGILE, true);
                     }
                 }
             }

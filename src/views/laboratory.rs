@@ -3,6 +3,7 @@
 //! where this machine can measure it, today's kernel. A view, since it names the
 //! simulator's workloads, a family's benchmark and their parameters.
 
+use crate::key::Param;
 use crate::model::{Method, ResultRow};
 use crate::report::charts::{Point, Series, XAxis, line_chart};
 use crate::unit::Unit;
@@ -34,20 +35,28 @@ fn sim_profiles(results: &[ResultRow]) -> Vec<String> {
     out
 }
 
-/// A simulated series: `figure` of `workload` under `profile`, against the numeric
-/// parameter `x`, for rows whose parameters include `want` (a missing mode is process).
-fn sim_series(results: &[ResultRow], workload: &str, profile: &str, x: &str, want: &[(&str, &str)]) -> Vec<Point> {
+/// Which simulated rows a series takes: a policy's, and where given one mode's (a
+/// missing mode is process) and one figure's.
+struct Want<'a> {
+    policy: &'a str,
+    mode: Option<&'a str>,
+    figure: Option<&'a str>,
+}
+
+/// A simulated series of `workload` under `profile`, against the parameter `x`, for
+/// the rows `want` takes.
+fn sim_series(results: &[ResultRow], workload: &str, profile: &str, x: Param<u64>, want: Want) -> Vec<Point> {
+    use crate::sim::run::{FIGURE, MODE, POLICY, SIMULATED};
     let id = format!("sim.{workload}");
     let mut pts: Vec<Point> = results
         .iter()
-        .filter(|r| r.benchmark == id && r.params.get(crate::sim::run::SIMULATED).unwrap_or_default() == profile)
+        .filter(|r| r.benchmark == id && r.params.get(SIMULATED).unwrap_or_default() == profile)
         .filter(|r| {
-            want.iter().all(|(k, v)| {
-                let got = r.param_str(k);
-                got == *v || (got.is_empty() && *k == "mode" && *v == "process")
-            })
+            r.params.get(POLICY) == Some(want.policy)
+                && want.mode.is_none_or(|m| r.params.get(MODE).unwrap_or("process") == m)
+                && want.figure.is_none_or(|f| r.params.get(FIGURE) == Some(f))
         })
-        .filter_map(|r| Some(Point::of_row(r.param_f64(x)?, r)))
+        .filter_map(|r| Some(Point::of_row(r.params.get(x)? as f64, r)))
         .collect();
     pts.sort_by(|a, b| a.x.total_cmp(&b.x));
     pts
@@ -70,16 +79,17 @@ pub fn charts(results: &[ResultRow]) -> String {
                 crate::published::table2_row(row).into_iter().map(|(n, us)| Point::bare(n, us * 1000.0)).collect();
             let mut series = vec![Series { name: "published (Appleton 1999)".into(), points: published }];
             for p in &profiles {
-                let want = [("policy", policy), ("mode", mode), ("figure", "time per switch")];
-                let pts = sim_series(results, "travis", p, "tasks", &want);
+                let want = Want { policy, mode: Some(mode), figure: Some("time per switch") };
+                let pts = sim_series(results, "travis", p, crate::sim::run::TASKS, want);
                 if !pts.is_empty() {
                     series.push(Series { name: format!("simulated, {p}"), points: pts });
                 }
             }
             if policy == "linux-2.0" {
                 let here = series_by(results, "load.runqueue", |r| {
-                    (r.param_str("design") == "yield" && r.param_str("mode") == mode)
-                        .then(|| Some(("measured here (today's kernel)".to_string(), r.param_f64("tasks")?)))
+                    use crate::bench::load::runqueue::{DESIGN, TASKS};
+                    (r.params.get(DESIGN) == Some("yield") && r.params.get(crate::tasks::Mode::PARAM) == Some(mode))
+                        .then(|| Some(("measured here (today's kernel)".to_string(), r.params.get(TASKS)? as f64)))
                         .flatten()
                 });
                 series.extend(here);
@@ -107,7 +117,8 @@ pub fn charts(results: &[ResultRow]) -> String {
                     .collect();
             let mut series = vec![Series { name: "published (Molnar 2002)".into(), points: published }];
             for p in &profiles {
-                let pts = sim_series(results, "loop_yield", p, "cpus", &[("policy", policy)]);
+                let want = Want { policy, mode: None, figure: None };
+                let pts = sim_series(results, "loop_yield", p, crate::sim::run::CPUS, want);
                 if !pts.is_empty() {
                     series.push(Series { name: format!("simulated, {p}"), points: pts });
                 }

@@ -78,7 +78,7 @@ fn judged(d: &RunDocument, profile: &str, label: &str) -> Option<Judgement> {
         .find(|r| {
             r.benchmark == CONCLUSION_BENCHMARK
                 && r.params.get(crate::sim::run::SIMULATED) == Some(simulated.as_str())
-                && r.param_str("conclusion") == label
+                && r.params.get(crate::sim::suites::CONCLUSION) == Some(label)
         })
         .and_then(judgement_of)
 }
@@ -765,7 +765,7 @@ mod tests {
             let verdict = line_of(&text, &format!("  {label}"));
             assert_eq!(verdict.contains("fragile ("), fragile, "{verdict}");
             // The rows say it too: the conclusion's row and the figures it is drawn from.
-            let flagged = d.results.iter().filter(|r| r.params.raw("fragile") == Some(&true.into())).count();
+            let flagged = d.results.iter().filter(|r| r.params.get(crate::sim::suites::FRAGILE) == Some(true)).count();
             assert_eq!(flagged > 0, fragile);
             // Every simulated figure carries its sensitivity, with no interval.
             for r in d.results.iter().filter(|r| r.benchmark == "sim.fork") {

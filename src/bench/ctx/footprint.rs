@@ -11,7 +11,11 @@ use super::channel::{self, Endpoint, Mechanism, Pair, Pipe, PipeEnd};
 use super::peer::{Control, Mode, Peer};
 use crate::bench::{BenchOptions, Cost, Ctx, Output, Scope};
 use crate::kcounts::{Task, Watcher};
+use crate::key::Param;
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
+
+/// The working set each task touches between hand-offs.
+pub const SIZE_BYTES: Param<u64> = Param::new("size_bytes");
 use crate::runner::{BenchError, MeasureConfig, Probe, time_batch};
 use crate::sys::{self, SharedWords};
 use crate::tasks::{AffinityGuard, PeerPlacement};
@@ -147,7 +151,7 @@ fn one_size(ctx: &Ctx, size: u64, stride: usize, cpus: &[usize]) -> Result<Resul
     let mut row =
         ResultRow::from_samples("ctx.footprint", Method::Batch, crate::unit::Unit::NsPerHandOff, diffs, handoffs)
             .ok_or_else(|| BenchError::Failed("no rounds were timed".into()))?
-            .with_param("size_bytes", size)
+            .with(SIZE_BYTES, size)
             .with_param("stride_bytes", stride)
             .with_param("mode", "process")
             .with_param("placement", "same_cpu");
@@ -253,7 +257,7 @@ pub const SWEEP: crate::sweep::SweepSpec = crate::sweep::SweepSpec {
     x_title: "working set per task (log scale)",
     x_axis: crate::sweep::XAxis::Log2Bytes,
     unit: crate::unit::Unit::NsPerHandOff,
-    place: |r| Some(("extra per hand-off".into(), r.param_f64("size_bytes")?)),
+    place: |r| Some(("extra per hand-off".into(), r.params.get(SIZE_BYTES)? as f64)),
 };
 
 #[cfg(test)]

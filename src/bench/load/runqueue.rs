@@ -272,7 +272,7 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
                 (fit.ci_low, fit.ci_high) = g.ci;
                 let mut fit =
                     fit.with(DESIGN, design.as_str()).with(Mode::PARAM, mode.as_str()).with_param("growth", g.kind);
-                fit.params.insert("statement".into(), g.statement.into());
+                fit.params.set(crate::key::STATEMENT, g.statement);
                 out.push(fit);
             }
         }
