@@ -34,10 +34,17 @@ use super::types::{Action, Behavior, Rng, Shared, TaskId};
 /// Users per room (chat.h's CLIENTS_PER_ROOM).
 pub const ROOM: usize = 20;
 
-/// Unread 100-byte messages a connection holds before its writer blocks (assumed):
-/// 2.4's TCP receive window without window scaling is at most 65,535 bytes (its
-/// default tcp_rmem, 87,380 bytes, advertises about three quarters of itself), about
-/// 640 of chat's messages.
+/// Unread 100-byte messages a connection holds before its writer blocks (assumed).
+///
+/// Read against 2.4.17 (the benchmark sets no socket option: Nagle on, default
+/// buffers): a lagging reader gets full 16 KB segments over loopback (MTU 16,436),
+/// and `__tcp_select_window` (net/ipv4/tcp_output.c) closes the window once 3–4 of
+/// them sit in the 87,380-byte receive buffer, 491–655 messages; the writer then
+/// fills its own send buffer (50,148 bytes from `tcp_fixup_sndbuf`, raised to 131,072
+/// by `tcp_new_space`) before it sleeps in `wait_for_tcp_memory`: about 1,150–1,970
+/// messages in all. 640 is the receiver's share. The figures move by at most 11% with
+/// 1,500 in its place (see docs/simulator.md): the choice within the kernel's range
+/// does not decide a cell.
 pub const WINDOW: usize = 640;
 
 /// The four threads of one user, in the order each user's ids are handed out.
