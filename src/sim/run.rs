@@ -36,6 +36,14 @@ pub const MESSAGES: Param<u64> = Param::new("messages");
 /// default), as the measuring families write it.
 pub const MODE: Param<Text> = crate::tasks::Mode::PARAM;
 
+/// The parameters [`rows_of`] leaves unwritten while they hold their default:
+/// processes (not threads) and nice 0. A reader selecting simulated rows by their
+/// variant takes a missing one as this value
+/// ([`crate::key::Params::matches_with_defaults`]).
+pub fn unwritten_defaults() -> crate::model::Params {
+    crate::model::Params::new().with(MODE, crate::tasks::Mode::Process.as_str()).with(NICE, 0i64)
+}
+
 /// What to simulate: every policy × CPU count × size.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -117,7 +125,7 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
                 params.set(MESSAGES, p.messages);
             }
             params.insert(PROFILE_PARAM.into(), profile_json.clone());
-            let mut row = value_row(&super::benchmark_id(p.workload), f.unit.clone(), f.value);
+            let mut row = value_row(&p.workload.id(), f.unit.clone(), f.value);
             row.params = params;
             row.counts.insert(Count::Switches, report.outcome.switches as f64);
             row.counts.insert(Count::Seconds, report.outcome.end_ns as f64 / 1e9);

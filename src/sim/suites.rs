@@ -8,11 +8,11 @@ use super::cost::{self, CostProfile};
 use super::sensitivity::{Claim, Conclusion, Judgement, Lab};
 use super::workload::Params;
 use super::{PolicyKind, WorkloadKind};
-use crate::key::Param;
+use crate::key::{BenchId, Param};
 use crate::model::ResultRow;
 
 /// The benchmark id of a judged conclusion's row.
-pub const CONCLUSION_BENCHMARK: &str = "sim.conclusion";
+pub const CONCLUSION_BENCHMARK: BenchId = BenchId::new("sim.conclusion");
 /// The parameter that holds a simulated figure's sensitivity.
 pub const SENSITIVITY_PARAM: &str = "sensitivity";
 /// The parameter that holds a conclusion's judgement.
@@ -216,7 +216,7 @@ pub fn conclusions(suite: &str) -> Vec<Conclusion> {
 /// A judged conclusion as a stored row: the simulated ratio as its one value, the
 /// judgement (claim, swings, fragile) as a parameter.
 fn conclusion_row(j: &Judgement, profile: &CostProfile) -> ResultRow {
-    let mut row = super::run::value_row(CONCLUSION_BENCHMARK, crate::unit::Unit::Ratio, j.ratio);
+    let mut row = super::run::value_row(&CONCLUSION_BENCHMARK, crate::unit::Unit::Ratio, j.ratio);
     row.params.insert(super::run::SIMULATED_PARAM.into(), format!("profile {}", profile.name).into());
     row.params.set(CONCLUSION, j.label.clone());
     row.params.set(FRAGILE, j.fragile);
