@@ -244,6 +244,22 @@ impl ParamType for bool {
     }
 }
 
+/// A parameter that holds structured data (a cost profile, a judgement), read as
+/// its stored JSON value for its owner to decode.
+#[derive(Debug, Clone, Copy)]
+pub struct Json;
+
+impl ParamType for Json {
+    type Read<'a> = &'a serde_json::Value;
+    type Write = serde_json::Value;
+    fn read(value: &serde_json::Value) -> Option<&serde_json::Value> {
+        Some(value)
+    }
+    fn write(value: serde_json::Value) -> serde_json::Value {
+        value
+    }
+}
+
 /// A parameter a producer declares: its stored name and its value's type. Reading
 /// and writing through it is the only way a name is spelled, so a rename is one edit
 /// and a wrong type a compiler error.

@@ -9,11 +9,13 @@ use std::collections::BTreeMap;
 use super::cost::CostProfile;
 use super::workload::{Params, Report, simulate};
 use super::{PolicyKind, WorkloadKind};
-use crate::key::{Param, Text};
+use crate::key::{Json, Param, Text};
 use crate::model::{Count, Method, ResultRow};
 
 /// The parameter that holds a row's whole cost profile.
-pub const PROFILE_PARAM: &str = "cost_profile";
+pub const PROFILE: Param<Json> = Param::new("cost_profile");
+/// [`PROFILE`]'s stored name.
+pub const PROFILE_PARAM: &str = PROFILE.name();
 /// The parameter that names the profile (`profile NAME`).
 pub const SIMULATED: Param<Text> = Param::new("simulated");
 /// [`SIMULATED`]'s stored name.
@@ -124,7 +126,7 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
             if p.workload == WorkloadKind::Chat {
                 params.set(MESSAGES, p.messages);
             }
-            params.insert(PROFILE_PARAM.into(), profile_json.clone());
+            params.set(PROFILE, profile_json.clone());
             let mut row = value_row(&p.workload.id(), f.unit.clone(), f.value);
             row.params = params;
             row.counts.insert(Count::Switches, report.outcome.switches as f64);
@@ -160,7 +162,7 @@ pub fn value_row(benchmark: &str, unit: crate::unit::Unit, value: f64) -> Result
 
 /// The cost profile a stored simulated row carries.
 pub fn profile_of(row: &ResultRow) -> Option<CostProfile> {
-    serde_json::from_value(row.params.raw(PROFILE_PARAM)?.clone()).ok()
+    serde_json::from_value(row.params.get(PROFILE)?.clone()).ok()
 }
 
 /// Whether a row is simulated.
