@@ -17,6 +17,8 @@
 //! - a parameter is read through the `Param` its producer declares: `Params::raw`, the
 //!   read by a stored name, is called outside the key's module and test code only where
 //!   the allowlist below names the file and says why, and no more often than it says;
+//! - the store, the families and the simulator name nothing of the report above them
+//!   (what an import and a store share lives in `exchange`, below both);
 //! - the simulator is a pure function of its inputs: nothing under `src/sim/` opens a
 //!   database, a file, a clock or a thread, or calls into `sys`; the machine figures a
 //!   `live` profile takes come through the `ProfileSource` it is handed.
@@ -607,6 +609,23 @@ fn parameters_are_read_by_name_only_where_the_allowlist_says_why() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Lower layers and the higher module they may not name: (folder, module).
+const NO_UPWARD_NAME: &[(&str, &str)] =
+    &[("src/store/", "crate::report"), ("src/bench/", "crate::report"), ("src/sim/", "crate::report")];
+
+#[test]
+fn the_store_the_families_and_the_simulator_name_nothing_of_the_report() {
+    let mut found = Vec::new();
+    for (path, code) in sources() {
+        for (folder, higher) in NO_UPWARD_NAME.iter().filter(|(f, _)| path.starts_with(f)) {
+            for (at, _) in code.match_indices(higher) {
+                found.push(format!("{path}:{}: names {higher} from {folder}", line_of(&code, at)));
+            }
+        }
+    }
+    assert!(found.is_empty(), "an upward arrow (move what both need below both):\n{}", found.join("\n"));
 }
 
 /// What the simulator may not reach for: the store, the machine's system calls, files,
