@@ -244,6 +244,22 @@ impl ParamType for bool {
     }
 }
 
+/// A parameter that holds structured data (a cost profile, a judgement), read as
+/// its stored JSON value for its owner to decode.
+#[derive(Debug, Clone, Copy)]
+pub struct Json;
+
+impl ParamType for Json {
+    type Read<'a> = &'a serde_json::Value;
+    type Write = serde_json::Value;
+    fn read(value: &serde_json::Value) -> Option<&serde_json::Value> {
+        Some(value)
+    }
+    fn write(value: serde_json::Value) -> serde_json::Value {
+        value
+    }
+}
+
 /// A parameter a producer declares: its stored name and its value's type. Reading
 /// and writing through it is the only way a name is spelled, so a rename is one edit
 /// and a wrong type a compiler error.
@@ -327,6 +343,20 @@ impl Params {
         other.0.iter().all(|(k, v)| self.0.get(k) == Some(v))
     }
 
+    /// Whether every parameter of `want` is here with the same value, a number and
+    /// the text of that number counting as one value: a row read back from an export
+    /// or an older database may hold a count as either, and a layout that selects rows
+    /// by their variant takes both.
+    pub fn matches(&self, want: &Params) -> bool {
+        self.matches_with_defaults(want, &Params::new())
+    }
+
+    /// [`Params::matches`], a parameter absent here taking its value in `defaults`:
+    /// for a producer that leaves a parameter unwritten while it holds its default.
+    pub fn matches_with_defaults(&self, want: &Params, defaults: &Params) -> bool {
+        want.0.iter().all(|(k, v)| self.0.get(k).or_else(|| defaults.0.get(k)).is_some_and(|got| same_value(got, v)))
+    }
+
     /// Sets a parameter by its stored name: for code that copies parameters whose
     /// names it does not own (labels a run adds to every row, a condition's settings).
     pub fn insert(&mut self, name: String, value: serde_json::Value) {
@@ -377,6 +407,17 @@ impl Params {
     /// `mode=process placement=same_cpu`.
     pub fn label(&self) -> String {
         self.variant_params().join(" ")
+    }
+}
+
+/// Whether two stored values are one: equal, or a whole number and its text.
+fn same_value(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n)) => {
+            n.as_u64().is_some_and(|n| s.parse() == Ok(n)) || n.as_i64().is_some_and(|n| s.parse() == Ok(n))
+        }
+        _ => a == b,
     }
 }
 
@@ -510,6 +551,32 @@ mod tests {
         assert_eq!(serde_json::to_string(&id).unwrap(), r#""ctx.pipe""#);
         assert_eq!(serde_json::from_str::<BenchId>(r#""ctx.pipe""#).unwrap(), id);
         assert_eq!(id.family(), "ctx");
+    }
+
+    #[test]
+    fn a_wanted_variant_matches_its_numbers_stored_as_numbers_or_as_their_text() {
+        const NICE: Param<i64> = Param::new("nice");
+        let want = Params::new().with(MODE, "process").with(TASKS, 2u64).with(NICE, -5i64);
+        let typed = Params::new().with(MODE, "process").with(TASKS, 2u64).with(NICE, -5i64).with(BATCH_SIZE, 9u64);
+        assert!(typed.matches(&want));
+        let as_text: Params = [("mode", "process"), ("tasks", "2"), ("nice", "-5")]
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .into_iter()
+            .collect();
+        assert!(as_text.matches(&want));
+        assert!(!typed.matches(&want.clone().with(TASKS, 4u64)));
+        assert!(!as_text.matches(&Params::new().with(MODE, "thread")));
+        assert!(!typed.matches(&Params::new().with(Param::<Text>::new("absent"), "x")));
+        // A number's text is its whole text, and a text is no number's.
+        assert!(!Params::new().with(Param::<Text>::new("tasks"), "2x").matches(&Params::new().with(TASKS, 2u64)));
+        assert!(Params::new().matches(&Params::new()));
+        // A parameter left unwritten at its default matches the default alone.
+        let defaults = Params::new().with(MODE, "process").with(NICE, 0i64);
+        let unwritten = Params::new().with(TASKS, 2u64);
+        assert!(unwritten.matches_with_defaults(&Params::new().with(MODE, "process").with(NICE, 0i64), &defaults));
+        assert!(!unwritten.matches_with_defaults(&Params::new().with(MODE, "thread"), &defaults));
+        assert!(!unwritten.matches_with_defaults(&Params::new().with(NICE, 19i64), &defaults));
+        assert!(!unwritten.matches(&Params::new().with(MODE, "process")));
     }
 
     #[test]

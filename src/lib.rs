@@ -13,7 +13,9 @@
 //!   `stats`, `unit` (what a figure's unit measures, and how it prints), `key` (a
 //!   figure's identity: the benchmark's id, the method and typed parameters, which
 //!   producers declare and readers ask for), `model` (the
-//!   row, flag, count, status and run-kind types every layer agrees on), `sweep` (a
+//!   row, flag, count, status and run-kind types every layer agrees on), `exchange`
+//!   (why an import refuses a file or a run, and its bounds: raised by the report's
+//!   import, passed through by the store), `sweep` (a
 //!   family's chart declaration, which the report draws), `machine` (the fingerprint),
 //!   `kcounts` (what the kernel
 //!   observed), `placement` (the user's CPU, nice and policy request), `histo` (per-call
@@ -60,6 +62,7 @@ pub mod cli;
 pub mod clock;
 pub mod condition;
 pub mod crosscheck;
+pub mod exchange;
 pub mod files;
 pub mod helper;
 pub mod histo;

@@ -12,7 +12,7 @@ pub fn ids() -> Vec<String> {
     let mut all: Vec<String> = crate::bench::registry().iter().map(|b| b.id.to_string()).collect();
     all.extend(crate::observe::IDS.iter().map(|id| id.to_string()));
     all.extend(crate::trace::system::IDS.iter().map(|id| id.to_string()));
-    all.extend(crate::sim::WorkloadKind::value_variants().iter().map(|w| crate::sim::benchmark_id(*w)));
+    all.extend(crate::sim::WorkloadKind::value_variants().iter().map(|w| w.id().to_string()));
     all
 }
 

@@ -26,6 +26,12 @@ use crate::tracepass::measure;
 
 /// fork, the child exits at once, the parent waits.
 pub const FORK_EXIT: BenchId = BenchId::new("spawn.fork_exit");
+/// fork, the child execs the no-op helper, the parent waits.
+pub const FORK_EXEC: BenchId = BenchId::new("spawn.fork_exec");
+/// fork, the child execs `/bin/sh -c` running the no-op helper, the parent waits.
+pub const SHELL: BenchId = BenchId::new("spawn.shell");
+/// A thread created and joined.
+pub const THREAD: BenchId = BenchId::new("spawn.thread");
 /// spawn.fork_mem's variants: the parent's touched memory, and the transparent huge
 /// page setting it ran under.
 pub const PARENT_MEM_BYTES: Param<u64> = Param::new("parent_mem_bytes");
@@ -175,8 +181,7 @@ fn verify_exec(path: &str, shown: &str, args: &[&str]) -> Result<(), BenchError>
 }
 
 /// The benchmarks that exec the no-op helper (`--noop`): only they need it opened.
-pub const RUNS_HELPER: [BenchId; 3] =
-    [BenchId::new("spawn.fork_exec"), BenchId::new("spawn.posix_spawn"), BenchId::new("spawn.shell")];
+pub const RUNS_HELPER: [BenchId; 3] = [FORK_EXEC, BenchId::new("spawn.posix_spawn"), SHELL];
 
 /// The no-op program, as a descriptor the benchmark's children inherit (see
 /// [`crate::helper`]: it is never executed by a path another user could change).
@@ -211,7 +216,7 @@ fn run_clone_vm(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 fn run_fork_exec(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let (fd, shown) = noop(ctx)?;
     let args = exec_args(&fd.exec_path(), &shown, &["oscost-noop"])?;
-    run_child(ctx, out, "spawn.fork_exec", How::ForkExec, Some(&args))
+    run_child(ctx, out, &FORK_EXEC, How::ForkExec, Some(&args))
 }
 
 fn run_fork_exec_true(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
@@ -236,11 +241,11 @@ fn run_shell(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     verify_exec(&path, &shown, &["oscost-noop"])?;
     let script = shell_quote(&path);
     let args = exec_args("/bin/sh", "/bin/sh", &["sh", "-c", &script])?;
-    run_child(ctx, out, "spawn.shell", How::ForkExec, Some(&args))
+    run_child(ctx, out, &SHELL, How::ForkExec, Some(&args))
 }
 
 fn run_thread(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.extend(measure_cycle(ctx, "spawn.thread", Thread(None))?);
+    out.extend(measure_cycle(ctx, &THREAD, Thread(None))?);
     Ok(())
 }
 
@@ -429,7 +434,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_clone_vm,
     },
     BenchDef {
-        id: BenchId::new("spawn.fork_exec"),
+        id: FORK_EXEC,
         family: Family::Spawn,
         summary: "fork + exec of oscost's static no-op helper (spawn new process)",
         timing_model: CYCLE,
@@ -462,7 +467,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_posix_spawn,
     },
     BenchDef {
-        id: BenchId::new("spawn.shell"),
+        id: SHELL,
         family: Family::Spawn,
         summary: "fork + exec of /bin/sh -c running the no-op helper (lmbench's fork+/bin/sh -c)",
         timing_model: CYCLE,
@@ -473,7 +478,7 @@ pub static BENCHES: [BenchDef; 10] = [
         run: run_shell,
     },
     BenchDef {
-        id: BenchId::new("spawn.thread"),
+        id: THREAD,
         family: Family::Spawn,
         summary: "pthread_create + pthread_join of a thread that returns at once (spawn new thread)",
         timing_model: CYCLE,

@@ -189,12 +189,12 @@ fn run_enosys(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 }
 
 fn run_getppid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.extend(run_probe(ctx, "syscall.getppid", None, EntryKind::Kernel, NoArg(sys::raw_getppid))?);
+    out.extend(run_probe(ctx, &GETPPID, None, EntryKind::Kernel, NoArg(sys::raw_getppid))?);
     Ok(())
 }
 
 fn run_getuid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.extend(run_probe(ctx, "syscall.getuid", None, EntryKind::Kernel, NoArg(sys::raw_getuid))?);
+    out.extend(run_probe(ctx, &GETUID, None, EntryKind::Kernel, NoArg(sys::raw_getuid))?);
     Ok(())
 }
 
@@ -204,26 +204,32 @@ fn run_gettid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 }
 
 fn run_getpid(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.extend(run_probe(ctx, "syscall.getpid", Some("raw"), EntryKind::Kernel, NoArg(sys::raw_getpid))?);
-    out.extend(run_probe(
-        ctx,
-        "syscall.getpid",
-        Some("libc"),
-        EntryKind::LibcWrapper,
-        LibcGetpid(i64::from(sys::getpid())),
-    )?);
+    out.extend(run_probe(ctx, &GETPID, Some(VIA_RAW), EntryKind::Kernel, NoArg(sys::raw_getpid))?);
+    out.extend(run_probe(ctx, &GETPID, Some(VIA_LIBC), EntryKind::LibcWrapper, LibcGetpid(i64::from(sys::getpid())))?);
     Ok(())
 }
 
 fn run_clock_gettime(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.extend(run_probe(ctx, "syscall.clock_gettime", Some("vdso"), EntryKind::Vdso, NoArg(sys::libc_clock_gettime))?);
-    out.extend(run_probe(ctx, "syscall.clock_gettime", Some("raw"), EntryKind::Kernel, NoArg(sys::raw_clock_gettime))?);
+    out.extend(run_probe(
+        ctx,
+        "syscall.clock_gettime",
+        Some(VIA_VDSO),
+        EntryKind::Vdso,
+        NoArg(sys::libc_clock_gettime),
+    )?);
+    out.extend(run_probe(
+        ctx,
+        "syscall.clock_gettime",
+        Some(VIA_RAW),
+        EntryKind::Kernel,
+        NoArg(sys::raw_clock_gettime),
+    )?);
     Ok(())
 }
 
 fn run_gettimeofday(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    out.extend(run_probe(ctx, "syscall.gettimeofday", Some("vdso"), EntryKind::Vdso, NoArg(sys::libc_gettimeofday))?);
-    out.extend(run_probe(ctx, "syscall.gettimeofday", Some("raw"), EntryKind::Kernel, NoArg(sys::raw_gettimeofday))?);
+    out.extend(run_probe(ctx, &GETTIMEOFDAY, Some(VIA_VDSO), EntryKind::Vdso, NoArg(sys::libc_gettimeofday))?);
+    out.extend(run_probe(ctx, &GETTIMEOFDAY, Some(VIA_RAW), EntryKind::Kernel, NoArg(sys::raw_gettimeofday))?);
     Ok(())
 }
 
@@ -251,7 +257,7 @@ impl TargetFile {
 
 fn run_open_close(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let f = TargetFile::create()?;
-    let mut rows = run_probe(ctx, "syscall.open_close", None, EntryKind::Kernel, OpenClose(f.cstring()?))?;
+    let mut rows = run_probe(ctx, &OPEN_CLOSE, None, EntryKind::Kernel, OpenClose(f.cstring()?))?;
     tag(&mut rows, "path", &f.path.display().to_string());
     out.extend(rows);
     Ok(())
@@ -259,7 +265,7 @@ fn run_open_close(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 
 fn run_stat(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let f = TargetFile::create()?;
-    let mut rows = run_probe(ctx, "syscall.stat", None, EntryKind::Kernel, Stat(f.cstring()?))?;
+    let mut rows = run_probe(ctx, &STAT, None, EntryKind::Kernel, Stat(f.cstring()?))?;
     tag(&mut rows, "path", &f.path.display().to_string());
     out.extend(rows);
     Ok(())
@@ -267,13 +273,7 @@ fn run_stat(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 
 fn run_read(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let f = File::open("/dev/zero").map_err(|e| BenchError::setup("opening /dev/zero", e))?;
-    out.extend(run_probe(
-        ctx,
-        "syscall.read",
-        None,
-        EntryKind::Kernel,
-        OneByte { fd: f.as_raw_fd(), buf: [0], write: false },
-    )?);
+    out.extend(run_probe(ctx, &READ, None, EntryKind::Kernel, OneByte { fd: f.as_raw_fd(), buf: [0], write: false })?);
     Ok(())
 }
 
@@ -281,7 +281,7 @@ fn run_write(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let f = File::options().write(true).open("/dev/null").map_err(|e| BenchError::setup("opening /dev/null", e))?;
     out.extend(run_probe(
         ctx,
-        "syscall.write",
+        &WRITE,
         None,
         EntryKind::Kernel,
         OneByte { fd: f.as_raw_fd(), buf: [b'x'], write: true },
@@ -321,7 +321,7 @@ fn run_getrandom(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 }
 
 fn run_sched_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    let mut rows = run_probe(ctx, "syscall.sched_yield", None, EntryKind::Kernel, NoArg(sys::raw_sched_yield))?;
+    let mut rows = run_probe(ctx, &SCHED_YIELD, None, EntryKind::Kernel, NoArg(sys::raw_sched_yield))?;
     if let Some(f) = rows.first().and_then(|b| b.counts.get(&Count::SwitchesPerOp)).and_then(|&s| yield_flag(s)) {
         for r in rows.iter_mut() {
             r.flag(f.clone());
@@ -347,6 +347,23 @@ fn two(_: Scope, _: &BenchOptions, cfg: &MeasureConfig) -> Cost {
 
 /// How a call that has more than one way in was made (`libc`, `raw`, `vdso`).
 pub const VIA: Param<Text> = Param::new("via");
+/// The [`VIA`] of a call through the C library's wrapper.
+pub const VIA_LIBC: &str = "libc";
+/// The [`VIA`] of a call made by one raw `syscall` instruction.
+pub const VIA_RAW: &str = "raw";
+/// The [`VIA`] of a call the vDSO answers without entering the kernel.
+pub const VIA_VDSO: &str = "vdso";
+
+/// The ids other layers name (the reprints); the rest are named in [`BENCHES`] only.
+pub const GETPPID: BenchId = BenchId::new("syscall.getppid");
+pub const GETUID: BenchId = BenchId::new("syscall.getuid");
+pub const GETPID: BenchId = BenchId::new("syscall.getpid");
+pub const GETTIMEOFDAY: BenchId = BenchId::new("syscall.gettimeofday");
+pub const OPEN_CLOSE: BenchId = BenchId::new("syscall.open_close");
+pub const STAT: BenchId = BenchId::new("syscall.stat");
+pub const READ: BenchId = BenchId::new("syscall.read");
+pub const WRITE: BenchId = BenchId::new("syscall.write");
+pub const SCHED_YIELD: BenchId = BenchId::new("syscall.sched_yield");
 
 const RAW: &str = "one raw `syscall` instruction and a check of its result";
 
@@ -363,7 +380,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_enosys,
     },
     BenchDef {
-        id: BenchId::new("syscall.getppid"),
+        id: GETPPID,
         family: Family::Syscall,
         summary: "getppid: a trivial real system call",
         timing_model: RAW,
@@ -374,7 +391,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_getppid,
     },
     BenchDef {
-        id: BenchId::new("syscall.getuid"),
+        id: GETUID,
         family: Family::Syscall,
         summary: "getuid: a trivial real system call",
         timing_model: RAW,
@@ -396,7 +413,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_gettid,
     },
     BenchDef {
-        id: BenchId::new("syscall.getpid"),
+        id: GETPID,
         family: Family::Syscall,
         summary: "getpid raw and through the C library (caught if cached)",
         timing_model: "raw: one `syscall`; libc: one call of the C library's getpid(), compared with our pid",
@@ -418,7 +435,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_clock_gettime,
     },
     BenchDef {
-        id: BenchId::new("syscall.gettimeofday"),
+        id: GETTIMEOFDAY,
         family: Family::Syscall,
         summary: "gettimeofday through the vDSO and as a raw system call",
         timing_model: "vdso: one libc gettimeofday() (user space); raw: one `syscall`",
@@ -429,7 +446,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_gettimeofday,
     },
     BenchDef {
-        id: BenchId::new("syscall.open_close"),
+        id: OPEN_CLOSE,
         family: Family::Syscall,
         summary: "openat + close of an existing file in the temp directory",
         timing_model: "two raw system calls: openat(O_RDONLY) and close of the returned fd",
@@ -440,7 +457,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_open_close,
     },
     BenchDef {
-        id: BenchId::new("syscall.stat"),
+        id: STAT,
         family: Family::Syscall,
         summary: "newfstatat of an existing file in the temp directory",
         timing_model: RAW,
@@ -451,7 +468,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_stat,
     },
     BenchDef {
-        id: BenchId::new("syscall.read"),
+        id: READ,
         family: Family::Syscall,
         summary: "read 1 byte from /dev/zero",
         timing_model: "one raw read(fd, buf, 1), result must be 1",
@@ -462,7 +479,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_read,
     },
     BenchDef {
-        id: BenchId::new("syscall.write"),
+        id: WRITE,
         family: Family::Syscall,
         summary: "write 1 byte to /dev/null",
         timing_model: "one raw write(fd, buf, 1), result must be 1",
@@ -473,7 +490,7 @@ pub static BENCHES: [BenchDef; 13] = [
         run: run_write,
     },
     BenchDef {
-        id: BenchId::new("syscall.sched_yield"),
+        id: SCHED_YIELD,
         family: Family::Syscall,
         summary: "sched_yield with no other runnable task on the CPU (checked by switch counts)",
         timing_model: RAW,

@@ -5,6 +5,8 @@
 //! Why apart from the exporters: an exporter writes what oscost stored and trusts it;
 //! this reads what anyone wrote and trusts nothing.
 
+pub use crate::exchange::{HistogramProblem, ImportError, Refusal, RowProblem, RunProblem, TooLong};
+use crate::exchange::{MAX_ROWS, MAX_RUNS, MAX_SAMPLES, MAX_TEXT};
 use crate::model::Skipped;
 use crate::model::{ResultRow, RunDocument, RunStatus, SCHEMA_VERSION};
 use crate::report::export::json::ExportedRun;
@@ -48,118 +50,6 @@ fn expand_histograms(run: &mut ExportedRun, blobs: Vec<(usize, Vec<u8>)>) -> Res
         row.samples = crate::histo::decode(&blob).map_err(|e| at(e.into()))?.concat();
     }
     Ok(())
-}
-
-/// Bounds on what an import may contain, so hostile input cannot exhaust the machine.
-const MAX_RUNS: usize = 10_000;
-const MAX_ROWS: usize = 100_000;
-const MAX_SAMPLES: usize = crate::histo::MAX_SAMPLES;
-const MAX_TEXT: usize = 64 * 1024;
-
-/// Why an export file is refused; nothing of it is imported.
-#[derive(Debug, thiserror::Error)]
-pub enum ImportError {
-    #[error("not an oscost export: {0}")]
-    NotAnExport(#[source] serde_json::Error),
-    #[error("not an oscost export: no schema_version")]
-    NoVersion,
-    #[error("export schema version {0} is not {SCHEMA_VERSION}, the one this oscost reads")]
-    Version(u32),
-    #[error("more than {MAX_RUNS} runs in one file")]
-    TooManyRuns,
-    #[error("more than {MAX_ROWS} results in one file")]
-    TooManyRows,
-    /// The run's place in the file (from 0) and what is wrong with it.
-    #[error("run {run}: {problem}")]
-    Run { run: usize, problem: RunProblem },
-}
-
-/// Why whoever takes the runs read refused one (a store that could not write it).
-pub type Refusal = Box<dyn std::error::Error + Send + Sync>;
-
-/// What is wrong with one exported run.
-#[derive(Debug, thiserror::Error)]
-pub enum RunProblem {
-    #[error("not an oscost run: {0}")]
-    NotARun(#[source] serde_json::Error),
-    #[error("schema version {0} is not {SCHEMA_VERSION}")]
-    Version(u32),
-    #[error("status \"running\": a run still being measured cannot be imported (export it once it has finished)")]
-    StillRunning,
-    /// The UUID as given, cut to 40 characters.
-    #[error("UUID {0:?} is not a UUID like 67e55044-10b1-426f-9247-bb680e5fe0c8")]
-    Uuid(String),
-    #[error("{what} {shown:?} is not an RFC 3339 UTC time like 2026-11-24T01:02:03Z ({source})")]
-    Time { what: &'static str, shown: String, source: humantime::TimestampError },
-    #[error(transparent)]
-    SaveName(#[from] crate::model::SaveNameError),
-    #[error(transparent)]
-    TooLong(#[from] TooLong),
-    #[error("the machine fingerprint is too large")]
-    Machine,
-    #[error("result {row}: {problem}")]
-    Histogram { row: usize, problem: HistogramProblem },
-    /// The row's place in the run, its benchmark id (cut to 60 characters) and what is wrong.
-    #[error("result {row} ({benchmark:?}): {problem}")]
-    Row { row: usize, benchmark: crate::key::BenchId, problem: RowProblem },
-    #[error("{0}")]
-    Refused(Refusal),
-}
-
-/// A text field longer than an import takes.
-#[derive(Debug, thiserror::Error)]
-#[error("{what} is {len} bytes long (at most {MAX_TEXT})")]
-pub struct TooLong {
-    pub what: &'static str,
-    pub len: usize,
-}
-
-/// What is wrong with a row's histogram.
-#[derive(Debug, thiserror::Error)]
-pub enum HistogramProblem {
-    #[error(transparent)]
-    Histogram(#[from] crate::histo::HistoError),
-    #[error("the histogram is not a string")]
-    NotAString,
-    #[error("a histogram of {bytes} bytes (at most {MAX_SAMPLES})")]
-    TooLong { bytes: usize },
-    #[error("histogram: {0}")]
-    Base64(#[from] base64::DecodeError),
-    #[error("no such row")]
-    NoSuchRow,
-    #[error("both samples and a histogram are given")]
-    BothGiven,
-}
-
-/// What is wrong with one result row.
-#[derive(Debug, thiserror::Error)]
-pub enum RowProblem {
-    #[error("benchmark ids are short lowercase names like syscall.getppid")]
-    BadId,
-    #[error("no such benchmark in this oscost")]
-    UnknownBenchmark,
-    #[error(transparent)]
-    TooLong(#[from] TooLong),
-    #[error("{0} samples (at most {MAX_SAMPLES})")]
-    TooManySamples(usize),
-    #[error("n is 0: a figure of no samples")]
-    NoSamples,
-    #[error("n is {n} but {samples} samples are given")]
-    CountMismatch { n: usize, samples: usize },
-    #[error("a sample is not a finite number")]
-    NotFinite,
-    #[error("its summary is not finite")]
-    SummaryNotFinite,
-    #[error("min exceeds the median")]
-    MinAboveMedian,
-    #[error("a standard deviation below zero")]
-    NegativeStddev,
-    #[error("the interval's low end exceeds its high end")]
-    Interval,
-    #[error("its rounds hold {in_rounds} samples but {samples} are given")]
-    RoundsMismatch { in_rounds: usize, samples: usize },
-    #[error("{0} rounds (at most {MAX_SAMPLES})")]
-    TooManyRounds(usize),
 }
 
 fn check_text(what: &'static str, s: &str) -> Result<(), TooLong> {

@@ -4,8 +4,10 @@
 //! below each reprint, the cells where model and text part by more than 30%, with the
 //! rule or cost term suspected. Pure: a stored run in, text out.
 
+use crate::key::Params;
 use crate::model::{ResultRow, RunDocument};
 use crate::published::Figure;
+use crate::sim::WorkloadKind;
 
 /// Where model and text part: beyond this ratio either way.
 pub const DISAGREE: f64 = 1.3;
@@ -130,26 +132,17 @@ pub fn render(title: &str, period: &str, blocks: &[Block]) -> String {
     out
 }
 
-/// The simulated row of `workload` whose parameters include all of `want` (a missing
-/// `nice` is 0, a missing `mode` is process), under `profile`.
-pub fn sim<'a>(d: &'a RunDocument, workload: &str, profile: &str, want: &[(&str, &str)]) -> Option<&'a ResultRow> {
-    let id = format!("sim.{workload}");
+/// The simulated row of `workload` under `profile` whose variant matches `want`: a
+/// parameter the simulator leaves unwritten while it holds its default (nice 0,
+/// processes: [`crate::sim::run::unwritten_defaults`]) matches that default.
+pub fn sim<'a>(d: &'a RunDocument, workload: WorkloadKind, profile: &str, want: &Params) -> Option<&'a ResultRow> {
+    let id = workload.id();
     let label = format!("profile {profile}");
+    let defaults = crate::sim::run::unwritten_defaults();
     d.results.iter().find(|r| {
         r.benchmark == id
             && r.params.get(crate::sim::run::SIMULATED) == Some(label.as_str())
-            && want.iter().all(|(k, v)| {
-                let got = r.params.raw(k).map(|p| match p {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                });
-                match (*k, got) {
-                    (_, Some(g)) => g == *v,
-                    ("nice", None) => *v == "0",
-                    ("mode", None) => *v == "process",
-                    _ => false,
-                }
-            })
+            && r.params.matches_with_defaults(want, &defaults)
     })
 }
 

@@ -31,10 +31,5 @@ pub use engine::{Engine, Outcome};
 pub use types::{PolicyKind, Rng, Scheduler};
 pub use workload::WorkloadKind;
 
-/// The benchmark id of a workload's simulated rows (`sim.travis`, …).
-pub fn benchmark_id(workload: WorkloadKind) -> String {
-    format!("sim.{}", workload.name())
-}
-
 #[cfg(test)]
 mod tests;

@@ -9,11 +9,13 @@ use std::collections::BTreeMap;
 use super::cost::CostProfile;
 use super::workload::{Params, Report, simulate};
 use super::{PolicyKind, WorkloadKind};
-use crate::key::{Param, Text};
+use crate::key::{Json, Param, Text};
 use crate::model::{Count, Method, ResultRow};
 
 /// The parameter that holds a row's whole cost profile.
-pub const PROFILE_PARAM: &str = "cost_profile";
+pub const PROFILE: Param<Json> = Param::new("cost_profile");
+/// [`PROFILE`]'s stored name.
+pub const PROFILE_PARAM: &str = PROFILE.name();
 /// The parameter that names the profile (`profile NAME`).
 pub const SIMULATED: Param<Text> = Param::new("simulated");
 /// [`SIMULATED`]'s stored name.
@@ -35,6 +37,14 @@ pub const MESSAGES: Param<u64> = Param::new("messages");
 /// Threads or processes (`mode=thread`, written only for threads; processes are the
 /// default), as the measuring families write it.
 pub const MODE: Param<Text> = crate::tasks::Mode::PARAM;
+
+/// The parameters [`rows_of`] leaves unwritten while they hold their default:
+/// processes (not threads) and nice 0. A reader selecting simulated rows by their
+/// variant takes a missing one as this value
+/// ([`crate::key::Params::matches_with_defaults`]).
+pub fn unwritten_defaults() -> crate::model::Params {
+    crate::model::Params::new().with(MODE, crate::tasks::Mode::Process.as_str()).with(NICE, 0i64)
+}
 
 /// What to simulate: every policy × CPU count × size.
 #[derive(Debug, Clone)]
@@ -116,8 +126,8 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
             if p.workload == WorkloadKind::Chat {
                 params.set(MESSAGES, p.messages);
             }
-            params.insert(PROFILE_PARAM.into(), profile_json.clone());
-            let mut row = value_row(&super::benchmark_id(p.workload), f.unit.clone(), f.value);
+            params.set(PROFILE, profile_json.clone());
+            let mut row = value_row(&p.workload.id(), f.unit.clone(), f.value);
             row.params = params;
             row.counts.insert(Count::Switches, report.outcome.switches as f64);
             row.counts.insert(Count::Seconds, report.outcome.end_ns as f64 / 1e9);
@@ -152,7 +162,7 @@ pub fn value_row(benchmark: &str, unit: crate::unit::Unit, value: f64) -> Result
 
 /// The cost profile a stored simulated row carries.
 pub fn profile_of(row: &ResultRow) -> Option<CostProfile> {
-    serde_json::from_value(row.params.raw(PROFILE_PARAM)?.clone()).ok()
+    serde_json::from_value(row.params.get(PROFILE)?.clone()).ok()
 }
 
 /// Whether a row is simulated.

@@ -8,15 +8,19 @@ use super::cost::{self, CostProfile};
 use super::sensitivity::{Claim, Conclusion, Judgement, Lab};
 use super::workload::Params;
 use super::{PolicyKind, WorkloadKind};
-use crate::key::Param;
+use crate::key::{BenchId, Json, Param};
 use crate::model::ResultRow;
 
 /// The benchmark id of a judged conclusion's row.
-pub const CONCLUSION_BENCHMARK: &str = "sim.conclusion";
+pub const CONCLUSION_BENCHMARK: BenchId = BenchId::new("sim.conclusion");
 /// The parameter that holds a simulated figure's sensitivity.
-pub const SENSITIVITY_PARAM: &str = "sensitivity";
+pub const SENSITIVITY: Param<Json> = Param::new("sensitivity");
+/// [`SENSITIVITY`]'s stored name.
+pub const SENSITIVITY_PARAM: &str = SENSITIVITY.name();
 /// The parameter that holds a conclusion's judgement.
-pub const JUDGEMENT_PARAM: &str = "judgement";
+pub const JUDGEMENT: Param<Json> = Param::new("judgement");
+/// [`JUDGEMENT`]'s stored name.
+pub const JUDGEMENT_PARAM: &str = JUDGEMENT.name();
 /// lat_proc's conclusion: O(1)'s fork+exit well under the old scheduler's. The text's
 /// ratio is 0.38; a ratio of 0.7 or more would no longer be the gain it reports.
 pub const LAT_PROC_THRESHOLD: f64 = 0.7;
@@ -216,11 +220,11 @@ pub fn conclusions(suite: &str) -> Vec<Conclusion> {
 /// A judged conclusion as a stored row: the simulated ratio as its one value, the
 /// judgement (claim, swings, fragile) as a parameter.
 fn conclusion_row(j: &Judgement, profile: &CostProfile) -> ResultRow {
-    let mut row = super::run::value_row(CONCLUSION_BENCHMARK, crate::unit::Unit::Ratio, j.ratio);
+    let mut row = super::run::value_row(&CONCLUSION_BENCHMARK, crate::unit::Unit::Ratio, j.ratio);
     row.params.insert(super::run::SIMULATED_PARAM.into(), format!("profile {}", profile.name).into());
     row.params.set(CONCLUSION, j.label.clone());
     row.params.set(FRAGILE, j.fragile);
-    row.params.insert(JUDGEMENT_PARAM.into(), serde_json::to_value(j).expect("a judgement is plain data"));
+    row.params.set(JUDGEMENT, serde_json::to_value(j).expect("a judgement is plain data"));
     row
 }
 
@@ -246,7 +250,7 @@ pub fn rows(suite: &str, profiles: &[CostProfile], stop: impl Fn() -> bool) -> V
             for mut row in made_rows {
                 let figure = row.params.get(super::run::FIGURE).unwrap_or_default().to_string();
                 let s = lab.sensitivity(&p, &figure);
-                row.params.insert(SENSITIVITY_PARAM.into(), serde_json::to_value(s).expect("plain data"));
+                row.params.set(SENSITIVITY, serde_json::to_value(s).expect("plain data"));
                 made.push((p.clone(), out.len()));
                 out.push(row);
             }
@@ -273,5 +277,5 @@ pub fn rows(suite: &str, profiles: &[CostProfile], stop: impl Fn() -> bool) -> V
 
 /// The judgement a stored conclusion row carries.
 pub fn judgement_of(row: &ResultRow) -> Option<Judgement> {
-    serde_json::from_value(row.params.raw(JUDGEMENT_PARAM)?.clone()).ok()
+    serde_json::from_value(row.params.get(JUDGEMENT)?.clone()).ok()
 }

@@ -27,6 +27,7 @@ use super::engine::{Engine, Outcome};
 pub use super::types::Behavior;
 use super::types::{Action, Shared, TaskId};
 use super::{CostProfile, PolicyKind, Rng};
+use crate::key::BenchId;
 use crate::unit::Unit;
 
 /// sched_yield forever, with `work` ns of computation between yields.
@@ -255,6 +256,17 @@ impl WorkloadKind {
             WorkloadKind::Chat => "chat",
             WorkloadKind::Fork => "fork",
             WorkloadKind::Server => "server",
+        }
+    }
+
+    /// The benchmark id its simulated rows are stored under (`sim.travis`, …).
+    pub const fn id(self) -> BenchId {
+        match self {
+            WorkloadKind::Travis => BenchId::new("sim.travis"),
+            WorkloadKind::LoopYield => BenchId::new("sim.loop_yield"),
+            WorkloadKind::Chat => BenchId::new("sim.chat"),
+            WorkloadKind::Fork => BenchId::new("sim.fork"),
+            WorkloadKind::Server => BenchId::new("sim.server"),
         }
     }
 }

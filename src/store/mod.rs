@@ -58,14 +58,14 @@ pub trait Backend {
 /// What reads an import: it hands each run it reads to its argument (which may refuse
 /// it, stopping the reading), and fails with the file's problem.
 pub type ImportReader<'a> = &'a mut dyn FnMut(
-    &mut dyn FnMut(RunDocument, Vec<Skipped>) -> Result<(), crate::report::import::Refusal>,
-) -> Result<(), crate::report::import::ImportError>;
+    &mut dyn FnMut(RunDocument, Vec<Skipped>) -> Result<(), crate::exchange::Refusal>,
+) -> Result<(), crate::exchange::ImportError>;
 
 /// Why an import wrote nothing: the file (bad input) or the store.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportFailure {
     #[error(transparent)]
-    Input(crate::report::import::ImportError),
+    Input(crate::exchange::ImportError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

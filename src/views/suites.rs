@@ -3,11 +3,19 @@
 //! the simulator's figures (period and live profiles, added to the run by the CLI) and
 //! this machine's (see `report::reprint`).
 
+use crate::bench::load::runqueue::{self, Design};
+use crate::bench::load::{chat, storm};
+use crate::bench::{ctx, spawn, syscall};
+use crate::key::{BenchId, Params};
 use crate::model::{Method, ResultRow, RunDocument};
 use crate::published::{self, Figure};
 use crate::report::reprint::{Block, Cell, num, render, sim};
+// The simulator's row parameters (its TASKS and NICE are not the families' own).
+use crate::sim::run::{CPUS, FIGURE, MODE, NICE, POLICY, TASKS};
 use crate::sim::sensitivity::Judgement;
-use crate::sim::suites::{CONCLUSION_BENCHMARK, judgement_of};
+use crate::sim::suites::{CONCLUSION_BENCHMARK, MOLNAR_O1, judgement_of};
+use crate::sim::{PolicyKind, WorkloadKind};
+use crate::tasks::{Mode, PeerPlacement};
 
 pub struct Suite {
     pub name: &'static str,
@@ -31,19 +39,36 @@ pub struct Presets {
     pub rooms: Option<usize>,
 }
 
-/// The batch (or headline) figure of `id` whose params include all of `want`.
-fn fig<'a>(d: &'a RunDocument, id: &str, want: &[(&str, &str)]) -> Option<&'a ResultRow> {
-    let matches = |r: &&ResultRow| {
-        r.benchmark == id
-            && want.iter().all(|(k, v)| {
-                r.params.raw(k).is_some_and(|p| {
-                    p.as_str() == Some(v)
-                        || p.as_u64().is_some_and(|n| v.parse() == Ok(n))
-                        || p.as_i64().is_some_and(|n| v.parse() == Ok(n))
-                })
-            })
-    };
+/// The batch (or headline) figure of `id` whose variant matches `want` (a number
+/// stored as a number or as its text, [`Params::matches`]).
+fn fig<'a>(d: &'a RunDocument, id: &BenchId, want: &Params) -> Option<&'a ResultRow> {
+    let matches = |r: &&ResultRow| r.benchmark == *id && r.params.matches(want);
     d.results.iter().filter(matches).find(|r| r.method == Method::Batch).or_else(|| d.results.iter().find(matches))
+}
+
+/// Any variant of a benchmark that has one row per run.
+fn any() -> Params {
+    Params::new()
+}
+
+/// A creation benchmark's rows that time the whole cycle, to the child reaped.
+fn full_cycle() -> Params {
+    Params::new().with(spawn::PHASE, spawn::FULL_CYCLE)
+}
+
+/// A system call's rows made one way in (`syscall::VIA_LIBC`, …).
+fn via(how: &str) -> Params {
+    Params::new().with(syscall::VIA, how)
+}
+
+/// A hand-off's rows between threads or processes placed as `placement`.
+fn peers(mode: Mode, placement: PeerPlacement) -> Params {
+    Params::new().with(Mode::PARAM, mode.as_str()).with(ctx::PLACEMENT, placement.as_str())
+}
+
+/// A simulated figure of `policy` (the other parameters added by the caller).
+fn simulated_figure(policy: PolicyKind, figure: &str) -> Params {
+    Params::new().with(POLICY, policy.name()).with(FIGURE, figure)
 }
 
 const NOT_MEASURED: &str = "the suite measures nothing of the kind on this machine";
@@ -159,20 +184,10 @@ fn profile_text(d: &RunDocument, profile: &str) -> String {
 }
 
 fn travis_table1(d: &RunDocument) -> Block {
-    let switch = |mode: &str| {
-        let row = fig(d, "load.runqueue", &[("design", "yield"), ("mode", mode), ("tasks", "2")]);
-        here(row, 1e6)
-    };
-    let before = |p: &str, mode: &str| {
-        simulated(
-            sim(
-                d,
-                "travis",
-                p,
-                &[("policy", "linux-2.0"), ("mode", mode), ("tasks", "2"), ("figure", "time per switch")],
-            ),
-            1e6,
-        )
+    let switch = |mode: Mode| here(fig(d, &runqueue::ID, &runqueue::point_params(2, mode, Design::Yield)), 1e6);
+    let before = |p: &str, mode: Mode| {
+        let want = simulated_figure(PolicyKind::Linux20, "time per switch").with(MODE, mode.as_str()).with(TASKS, 2u64);
+        simulated(sim(d, WorkloadKind::Travis, p, &want), 1e6)
     };
     let cells = published::table("travis98 table 1")
         .map(|f| {
@@ -183,20 +198,14 @@ fn travis_table1(d: &RunDocument) -> Block {
             let label = marked(d, "pentium200", format!("{} · {}", f.row, f.column), training, &[]);
             let (period, live, measured) = match (linux, f.row.as_str()) {
                 (false, _) => (None, None, Err(OTHER_SYSTEM)),
-                (true, "spawn new process") => {
-                    (None, None, here(fig(d, "spawn.fork_exec", &[("phase", "full_cycle")]), 1e6))
-                }
-                (true, "clone current process") => {
-                    (None, None, here(fig(d, "spawn.fork_exit", &[("phase", "full_cycle")]), 1e6))
-                }
-                (true, "spawn new thread") => {
-                    (None, None, here(fig(d, "spawn.thread", &[("phase", "full_cycle")]), 1e6))
-                }
+                (true, "spawn new process") => (None, None, here(fig(d, &spawn::FORK_EXEC, &full_cycle()), 1e6)),
+                (true, "clone current process") => (None, None, here(fig(d, &spawn::FORK_EXIT, &full_cycle()), 1e6)),
+                (true, "spawn new thread") => (None, None, here(fig(d, &spawn::THREAD, &full_cycle()), 1e6)),
                 (true, "switch current process") => {
-                    (before("pentium200", "process"), before("live", "process"), switch("process"))
+                    (before("pentium200", Mode::Process), before("live", Mode::Process), switch(Mode::Process))
                 }
                 (true, "switch current thread") => {
-                    (before("pentium200", "thread"), before("live", "thread"), switch("thread"))
+                    (before("pentium200", Mode::Thread), before("live", Mode::Thread), switch(Mode::Thread))
                 }
                 _ => (None, None, Err(NOT_MEASURED)),
             };
@@ -213,10 +222,10 @@ fn travis_table1(d: &RunDocument) -> Block {
 
 fn travis_table2(d: &RunDocument) -> Vec<Block> {
     let rows = [
-        ("Linux before change process switch", Some(("linux-2.0", "process"))),
-        ("Linux before change thread switch", Some(("linux-2.0", "thread"))),
-        ("Linux after change process switch", Some(("linux-2.0-yieldfix", "process"))),
-        ("Linux after change thread switch", Some(("linux-2.0-yieldfix", "thread"))),
+        ("Linux before change process switch", Some((PolicyKind::Linux20, Mode::Process))),
+        ("Linux before change thread switch", Some((PolicyKind::Linux20, Mode::Thread))),
+        ("Linux after change process switch", Some((PolicyKind::Linux20YieldFix, Mode::Process))),
+        ("Linux after change thread switch", Some((PolicyKind::Linux20YieldFix, Mode::Thread))),
         ("NT process switch", None),
         ("NT thread switch", None),
     ];
@@ -228,19 +237,23 @@ fn travis_table2(d: &RunDocument) -> Vec<Block> {
                     let n = f.column.as_str();
                     let (period, live, measured) = match model {
                         Some((policy, mode)) => {
-                            let want = [("policy", policy), ("mode", mode), ("tasks", n), ("figure", "time per switch")];
-                            let measured = if policy == "linux-2.0" {
-                                here(fig(d, "load.runqueue", &[("design", "yield"), ("mode", mode), ("tasks", n)]), 1e3)
+                            // The column is the published count of contexts.
+                            let tasks: Option<u64> = n.parse().ok();
+                            let want = tasks.map(|t| simulated_figure(policy, "time per switch").with(MODE, mode.as_str()).with(TASKS, t));
+                            let measured = if policy == PolicyKind::Linux20 {
+                                here(tasks.and_then(|t| fig(d, &runqueue::ID, &runqueue::point_params(t, mode, Design::Yield))), 1e3)
                             } else {
                                 Err("the article's sched_yield change is in no kernel: only today's kernel is measured (in the \"before\" rows)")
                             };
-                            (simulated(sim(d, "travis", "pentium200", &want), 1e3), simulated(sim(d, "travis", "live", &want), 1e3), measured)
+                            let get = |p: &str| simulated(want.as_ref().and_then(|w| sim(d, WorkloadKind::Travis, p, w)), 1e3);
+                            (get("pentium200"), get("live"), measured)
                         }
                         None => (None, None, Err(OTHER_SYSTEM)),
                     };
                     let (fitted, conclusions) = match model {
                         Some((policy, mode)) => {
-                            let when = if policy == "linux-2.0" { "before" } else { "after" };
+                            let when = if policy == PolicyKind::Linux20 { "before" } else { "after" };
+                            let mode = mode.as_str();
                             (
                                 row == "Linux before change process switch"
                                     || (row == "Linux before change thread switch" && n == "2"),
@@ -279,7 +292,9 @@ fn travis_server(d: &RunDocument) -> Block {
         .map(|f| {
             let figure = map.iter().find(|(r, _)| *r == f.row).map(|(_, s)| *s);
             let row = |profile: &str| {
-                figure.and_then(|fig| sim(d, "server", profile, &[("policy", "linux-2.0"), ("figure", fig)]))
+                figure.and_then(|fig| {
+                    sim(d, WorkloadKind::Server, profile, &simulated_figure(PolicyKind::Linux20, fig))
+                })
             };
             let get = |profile: &str| simulated(row(profile), 1.0);
             // A figure over seeds says so, with the seed range (not an interval).
@@ -314,9 +329,9 @@ fn travis98(d: &RunDocument) -> String {
 }
 
 /// The policy that stands for a published molnar02 column ("old scheduler …" or "O(1) …"):
-/// the O(1) column is [`crate::sim::suites::MOLNAR_O1`].
-fn molnar_policy(column: &str) -> &'static str {
-    if column.starts_with("O(1)") { crate::sim::suites::MOLNAR_O1.name() } else { "linux-2.4" }
+/// the O(1) column is [`MOLNAR_O1`].
+fn molnar_policy(column: &str) -> PolicyKind {
+    if column.starts_with("O(1)") { MOLNAR_O1 } else { PolicyKind::Linux24 }
 }
 
 /// A molnar02 cell: the published figure, `workload` simulated with `want` under
@@ -324,13 +339,13 @@ fn molnar_policy(column: &str) -> &'static str {
 fn molnar_cell(
     d: &RunDocument,
     f: &'static Figure,
-    workload: &str,
-    want: &[(&str, &str)],
+    workload: WorkloadKind,
+    want: &Params,
     measured: Result<f64, &'static str>,
     conclusion: String,
 ) -> Cell {
     // The 2-CPU old-scheduler loop_yield rate is the figure smp2002 is fitted to.
-    let fitted = workload == "loop_yield" && f.system.starts_with("2-CPU") && !f.column.starts_with("O(1)");
+    let fitted = workload == WorkloadKind::LoopYield && f.system.starts_with("2-CPU") && !f.column.starts_with("O(1)");
     cell(
         f,
         marked(d, "smp2002", format!("{}, {} · {}", f.system, f.row, f.column), fitted, &[conclusion]),
@@ -343,17 +358,18 @@ fn molnar_cell(
 fn molnar_chat(d: &RunDocument) -> Block {
     let cells = published::table("molnar02 chat")
         .map(|f| {
-            let cpus = if f.system.starts_with("8-CPU") { "8" } else { "1" };
-            let nice = if f.row.starts_with("nice") { "19" } else { "0" };
-            let want = [
-                ("policy", molnar_policy(&f.column)),
-                ("cpus", cpus),
-                ("nice", nice),
-                ("figure", "messages per second"),
-            ];
-            let measured = if cpus == "8" { Err(NO_8_CPUS) } else { here(fig(d, "load.chat", &[("nice", nice)]), 1.0) };
-            let plural = if cpus == "1" { "" } else { "s" };
-            molnar_cell(d, f, "chat", &want, measured, format!("chat, {cpus} CPU{plural}, nice {nice}, O(1) / old"))
+            let cpus: u64 = if f.system.starts_with("8-CPU") { 8 } else { 1 };
+            let nice: i64 = if f.row.starts_with("nice") { 19 } else { 0 };
+            let want =
+                simulated_figure(molnar_policy(&f.column), "messages per second").with(CPUS, cpus).with(NICE, nice);
+            let measured = if cpus == 8 {
+                Err(NO_8_CPUS)
+            } else {
+                here(fig(d, &chat::ID, &Params::new().with(chat::NICE, nice)), 1.0)
+            };
+            let plural = if cpus == 1 { "" } else { "s" };
+            let conclusion = format!("chat, {cpus} CPU{plural}, nice {nice}, O(1) / old");
+            molnar_cell(d, f, WorkloadKind::Chat, &want, measured, conclusion)
         })
         .collect();
     Block {
@@ -369,16 +385,16 @@ fn molnar_chat(d: &RunDocument) -> Block {
 fn molnar_loop_yield(d: &RunDocument) -> Block {
     let cells = published::table("molnar02 loop_yield")
         .map(|f| {
-            let (cpus, tasks) = if f.system.starts_with("8-CPU") { ("8", "16") } else { ("2", "4") };
-            let want = [
-                ("policy", molnar_policy(&f.column)),
-                ("cpus", cpus),
-                ("tasks", tasks),
-                ("figure", "switches per second"),
-            ];
-            let measured =
-                if cpus == "8" { Err(NO_8_CPUS) } else { here(fig(d, "load.yield_storm", &[("tasks", tasks)]), 1.0) };
-            molnar_cell(d, f, "loop_yield", &want, measured, format!("loop_yield, {cpus} CPUs, O(1) / old"))
+            let (cpus, tasks): (u64, u64) = if f.system.starts_with("8-CPU") { (8, 16) } else { (2, 4) };
+            let want =
+                simulated_figure(molnar_policy(&f.column), "switches per second").with(CPUS, cpus).with(TASKS, tasks);
+            let measured = if cpus == 8 {
+                Err(NO_8_CPUS)
+            } else {
+                here(fig(d, &storm::ID, &Params::new().with(storm::TASKS, tasks)), 1.0)
+            };
+            let conclusion = format!("loop_yield, {cpus} CPUs, O(1) / old");
+            molnar_cell(d, f, WorkloadKind::LoopYield, &want, measured, conclusion)
         })
         .collect();
     Block {
@@ -394,19 +410,19 @@ fn lat_proc(d: &RunDocument) -> Block {
     let cells = published::table("molnar02 lat_proc")
         .map(|f| {
             let (id, simulate) = match f.row.as_str() {
-                "lat_proc fork" => ("spawn.fork_exit", true),
-                "lat_proc exec" => ("spawn.fork_exec", false),
-                _ => ("spawn.shell", false),
+                "lat_proc fork" => (spawn::FORK_EXIT, true),
+                "lat_proc exec" => (spawn::FORK_EXEC, false),
+                _ => (spawn::SHELL, false),
             };
-            let want = [("policy", molnar_policy(&f.column)), ("figure", "time per fork+exit")];
-            let get = |p: &str| if simulate { simulated(sim(d, "fork", p, &want), 1e3) } else { None };
+            let want = simulated_figure(molnar_policy(&f.column), "time per fork+exit");
+            let get = |p: &str| if simulate { simulated(sim(d, WorkloadKind::Fork, p, &want), 1e3) } else { None };
             let conclusions = if simulate { vec!["lat_proc fork+exit, O(1) / old".to_string()] } else { Vec::new() };
             cell(
                 f,
                 marked(d, "smp2002", format!("{} · {}", f.row, f.column), false, &conclusions),
                 get("smp2002"),
                 get("live"),
-                here(fig(d, id, &[("phase", "full_cycle")]), 1e3),
+                here(fig(d, &id, &full_cycle()), 1e3),
             )
         })
         .collect();
@@ -438,8 +454,8 @@ fn molnar02(d: &RunDocument) -> String {
     ];
     let title = format!(
         "molnar02: Molnar, \"ultra-scalable O(1) SMP and UP scheduler\" (2002): old (2.4) against O(1), simulated as {} ({})",
-        crate::sim::suites::MOLNAR_O1.name(),
-        crate::sim::suites::MOLNAR_O1.about()
+        MOLNAR_O1.name(),
+        MOLNAR_O1.about()
     );
     let mut out = render(&title, "smp2002", &blocks);
     out.push_str(&molnar_ratios(d));
@@ -450,19 +466,12 @@ fn molnar02(d: &RunDocument) -> String {
 
 /// The O(1)/old ratios the text reports, published against simulated.
 fn molnar_ratios(d: &RunDocument) -> String {
-    let mut out = format!(
-        "\nO(1) / old, published mean against simulated (smp2002; O(1) is {}):\n",
-        crate::sim::suites::MOLNAR_O1.name()
-    );
-    let mut line = |label: &str, table: &str, system: &str, row: &str, workload: &str, want: &[(&str, &str)]| {
+    let mut out = format!("\nO(1) / old, published mean against simulated (smp2002; O(1) is {}):\n", MOLNAR_O1.name());
+    let mut line = |label: &str, table: &str, system: &str, row: &str, workload: WorkloadKind, want: Params| {
         let p =
             published::mean_of_runs(table, system, row, "O(1)").zip(published::mean_of_runs(table, system, row, "old"));
-        let s = |pol: &str| {
-            let mut w: Vec<(&str, &str)> = want.to_vec();
-            w.push(("policy", pol));
-            sim(d, workload, "smp2002", &w).map(|r| r.median)
-        };
-        let sr = s(crate::sim::suites::MOLNAR_O1.name()).zip(s("linux-2.4")).map(|(a, b)| a / b);
+        let s = |pol: PolicyKind| sim(d, workload, "smp2002", &want.clone().with(POLICY, pol.name())).map(|r| r.median);
+        let sr = s(MOLNAR_O1).zip(s(PolicyKind::Linux24)).map(|(a, b)| a / b);
         out.push_str(&format!(
             "  {label:<34} published {:>7}  simulated {:>7}\n",
             p.map(|(a, b)| format!("{:.2}", a / b)).unwrap_or_else(|| "-".into()),
@@ -471,37 +480,24 @@ fn molnar_ratios(d: &RunDocument) -> String {
     };
     let chat = "molnar02 chat";
     let ly = "molnar02 loop_yield";
-    line("chat, 8 CPUs, nice 0", chat, "8-CPU", "./chat_c 10 1000 nice 0", "chat", &[("cpus", "8"), ("nice", "0")]);
-    line(
-        "chat, 8 CPUs, nice 19",
-        chat,
-        "8-CPU",
-        "nice -n 19 ./chat_c 10 1000",
-        "chat",
-        &[("cpus", "8"), ("nice", "19")],
-    );
-    line("chat, 1 CPU, nice 0", chat, "1-CPU", "./chat_c 10 100 nice 0", "chat", &[("cpus", "1"), ("nice", "0")]);
-    line(
-        "chat, 1 CPU, nice 19",
-        chat,
-        "1-CPU",
-        "nice -n 19 ./chat_c 10 1000",
-        "chat",
-        &[("cpus", "1"), ("nice", "19")],
-    );
-    line("loop_yield, 2 CPUs", ly, "2-CPU", "4 instances of ./loop_yield", "loop_yield", &[("cpus", "2")]);
-    line("loop_yield, 8 CPUs", ly, "8-CPU", "16 instances of ./loop_yield", "loop_yield", &[("cpus", "8")]);
+    let chatting = |cpus: u64, nice: i64| Params::new().with(CPUS, cpus).with(NICE, nice);
+    let yielding = |cpus: u64| Params::new().with(CPUS, cpus);
+    let (c, y) = (WorkloadKind::Chat, WorkloadKind::LoopYield);
+    line("chat, 8 CPUs, nice 0", chat, "8-CPU", "./chat_c 10 1000 nice 0", c, chatting(8, 0));
+    line("chat, 8 CPUs, nice 19", chat, "8-CPU", "nice -n 19 ./chat_c 10 1000", c, chatting(8, 19));
+    line("chat, 1 CPU, nice 0", chat, "1-CPU", "./chat_c 10 100 nice 0", c, chatting(1, 0));
+    line("chat, 1 CPU, nice 19", chat, "1-CPU", "nice -n 19 ./chat_c 10 1000", c, chatting(1, 19));
+    line("loop_yield, 2 CPUs", ly, "2-CPU", "4 instances of ./loop_yield", y, yielding(2));
+    line("loop_yield, 8 CPUs", ly, "8-CPU", "16 instances of ./loop_yield", y, yielding(8));
     let fork = |col: &str| published::value("molnar02 lat_proc", "lat_proc fork", col);
-    let sf =
-        |pol: &str| sim(d, "fork", "smp2002", &[("policy", pol), ("figure", "time per fork+exit")]).map(|r| r.median);
+    let sf = |pol: PolicyKind| {
+        sim(d, WorkloadKind::Fork, "smp2002", &simulated_figure(pol, "time per fork+exit")).map(|r| r.median)
+    };
     out.push_str(&format!(
         "  {:<34} published {:>7}  simulated {:>7}\n",
         "lat_proc fork+exit",
         fork("O(1)").zip(fork("old scheduler")).map(|(a, b)| format!("{:.2}", a / b)).unwrap_or_else(|| "-".into()),
-        sf(crate::sim::suites::MOLNAR_O1.name())
-            .zip(sf("linux-2.4"))
-            .map(|(a, b)| format!("{:.2}", a / b))
-            .unwrap_or_else(|| "-".into())
+        sf(MOLNAR_O1).zip(sf(PolicyKind::Linux24)).map(|(a, b)| format!("{:.2}", a / b)).unwrap_or_else(|| "-".into())
     ));
     out
 }
@@ -514,9 +510,9 @@ fn bartz24(d: &RunDocument) -> String {
         .results
         .iter()
         .find(|r| {
-            r.benchmark == "syscall.getpid"
+            r.benchmark == syscall::GETPID
                 && r.method == Method::PerCall
-                && r.params.get(crate::bench::syscall::VIA) == Some("raw")
+                && r.params.get(syscall::VIA) == Some(syscall::VIA_RAW)
         })
         .and_then(|r| r.percentiles.as_ref())
         .map(|p| p.p50)
@@ -541,22 +537,24 @@ fn bartz24(d: &RunDocument) -> String {
                     Err("another system of the text (this machine stands beside System 2, Linux on x86_64)")
                 } else {
                     match (table, f.row.as_str(), f.column.as_str()) {
-                        (_, "getpid", "latency") => ns(fig(d, "syscall.getpid", &[("via", "libc")])),
-                        (_, "getuid", "latency") => ns(fig(d, "syscall.getuid", &[])),
-                        (_, "gettimeofday", "latency") => ns(fig(d, "syscall.gettimeofday", &[("via", "vdso")])),
-                        (_, "open", "latency") => ns(fig(d, "syscall.open_close", &[])),
+                        (_, "getpid", "latency") => ns(fig(d, &syscall::GETPID, &via(syscall::VIA_LIBC))),
+                        (_, "getuid", "latency") => ns(fig(d, &syscall::GETUID, &any())),
+                        (_, "gettimeofday", "latency") => ns(fig(d, &syscall::GETTIMEOFDAY, &via(syscall::VIA_VDSO))),
+                        (_, "open", "latency") => ns(fig(d, &syscall::OPEN_CLOSE, &any())),
                         (_, "getpid per call by rdtsc", "latency") => per_call_p50,
                         (_, "getpid per call by rdtsc", "cycles") => {
                             per_call_p50.and_then(|v| hz.map(|h| v * h).ok_or("no cycle counter calibration"))
                         }
-                        (_, "getpid loop average by clock_gettime", _) => ns(fig(d, "syscall.getpid", &[("via", "raw")])),
-                        (_, "sched_yield", "latency") => ns(fig(d, "syscall.sched_yield", &[])),
-                        (_, "sleep(0)", "latency") => ns(fig(d, "ctx.sleep0", &[("competition", "alone")])),
+                        (_, "getpid loop average by clock_gettime", _) => ns(fig(d, &syscall::GETPID, &via(syscall::VIA_RAW))),
+                        (_, "sched_yield", "latency") => ns(fig(d, &syscall::SCHED_YIELD, &any())),
+                        (_, "sleep(0)", "latency") => {
+                            ns(fig(d, &ctx::SLEEP0, &Params::new().with(ctx::COMPETITION, ctx::ALONE)))
+                        }
                         (_, "ping-pong regular", "latency") => {
-                            ns(fig(d, "ctx.condvar", &[("mode", "thread"), ("placement", "unpinned")]))
+                            ns(fig(d, &ctx::CONDVAR, &peers(Mode::Thread, PeerPlacement::Unpinned)))
                         }
                         (_, "ping-pong fixed affinity", "latency") => {
-                            ns(fig(d, "ctx.condvar", &[("mode", "thread"), ("placement", "same_cpu")]))
+                            ns(fig(d, &ctx::CONDVAR, &peers(Mode::Thread, PeerPlacement::SameCpu)))
                         }
                         ("bartz24 table 3", _, _) => Err("instructions per call are not counted here (hardware counters are needed; `oscost info` says whether this machine has them)"),
                         ("bartz24 table 6", _, _) => Err("the dtrace interval is macOS's; this machine's switch-in latencies are the trace pass's wake→run figures (`oscost show RUN`)"),
@@ -580,26 +578,21 @@ fn lmbench(d: &RunDocument) -> String {
     let mic = |r: Option<&ResultRow>, scale: f64| {
         r.map(|r| format!("{:.4} microseconds", r.median * scale / 1000.0)).unwrap_or_else(|| "n/a".into())
     };
-    o.push_str(&format!("Simple syscall: {}\n", mic(fig(d, "syscall.getppid", &[]), 1.0)));
-    o.push_str(&format!("Simple read: {}\n", mic(fig(d, "syscall.read", &[]), 1.0)));
-    o.push_str(&format!("Simple write: {}\n", mic(fig(d, "syscall.write", &[]), 1.0)));
-    o.push_str(&format!("Simple stat: {}\n", mic(fig(d, "syscall.stat", &[]), 1.0)));
-    o.push_str(&format!("Simple open/close: {}\n", mic(fig(d, "syscall.open_close", &[]), 1.0)));
-    o.push_str(&format!("Process fork+exit: {}\n", mic(fig(d, "spawn.fork_exit", &[("phase", "full_cycle")]), 1.0)));
-    o.push_str(&format!("Process fork+execve: {}\n", mic(fig(d, "spawn.fork_exec", &[("phase", "full_cycle")]), 1.0)));
-    o.push_str(&format!("Process fork+/bin/sh -c: {}\n", mic(fig(d, "spawn.shell", &[("phase", "full_cycle")]), 1.0)));
+    o.push_str(&format!("Simple syscall: {}\n", mic(fig(d, &syscall::GETPPID, &any()), 1.0)));
+    o.push_str(&format!("Simple read: {}\n", mic(fig(d, &syscall::READ, &any()), 1.0)));
+    o.push_str(&format!("Simple write: {}\n", mic(fig(d, &syscall::WRITE, &any()), 1.0)));
+    o.push_str(&format!("Simple stat: {}\n", mic(fig(d, &syscall::STAT, &any()), 1.0)));
+    o.push_str(&format!("Simple open/close: {}\n", mic(fig(d, &syscall::OPEN_CLOSE, &any()), 1.0)));
+    o.push_str(&format!("Process fork+exit: {}\n", mic(fig(d, &spawn::FORK_EXIT, &full_cycle()), 1.0)));
+    o.push_str(&format!("Process fork+execve: {}\n", mic(fig(d, &spawn::FORK_EXEC, &full_cycle()), 1.0)));
+    o.push_str(&format!("Process fork+/bin/sh -c: {}\n", mic(fig(d, &spawn::SHELL, &full_cycle()), 1.0)));
     // lat_pipe and lat_unix report a round trip: two hand-offs.
-    o.push_str(&format!(
-        "Pipe latency: {}\n",
-        mic(fig(d, "ctx.pipe", &[("mode", "process"), ("placement", "unpinned")]), 2.0)
-    ));
-    o.push_str(&format!(
-        "AF_UNIX sock stream latency: {}\n",
-        mic(fig(d, "ctx.unix", &[("mode", "process"), ("placement", "unpinned")]), 2.0)
-    ));
+    let unpinned = peers(Mode::Process, PeerPlacement::Unpinned);
+    o.push_str(&format!("Pipe latency: {}\n", mic(fig(d, &ctx::PIPE, &unpinned), 2.0)));
+    o.push_str(&format!("AF_UNIX sock stream latency: {}\n", mic(fig(d, &ctx::UNIX, &unpinned), 2.0)));
     o.push_str("\n\"size=0k ovr=0 (lat_ctx: token ring of processes on one CPU, µs per switch)\n");
-    for n in ["2", "4", "8", "16"] {
-        let r = fig(d, "load.runqueue", &[("design", "ring"), ("mode", "process"), ("tasks", n)]);
+    for n in [2, 4, 8, 16] {
+        let r = fig(d, &runqueue::ID, &runqueue::point_params(n, Mode::Process, Design::Ring));
         o.push_str(&format!(
             "{n} {}\n",
             r.map(|r| format!("{:.2}", r.median / 1000.0)).unwrap_or_else(|| "n/a".into())

@@ -14,6 +14,11 @@
 //!   holds a benchmark id, a method or a variant's parameters as plain text (a field named as one with a
 //!   `String`, `&str`, `Cow<str>` or string-keyed map type), so a rename or a wrong
 //!   parameter is a compiler error, not an empty chart;
+//! - a parameter is read through the `Param` its producer declares: `Params::raw`, the
+//!   read by a stored name, is called outside the key's module and test code only where
+//!   the allowlist below names the file and says why, and no more often than it says;
+//! - the store, the families and the simulator name nothing of the report above them
+//!   (what an import and a store share lives in `exchange`, below both);
 //! - the simulator is a pure function of its inputs: nothing under `src/sim/` opens a
 //!   database, a file, a clock or a thread, or calls into `sys`; the machine figures a
 //!   `live` profile takes come through the `ProfileSource` it is handed.
@@ -46,6 +51,21 @@ const KIND_NAMED_ELSEWHERE: &[(&str, &str, &str)] = &[(
 
 /// The module that owns a figure's identity, where its parts are stored as text.
 const KEY_MODULE: &str = "src/key.rs";
+
+/// Files that may still read a parameter by its stored name (`Params::raw`) outside
+/// their test code: (path, how many, why).
+const RAW_READS_ALLOWED: &[(&str, usize, &str)] = &[
+    (
+        "src/condition/sched.rs",
+        1,
+        "shows the labels the worker writes under a setting's own name (`runner`, `policy`), which no producer declares as a Param",
+    ),
+    (
+        "src/crosscheck/anchor.rs",
+        1,
+        "an anchor's row spec names its parameters as static text pairs, matched as text or number",
+    ),
+];
 
 /// Field names that hold a part of a figure's identity.
 const IDENTITY_FIELDS: &[&str] =
@@ -539,6 +559,75 @@ fn no_figure_identity_held_as_plain_text_outside_the_key() {
     );
 }
 
+/// `code` with the bodies of its inline test modules (`#[cfg(test)] mod … { … }`)
+/// blanked, newlines kept.
+fn without_test_modules(code: &str) -> String {
+    let mut out = code.to_string();
+    for (at, _) in code.match_indices("#[cfg(test)]") {
+        let after = code[at + "#[cfg(test)]".len()..].trim_start();
+        if !after.starts_with("mod ") {
+            continue;
+        }
+        let start = code.len() - after.len();
+        let Some(open) = code[start..].find(['{', ';']).map(|i| start + i).filter(|&i| code.as_bytes()[i] == b'{')
+        else {
+            continue;
+        };
+        let end = closing(code.as_bytes(), open).unwrap_or(code.len());
+        let blanked: String = code[open..end].chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect();
+        out.replace_range(open..end, &blanked);
+    }
+    out
+}
+
+/// The lines of `code` that read a parameter by its stored name: `params.raw(` or
+/// `params().raw(` (a row's or a key's parameters).
+fn raw_reads(code: &str) -> Vec<usize> {
+    let mut lines: Vec<usize> = ["params.raw(", "params().raw("]
+        .iter()
+        .flat_map(|p| code.match_indices(p).map(|(at, _)| line_of(code, at)))
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
+#[test]
+fn parameters_are_read_by_name_only_where_the_allowlist_says_why() {
+    let mut problems = Vec::new();
+    for (path, code) in sources() {
+        // The key's module owns the names; a file of tests is test code throughout.
+        if path == KEY_MODULE || path.ends_with("/tests.rs") {
+            continue;
+        }
+        let lines = raw_reads(&without_test_modules(&code));
+        let allowed = RAW_READS_ALLOWED.iter().find(|(p, _, _)| *p == path).map_or(0, |a| a.1);
+        if lines.len() > allowed {
+            problems.push(format!(
+                "{path}: {} read(s) of a parameter by its name on lines {lines:?} (allowed {allowed}); read it through the Param its producer declares",
+                lines.len()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Lower layers and the higher module they may not name: (folder, module).
+const NO_UPWARD_NAME: &[(&str, &str)] =
+    &[("src/store/", "crate::report"), ("src/bench/", "crate::report"), ("src/sim/", "crate::report")];
+
+#[test]
+fn the_store_the_families_and_the_simulator_name_nothing_of_the_report() {
+    let mut found = Vec::new();
+    for (path, code) in sources() {
+        for (folder, higher) in NO_UPWARD_NAME.iter().filter(|(f, _)| path.starts_with(f)) {
+            for (at, _) in code.match_indices(higher) {
+                found.push(format!("{path}:{}: names {higher} from {folder}", line_of(&code, at)));
+            }
+        }
+    }
+    assert!(found.is_empty(), "an upward arrow (move what both need below both):\n{}", found.join("\n"));
+}
+
 /// What the simulator may not reach for: the store, the machine's system calls, files,
 /// clocks and threads.
 const SIM_MAY_NOT_NAME: &[&str] =
@@ -782,6 +871,27 @@ enum F { A(String), B { variant: Option<String> } }
     ];
     assert_eq!(names, expected.map(|(l, n)| (l, n.to_string())));
     assert_eq!(wildcard_matches(&code, &["Condition", "PolicyKind", "ExportFormat"]), vec![11, 17, 37]);
+}
+
+/// The by-name reader counts reads in code, not in an inline test module.
+#[test]
+fn the_raw_read_reader_skips_test_modules() {
+    let code = code_only(
+        r##"
+fn a(r: &Row) -> bool { r.params.raw("x").is_some() }
+// r.params.raw("comment")
+fn b(k: &Key) -> bool { k.params().raw("y").is_some() && s.raw().is_some() }
+#[cfg(test)]
+mod tests {
+    fn c(r: &Row) { r.params.raw("z"); }
+}
+#[cfg(test)]
+mod more;
+fn d(r: &Row) { r.params.raw("w"); }
+"##,
+    );
+    assert_eq!(raw_reads(&code), vec![2, 4, 7, 11]);
+    assert_eq!(raw_reads(&without_test_modules(&code)), vec![2, 4, 11]);
 }
 
 /// The registry reader finds a kind named in code, not one whose name ends another's,

@@ -10,7 +10,7 @@
 //! receive in one task, nobody waiting), so the switch's share can be read off.
 
 use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
-use crate::key::BenchId;
+use crate::key::{BenchId, Param, Text};
 use crate::model::{Count, Flag, FlagCode, ResultRow};
 use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch};
 use crate::sys;
@@ -150,8 +150,8 @@ fn handoff<M: Mechanism>(
     let m = measured?;
     stopped?;
     let mut rows = rows_from(id, &m, crate::unit::Unit::NsPerHandOff, 2.0, ctx.calib);
-    tag(&mut rows, "mode", mode.as_str());
-    tag(&mut rows, "placement", placement.as_str());
+    tag(&mut rows, Mode::PARAM.name(), mode.as_str());
+    tag(&mut rows, PLACEMENT.name(), placement.as_str());
     prove(&mut rows, placement);
     Ok(rows)
 }
@@ -186,8 +186,8 @@ fn run_mechanism<M: Mechanism, L: Probe>(
         let _pin = AffinityGuard::pin(&PeerPlacement::SameCpu.cpus(&allowed)?.0)?;
         let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch::default())?;
         let mut rows = rows_from(id, &m, crate::unit::Unit::NsPerHandOff, 1.0, ctx.calib);
-        tag(&mut rows, "mode", "self");
-        tag(&mut rows, "placement", "same_cpu");
+        tag(&mut rows, Mode::PARAM.name(), "self");
+        tag(&mut rows, PLACEMENT.name(), "same_cpu");
         out.extend(rows);
     }
     Ok(())
@@ -195,8 +195,20 @@ fn run_mechanism<M: Mechanism, L: Probe>(
 
 const BOTH: &[Mode] = &[Mode::Thread, Mode::Process];
 
+/// The ids other layers name (the reprints); the rest are named in [`BENCHES`] only.
+pub const PIPE: BenchId = BenchId::new("ctx.pipe");
+pub const UNIX: BenchId = BenchId::new("ctx.unix");
+pub const CONDVAR: BenchId = BenchId::new("ctx.condvar");
+pub const SLEEP0: BenchId = BenchId::new("ctx.sleep0");
+/// Where the measuring task and its peer ran ([`PeerPlacement`]'s names, `same_cpu`).
+pub const PLACEMENT: Param<Text> = Param::new("placement");
+/// What a sleep(0) competed with on its CPU: nothing ([`ALONE`]) or `yielding_peer`.
+pub const COMPETITION: Param<Text> = Param::new("competition");
+/// The [`COMPETITION`] of a sleep(0) alone on its CPU.
+pub const ALONE: &str = "alone";
+
 fn run_pipe(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    run_mechanism::<Pipe, _>(ctx, out, "ctx.pipe", BOTH, SendRecv::loopback_pipe)
+    run_mechanism::<Pipe, _>(ctx, out, &PIPE, BOTH, SendRecv::loopback_pipe)
 }
 
 fn run_futex(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
@@ -208,11 +220,11 @@ fn run_eventfd(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
 }
 
 fn run_unix(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    run_mechanism::<Unix, _>(ctx, out, "ctx.unix", BOTH, channel::UnixLoopback::new)
+    run_mechanism::<Unix, _>(ctx, out, &UNIX, BOTH, channel::UnixLoopback::new)
 }
 
 fn run_condvar(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
-    run_mechanism::<CondvarPair, _>(ctx, out, "ctx.condvar", &[Mode::Thread], || Ok(SendRecv::loopback_condvar()))
+    run_mechanism::<CondvarPair, _>(ctx, out, &CONDVAR, &[Mode::Thread], || Ok(SendRecv::loopback_condvar()))
 }
 
 /// The yielding peer: sched_yield until asked to stop (raw calls only).
@@ -241,8 +253,8 @@ fn run_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let m = measured?;
         stopped?;
         let mut rows = rows_from("ctx.yield", &m, crate::unit::Unit::NsPerHandOff, 2.0, ctx.calib);
-        tag(&mut rows, "mode", mode.as_str());
-        tag(&mut rows, "placement", "same_cpu");
+        tag(&mut rows, Mode::PARAM.name(), mode.as_str());
+        tag(&mut rows, PLACEMENT.name(), "same_cpu");
         prove(&mut rows, PeerPlacement::SameCpu);
         out.extend(rows);
     }
@@ -274,10 +286,10 @@ fn run_sleep0(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     {
         let _pin = AffinityGuard::pin(&cpus)?;
         let default_slack = sys::timer_slack_ns().map_err(|e| BenchError::setup("reading the timer slack", e))?;
-        let default = sleep0_rows(ctx, &cpus, false, "same_cpu", "alone")?;
+        let default = sleep0_rows(ctx, &cpus, false, "same_cpu", ALONE)?;
         let fine = {
             let _slack = sys::TimerSlack::set(1).map_err(|e| BenchError::setup("setting the timer slack", e))?;
-            sleep0_rows(ctx, &cpus, false, "same_cpu", "alone")?
+            sleep0_rows(ctx, &cpus, false, "same_cpu", ALONE)?
         };
         let flag = slack_flag(default.first().map(|r| r.median), fine.first().map(|r| r.median), default_slack);
         out.extend(with_slack(default, default_slack, flag));
@@ -338,9 +350,9 @@ fn sleep0_rows(
     if let Some(p) = peer {
         p.finish(|| {})?;
     }
-    let mut rows = rows_from("ctx.sleep0", &measured?, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
-    tag(&mut rows, "placement", placement);
-    tag(&mut rows, "competition", competition);
+    let mut rows = rows_from(&SLEEP0, &measured?, crate::unit::Unit::NsPerCall, 1.0, ctx.calib);
+    tag(&mut rows, PLACEMENT.name(), placement);
+    tag(&mut rows, COMPETITION.name(), competition);
     Ok(rows)
 }
 
@@ -398,7 +410,7 @@ const HANDOFF_MODEL: &str = "a round trip from the measuring task (send the toke
 
 pub static BENCHES: [BenchDef; 8] = [
     BenchDef {
-        id: BenchId::new("ctx.pipe"),
+        id: PIPE,
         family: Family::Ctx,
         summary: "one byte each way over two pipes (lmbench lat_ctx, perf bench sched pipe)",
         timing_model: HANDOFF_MODEL,
@@ -431,7 +443,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_eventfd,
     },
     BenchDef {
-        id: BenchId::new("ctx.unix"),
+        id: UNIX,
         family: Family::Ctx,
         summary: "one byte each way over an AF_UNIX stream socket pair",
         timing_model: HANDOFF_MODEL,
@@ -442,7 +454,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_unix,
     },
     BenchDef {
-        id: BenchId::new("ctx.condvar"),
+        id: CONDVAR,
         family: Family::Ctx,
         summary: "mutex + condition variable turn-taking (threads only)",
         timing_model: HANDOFF_MODEL,
@@ -464,7 +476,7 @@ pub static BENCHES: [BenchDef; 8] = [
         run: run_yield,
     },
     BenchDef {
-        id: BenchId::new("ctx.sleep0"),
+        id: SLEEP0,
         family: Family::Ctx,
         summary: "nanosleep with a zero interval (sleep(0)): default and 1 ns timer slack, with a runnable peer, and the regular/affinity/priority/both scenarios",
         timing_model: "one nanosleep({0,0}) call, with the switches it caused counted and the timer slack recorded",

@@ -16,9 +16,15 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::bench::{Ctx, Output};
+use crate::key::{BenchId, Param};
 use crate::model::{Count, Method, ResultRow};
 use crate::runner::BenchError;
 use crate::sys;
+
+/// The benchmark's id.
+pub const ID: BenchId = BenchId::new("load.chat");
+/// The nice level every chat thread ran at (0 or 19).
+pub const NICE: Param<i64> = Param::new("nice");
 
 pub const USERS_PER_ROOM: usize = 20;
 /// A sender and a receiver thread per user, on the client and on the server side.
@@ -394,18 +400,13 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             delivered += o.delivered;
             rates.push(o.delivered as f64 / o.elapsed.as_secs_f64().max(1e-9));
         }
-        let mut row = ResultRow::from_samples(
-            "load.chat",
-            Method::Workload,
-            crate::unit::Unit::MessagesPerSecond,
-            rates,
-            delivered,
-        )
-        .ok_or_else(|| BenchError::Failed("no runs".into()))?
-        .with_param("rooms", size.rooms as u64)
-        .with_param("messages", size.messages as u64)
-        .with_param("nice", nice)
-        .with_param("threads", (size.rooms * USERS_PER_ROOM * 4) as u64);
+        let mut row =
+            ResultRow::from_samples(ID, Method::Workload, crate::unit::Unit::MessagesPerSecond, rates, delivered)
+                .ok_or_else(|| BenchError::Failed("no runs".into()))?
+                .with_param("rooms", size.rooms as u64)
+                .with_param("messages", size.messages as u64)
+                .with(NICE, i64::from(nice))
+                .with_param("threads", (size.rooms * USERS_PER_ROOM * 4) as u64);
         row.counts.insert(Count::Delivered, delivered as f64);
         row.counts.insert(Count::ExpectedPerRun, size.expected() as f64);
         // The trace pass: one room, a few messages, its threads followed as they start.

@@ -85,7 +85,7 @@ pub static BENCHES: [BenchDef; 5] = [
         run: runqueue::run,
     },
     BenchDef {
-        id: BenchId::new("load.yield_storm"),
+        id: storm::ID,
         family: Family::Load,
         summary: "N sched_yield loops on all CPUs: system context switches per second, per-task progress and its evenness",
         timing_model: storm_model(),
@@ -96,7 +96,7 @@ pub static BENCHES: [BenchDef; 5] = [
         run: storm::run,
     },
     BenchDef {
-        id: BenchId::new("load.chat"),
+        id: chat::ID,
         family: Family::Load,
         summary: "chat rooms of 20 users over loopback TCP (80 threads per room), every delivery counted, at nice 0 and 19",
         timing_model: "from releasing the client senders to the last receiver's last message; messages delivered per second",

@@ -51,8 +51,9 @@ pub fn point_key(tasks: u64, mode: Mode, design: Design) -> FigureKey {
     FigureKey::new(ID, Method::Batch, point_params(tasks, mode, design))
 }
 
-/// The parameters every row of a point carries.
-fn point_params(tasks: u64, mode: Mode, design: Design) -> Params {
+/// The parameters every row of a point carries: how a reader selects a point's rows,
+/// whatever their method.
+pub fn point_params(tasks: u64, mode: Mode, design: Design) -> Params {
     Params::new().with(DESIGN, design.as_str()).with(Mode::PARAM, mode.as_str()).with(TASKS, tasks)
 }
 

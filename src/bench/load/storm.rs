@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::group::check_limits;
 use crate::bench::{Ctx, Output};
+use crate::key::{BenchId, Param};
 use crate::model::{Count, Flag, FlagCode, Method, ResultRow};
 use crate::runner::BenchError;
 use crate::runner::MeasureConfig;
@@ -18,6 +19,11 @@ use crate::stats;
 use crate::sys;
 use crate::tasks::Mode;
 use crate::tasks::{Member, TaskGroup};
+
+/// The benchmark's id.
+pub const ID: BenchId = BenchId::new("load.yield_storm");
+/// The yielding tasks of a row.
+pub const TASKS: Param<u64> = Param::new("tasks");
 
 fn yield_counting(m: &Member) -> i32 {
     let c = m.counter();
@@ -77,14 +83,14 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let (ratio, jain) = evenness(&per_task);
         let total_yields: f64 = per_task.iter().sum::<f64>() * elapsed_s;
         let mut row = ResultRow::from_samples(
-            "load.yield_storm",
+            ID,
             Method::Workload,
             crate::unit::Unit::SwitchesPerSecond,
             rates,
             total_yields as u64,
         )
         .ok_or_else(|| BenchError::Failed("no intervals measured".into()))?
-        .with_param("tasks", n as u64)
+        .with(TASKS, n as u64)
         .with_param("cpus", allowed.len() as u64);
         row.counts.insert(Count::YieldsPerSPerTask, per_task.iter().sum::<f64>() / n as f64);
         row.counts.insert(Count::MinMaxRatio, ratio);
