@@ -13,6 +13,8 @@ pub fn ids() -> Vec<String> {
     all.extend(crate::observe::IDS.iter().map(|id| id.to_string()));
     all.extend(crate::trace::system::IDS.iter().map(|id| id.to_string()));
     all.extend(crate::sim::WorkloadKind::value_variants().iter().map(|w| w.id().to_string()));
+    // A suite's judged conclusions, stored beside its simulated figures.
+    all.push(crate::sim::suites::CONCLUSION_BENCHMARK.to_string());
     all
 }
 
@@ -28,7 +30,9 @@ mod tests {
     #[test]
     fn every_producer_is_gathered_once() {
         let all = ids();
-        for id in ["syscall.getppid", "observe.switches", "trace.runqueue", "sim.travis", "sim.loop_yield"] {
+        for id in
+            ["syscall.getppid", "observe.switches", "trace.runqueue", "sim.travis", "sim.loop_yield", "sim.conclusion"]
+        {
             assert!(is_known(id), "{id}");
         }
         assert!(!is_known("sim.nope") && !is_known("trace"));

@@ -768,6 +768,22 @@ mod tests {
         }
     }
 
+    /// A suite run's simulated rows, its judged conclusions among them, leave by export
+    /// and come back by import unchanged: import knows every id the suites write.
+    #[test]
+    fn a_suites_simulated_rows_round_trip_through_export_and_import() {
+        let mut profile = crate::sim::cost::smp2002_assumed();
+        profile.lock_transfer.ns = 1100.0;
+        let mut d = doc(crate::sim::suites::rows("lmbench", std::slice::from_ref(&profile), || false));
+        d.run.started_at = "2026-11-26T12:00:00Z".into();
+        assert!(d.results.iter().any(|r| r.benchmark == CONCLUSION_BENCHMARK), "the suite judges a conclusion");
+        let json = crate::report::export::json::to_json(&[(d.clone(), vec![])]);
+        let back = crate::report::import::from_json(&json, &crate::producers::is_known).expect("import takes it");
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].0.results, d.results);
+        assert_eq!(lmbench(&back[0].0), lmbench(&d));
+    }
+
     /// The period reprints' conclusions, printed (`--ignored --nocapture`): the
     /// figures the laboratory's notes quote.
     #[test]
