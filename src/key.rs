@@ -302,6 +302,11 @@ const BOOKKEEPING: [&str; 4] = [BATCH_SIZE.name(), "path", STATEMENT.name(), "co
 pub const BATCH_SIZE: Param<u64> = Param::new("batch_size");
 /// A fitted row's statement of what its fit says.
 pub const STATEMENT: Param<Text> = Param::new("statement");
+/// The label a run's placement adds to every row it measured (a pinned CPU, a nice
+/// value): written by the worker, read by the conditions that change it.
+pub const RUNNER: Param<Text> = Param::new("runner");
+/// The scheduling policy a row was measured under, when not the default.
+pub const SCHED_POLICY: Param<Text> = Param::new("policy");
 
 /// A variant's parameters, stored as a JSON object of name to value.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -262,10 +262,10 @@ fn run_one(def: &BenchDef, ctx: &Ctx, bound: Duration, out: &mut Output) -> Resu
         None
     };
     if policy != Policy::Other {
-        out.label("policy", policy.as_str(), true);
+        out.label(crate::key::SCHED_POLICY.name(), policy.as_str(), true);
     }
     if let Some(label) = ctx.opts.placement.label() {
-        out.label("runner", label, false);
+        out.label(crate::key::RUNNER.name(), label, false);
     }
     let r = (def.run)(ctx, out);
     if let Some(g) = guard {

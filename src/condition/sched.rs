@@ -4,6 +4,7 @@
 //! a timer slack is set on the worker's thread before it starts any other, and they
 //! inherit it.
 
+use crate::key::{Param, RUNNER, SCHED_POLICY, Text};
 use serde::{Deserialize, Serialize};
 
 use super::{Act, Condition, EnterError, Entered, Kind, Malformed, Setup, Unavailable, state_of};
@@ -82,21 +83,28 @@ impl std::fmt::Display for Setting {
 impl Act for Setting {
     fn params_changed(&self) -> &'static [&'static str] {
         match self {
-            Setting::Nice(_) => &["runner"],
-            Setting::Policy(_) => &["policy"],
+            Setting::Nice(_) => {
+                const CHANGED: [&str; 1] = [RUNNER.name()];
+                &CHANGED
+            }
+            Setting::Policy(_) => {
+                const CHANGED: [&str; 1] = [SCHED_POLICY.name()];
+                &CHANGED
+            }
             Setting::Slack(_) => &[],
         }
     }
 
     /// What the rows show of the setting: the worker labels them with what it applied.
     fn evidence(&self, rows: &[crate::model::ResultRow]) -> Vec<String> {
-        let labelled = |key: &str| rows.iter().find_map(|r| r.params.raw(key)).map(|v| format!("{key}={v}"));
+        let labelled =
+            |key: Param<Text>| rows.iter().find_map(|r| r.params.get(key)).map(|v| format!("{}={v:?}", key.name()));
         match self {
             Setting::Nice(_) => {
-                labelled("runner").map(|l| format!("the worker ran at it (rows say {l})")).into_iter().collect()
+                labelled(RUNNER).map(|l| format!("the worker ran at it (rows say {l})")).into_iter().collect()
             }
             Setting::Policy(_) => {
-                labelled("policy").map(|l| format!("the worker ran under it (rows say {l})")).into_iter().collect()
+                labelled(SCHED_POLICY).map(|l| format!("the worker ran under it (rows say {l})")).into_iter().collect()
             }
             Setting::Slack(_) => Vec::new(),
         }

@@ -2,7 +2,13 @@
 //! figure it stands beside, and which oscost rows that figure and any named gap come
 //! from.
 
+use crate::bench::ctx::PLACEMENT;
+use crate::bench::load::wakeup::HOGS;
+use crate::bench::spawn::{FULL_CYCLE, PHASE};
+use crate::bench::syscall::{VIA, VIA_LIBC, VIA_RAW};
+use crate::key::Params;
 use crate::model::{BenchId, Method, ResultRow};
+use crate::tasks::Mode;
 
 use super::parse;
 
@@ -39,43 +45,42 @@ pub enum Program {
     RawLoop,
 }
 
-/// One oscost row: benchmark, method, the parameters that pick it, and the statistic
-/// taken (the anchor's own: a median of runs, or a mean of samples).
+/// One oscost row: benchmark, method, the parameters that pick it (typed, as the
+/// family declares them; a function because a `Params` is built at run time), and
+/// the statistic taken (the anchor's own: a median of runs, or a mean of samples).
 #[derive(Debug, Clone, Copy)]
 pub struct RowSpec {
     pub bench: &'static BenchId,
     pub method: Method,
-    pub params: &'static [(&'static str, &'static str)],
+    pub params: fn() -> Params,
     pub mean: bool,
 }
 
 impl RowSpec {
     /// The figure of the row in `rows` this spec picks.
     pub fn pick(&self, rows: &[ResultRow]) -> Option<f64> {
+        let want = (self.params)();
         rows.iter()
-            .find(|r| {
-                r.benchmark == *self.bench
-                    && r.method == self.method
-                    && self.params.iter().all(|(k, v)| r.params.raw(k).is_some_and(|p| param_is(p, v)))
-            })
+            .find(|r| r.benchmark == *self.bench && r.method == self.method && r.params.matches(&want))
             .map(|r| if self.mean { r.mean } else { r.median })
     }
 
     /// The row as users name it: `ctx.pipe mode=process placement=same_cpu`.
     pub fn describe(&self) -> String {
         let mut s = self.bench.to_string();
-        for (k, v) in self.params {
-            s.push_str(&format!(" {k}={v}"));
+        for (k, v) in (self.params)().iter() {
+            match v.as_str() {
+                Some(text) => s.push_str(&format!(" {k}={text}")),
+                None => s.push_str(&format!(" {k}={v}")),
+            }
         }
         s
     }
 }
 
-fn param_is(p: &serde_json::Value, v: &str) -> bool {
-    match p {
-        serde_json::Value::String(s) => s == v,
-        other => serde_json::from_str::<serde_json::Value>(v).is_ok_and(|x| x == *other),
-    }
+/// Two peers of one mode on one CPU (ctx's `mode` and `placement`).
+fn same_cpu(mode: Mode) -> Params {
+    Params::new().with(Mode::PARAM, mode.as_str()).with(PLACEMENT, crate::tasks::PeerPlacement::SameCpu.as_str())
 }
 
 /// A difference between the anchor's work and oscost's that oscost measures itself:
@@ -111,27 +116,35 @@ pub struct OscostSide {
 const PIPE_PROCESS: RowSpec = RowSpec {
     bench: &BenchId::new("ctx.pipe"),
     method: Method::Batch,
-    params: &[("mode", "process"), ("placement", "same_cpu")],
+    params: || same_cpu(Mode::Process),
     mean: false,
 };
-const PIPE_THREAD: RowSpec = RowSpec { params: &[("mode", "thread"), ("placement", "same_cpu")], ..PIPE_PROCESS };
+const PIPE_THREAD: RowSpec = RowSpec { params: || same_cpu(Mode::Thread), ..PIPE_PROCESS };
 const GETPPID: RowSpec =
-    RowSpec { bench: &BenchId::new("syscall.getppid"), method: Method::Batch, params: &[], mean: false };
+    RowSpec { bench: &BenchId::new("syscall.getppid"), method: Method::Batch, params: Params::new, mean: false };
 /// The bare entry and exit: no per-process kernel object is read, so where getppid's
 /// figure differs between processes and this one does not, the difference is in the
 /// call's own work.
 const ENOSYS: RowSpec = RowSpec { bench: &BenchId::new("syscall.enosys"), ..GETPPID };
-const GETPID_LIBC: RowSpec =
-    RowSpec { bench: &BenchId::new("syscall.getpid"), method: Method::Batch, params: &[("via", "libc")], mean: false };
-const WAKEUP_ALONE: RowSpec =
-    RowSpec { bench: &BenchId::new("load.wakeup"), method: Method::PerCall, params: &[("hogs", "0")], mean: true };
+const GETPID_LIBC: RowSpec = RowSpec {
+    bench: &BenchId::new("syscall.getpid"),
+    method: Method::Batch,
+    params: || Params::new().with(VIA, VIA_LIBC),
+    mean: false,
+};
+const WAKEUP_ALONE: RowSpec = RowSpec {
+    bench: &BenchId::new("load.wakeup"),
+    method: Method::PerCall,
+    params: || Params::new().with(HOGS, 0u64),
+    mean: true,
+};
 const POSIX_SPAWN: RowSpec = RowSpec {
     bench: &BenchId::new("spawn.posix_spawn"),
     method: Method::Batch,
-    params: &[("phase", "full_cycle")],
+    params: || Params::new().with(PHASE, FULL_CYCLE),
     mean: false,
 };
-const GETPID_RAW: RowSpec = RowSpec { params: &[("via", "raw")], ..GETPID_LIBC };
+const GETPID_RAW: RowSpec = RowSpec { params: || Params::new().with(VIA, VIA_RAW), ..GETPID_LIBC };
 /// The C library's wrapper around one system call, as oscost measures it.
 const WRAPPER_SOURCE: &str = "oscost getpid via=libc - via=raw";
 /// A hand-off is one write and one read, each through the C library in perf.

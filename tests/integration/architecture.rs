@@ -54,18 +54,7 @@ const KEY_MODULE: &str = "src/key.rs";
 
 /// Files that may still read a parameter by its stored name (`Params::raw`) outside
 /// their test code: (path, how many, why).
-const RAW_READS_ALLOWED: &[(&str, usize, &str)] = &[
-    (
-        "src/condition/sched.rs",
-        1,
-        "shows the labels the worker writes under a setting's own name (`runner`, `policy`), which no producer declares as a Param",
-    ),
-    (
-        "src/crosscheck/anchor.rs",
-        1,
-        "an anchor's row spec names its parameters as static text pairs, matched as text or number",
-    ),
-];
+const RAW_READS_ALLOWED: &[(&str, usize, &str)] = &[];
 
 /// Field names that hold a part of a figure's identity.
 const IDENTITY_FIELDS: &[&str] =

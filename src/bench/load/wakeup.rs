@@ -19,6 +19,8 @@ use crate::tasks::{AffinityGuard, PeerPlacement};
 use crate::tasks::{Member, TaskGroup};
 
 const PERIOD_NS: u64 = 1_000_000;
+/// The CPU hogs beside the sleeper (the crosscheck picks the row without any).
+pub const HOGS: crate::key::Param<u64> = crate::key::Param::new("hogs");
 
 fn hog(m: &Member) -> i32 {
     let mut x = 0u64;
@@ -73,7 +75,7 @@ pub fn run_wakeup(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let n = samples.len() as u64;
         let mut row = ResultRow::from_samples("load.wakeup", Method::PerCall, crate::unit::Unit::NsLate, samples, n)
             .ok_or_else(|| BenchError::Failed("no wake-ups".into()))?
-            .with_param("hogs", k as u64)
+            .with(HOGS, k as u64)
             .with_param("hog_nice", nice)
             .with_param("period_ns", PERIOD_NS);
         crate::bench::attach_trace(&mut row, trace);
