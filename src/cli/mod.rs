@@ -220,13 +220,13 @@ pub(crate) fn width() -> report::table::Width {
 
 /// A run as the terminal table, fitted to this invocation's width.
 fn run_table(doc: &RunDocument, skipped: &[Skipped]) -> String {
-    report::table::render_run(doc, skipped, width())
+    report::text::render_run(doc, skipped, width())
         + &report::paired::render(&run_pairs(doc), report::compare::DEFAULT_THRESHOLD, width())
 }
 
 /// The run just measured as the terminal table (its preflight warnings said once).
 fn fresh_run_table(doc: &RunDocument, skipped: &[Skipped]) -> String {
-    report::table::render_fresh_run(doc, skipped, width())
+    report::text::render_fresh_run(doc, skipped, width())
         + &report::paired::render(&run_pairs(doc), report::compare::DEFAULT_THRESHOLD, width())
 }
 

@@ -4,7 +4,24 @@
 
 use comfy_table::{ContentArrangement, Table};
 
-use super::table::Width;
+/// How wide a table may be, and how much a run's table shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// At most this many columns, one screen: a line per figure (per-call twins folded
+    /// into their batch line, raw/libc and phase twins left to `-v`), flags as numbered
+    /// notes said once for every line they concern.
+    Fit(u16),
+    /// At most this many columns, everything (`-v`): every row, the counts, the trace
+    /// pass, each flag's reason whole; the wide layout when it fits, else the narrow
+    /// one (benchmark and variant stacked, the per-call max left out, cells wrapped).
+    Full(u16),
+    /// Every column, nothing wrapped (`--wide`).
+    Wide,
+}
+
+/// The width a table is fitted to when nothing says otherwise (a pipe, a file):
+/// what a terminal of common size shows without wrapping.
+pub const DEFAULT_WIDTH: u16 = 100;
 
 /// A table fitted to `width`: at most that many columns, its cells wrapped where they
 /// must be (`--wide` leaves it unwrapped). Words of a cell are kept whole where the
@@ -146,7 +163,7 @@ fn wrap_cell(text: &str, width: usize) -> String {
 pub fn say(message: &str) {
     let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());
     let terminal = || rustix::termios::tcgetwinsize(std::io::stderr()).ok().map(|w| w.ws_col);
-    let w = columns.or_else(terminal).filter(|c| *c >= 40).unwrap_or(super::table::DEFAULT_WIDTH);
+    let w = columns.or_else(terminal).filter(|c| *c >= 40).unwrap_or(DEFAULT_WIDTH);
     eprintln!("{}", wrap(message, usize::from(w)));
 }
 

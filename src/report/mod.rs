@@ -19,6 +19,7 @@ pub mod screen;
 pub mod sim;
 pub mod svg;
 pub mod table;
+pub mod text;
 pub mod trace;
 
 /// Stored text made safe to print: control characters (escape sequences, carriage

@@ -97,20 +97,7 @@ pub fn proof(r: &ResultRow) -> String {
     parts.join(", ")
 }
 
-/// How wide a table may be, and how much a run's table shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Width {
-    /// At most this many columns, one screen: a line per figure (per-call twins folded
-    /// into their batch line, raw/libc and phase twins left to `-v`), flags as numbered
-    /// notes said once for every line they concern.
-    Fit(u16),
-    /// At most this many columns, everything (`-v`): every row, the counts, the trace
-    /// pass, each flag's reason whole; the wide layout when it fits, else the narrow
-    /// one (benchmark and variant stacked, the per-call max left out, cells wrapped).
-    Full(u16),
-    /// Every column, nothing wrapped (`--wide`).
-    Wide,
-}
+pub use super::fit::{DEFAULT_WIDTH, Width};
 
 impl Width {
     /// The columns text is fitted to (none for `--wide`).
@@ -120,22 +107,6 @@ impl Width {
             Width::Wide => None,
         }
     }
-}
-
-/// The width a table is fitted to when nothing says otherwise (a pipe, a file):
-/// what a terminal of common size shows without wrapping.
-pub const DEFAULT_WIDTH: u16 = 100;
-
-/// Renders the run as a table followed by numbered flag notes and skipped variants
-/// (`show`: the preflight's warnings printed whole).
-pub fn render_run(doc: &RunDocument, skipped: &[Skipped], width: Width) -> String {
-    render_run_as(doc, skipped, width, false)
-}
-
-/// [`render_run`] for the run just measured, whose preflight warnings were printed as
-/// they were found: the one-screen header counts them instead of saying them twice.
-pub fn render_fresh_run(doc: &RunDocument, skipped: &[Skipped], width: Width) -> String {
-    render_run_as(doc, skipped, width, true)
 }
 
 /// A run's first line: its number and status, when, and the machine (without the
@@ -153,19 +124,9 @@ pub(super) fn run_headline(doc: &RunDocument) -> String {
     )
 }
 
-fn render_run_as(doc: &RunDocument, skipped: &[Skipped], width: Width, preflight_said: bool) -> String {
-    if doc.run.kind == crate::model::RunKind::Sim {
-        let mut out = super::sim::render(doc);
-        out.push('\n');
-        for line in super::sim::profiles(doc) {
-            out.push_str(&line);
-            out.push('\n');
-        }
-        return out;
-    }
-    if let Width::Fit(w) = width {
-        return super::screen::render_run(doc, skipped, w, preflight_said);
-    }
+/// A measured run's whole table (`-v` and `--wide`): its header, every row and the
+/// notes. [`super::text`] picks this layout or another.
+pub fn render_run_full(doc: &RunDocument, skipped: &[Skipped], width: Width) -> String {
     let m = &doc.machine;
     let mut out = format!("{} · {}\n", run_headline(doc), plain(&m.virtualization));
     if let Some(c) = &m.calibration {
@@ -185,7 +146,7 @@ fn render_run_as(doc: &RunDocument, skipped: &[Skipped], width: Width, preflight
         out.push_str(&line);
     }
     let mut out = super::fit::prose(&out, width);
-    out.push_str(&render_results(&doc.results, skipped, width));
+    out.push_str(&render_results_full(&doc.results, skipped, width));
     out
 }
 
@@ -275,12 +236,8 @@ impl<'a> RowUnit<'a> {
     }
 }
 
-/// Renders result rows (any run, any families) as the table and its notes: one
-/// screen when fitted ([`super::screen`]), else the full table.
-pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: Width) -> String {
-    if let Width::Fit(w) = width {
-        return super::screen::render_results(rows, skipped, w, None);
-    }
+/// Renders result rows (any run, any families) as the full table and its notes.
+pub fn render_results_full(rows: &[ResultRow], skipped: &[Skipped], width: Width) -> String {
     let mut notes: Vec<String> = Vec::new();
     let mut thin = false;
     let mut out = results_table_of(rows, true, &mut notes, &mut thin).to_string();
@@ -545,7 +502,7 @@ mod tests {
             params: "placement=cross_cpu".into(),
             reason: "needs 2 CPUs".into(),
         }];
-        let t = render_results(&[b, p], &skipped, Width::Wide);
+        let t = render_results_full(&[b, p], &skipped, Width::Wide);
         assert_eq!(t.matches("syscall.getpid").count(), 2, "one line plus one note:\n{t}");
         assert!(t.contains("[1] no_kernel_entry"));
         assert!(t.contains("[1] syscall.getpid via=libc: no_kernel_entry: did not enter the kernel"));
@@ -561,58 +518,15 @@ mod tests {
             let samples: Vec<f64> = (0..n).map(|i| 100.0 + i as f64).collect();
             ResultRow::from_samples("load.wakeup", Method::PerCall, "ns", samples, n as u64).unwrap()
         };
-        let thin = render_results(&[per_call(75)], &[], Width::Wide);
+        let thin = render_results_full(&[per_call(75)], &[], Width::Wide);
         let cells: Vec<&str> = thin.lines().find(|l| l.contains("load.wakeup")).unwrap().split('┆').collect();
         assert_eq!((cells[5].trim(), cells[6].trim()), ("-", "-"), "{thin}");
         assert!(thin.contains("p99.9 from 1000"), "{thin}");
-        let mid = render_results(&[per_call(500)], &[], Width::Wide);
+        let mid = render_results_full(&[per_call(500)], &[], Width::Wide);
         let cells: Vec<&str> = mid.lines().find(|l| l.contains("load.wakeup")).unwrap().split('┆').collect();
         assert!(cells[5].trim() != "-" && cells[6].trim() == "-", "{mid}");
-        let full = render_results(&[per_call(2000)], &[], Width::Wide);
+        let full = render_results_full(&[per_call(2000)], &[], Width::Wide);
         assert!(!full.contains("p99.9 from 1000"), "{full}");
-    }
-
-    /// The default table fits 100 columns, whatever the rows: long variants, rates
-    /// in the millions, flags, counts; and every number of a line is in its one unit.
-    #[test]
-    fn the_fitted_table_fits_and_keeps_one_unit_a_line() {
-        let mut rows = Vec::new();
-        for i in 0..6 {
-            let mut b = ResultRow::from_samples(
-                "ctx.footprint",
-                Method::Batch,
-                "ns/hand-off",
-                vec![1400.0, 1500.0, 9988.0, 13370.0],
-                4,
-            )
-            .unwrap()
-            .with_param("mode", "process")
-            .with_param("placement", "same_cpu")
-            .with_param("size_bytes", 4096 << i)
-            .with_param("stride_bytes", 64);
-            b.counts.insert(Count::SwitchesPerOp, 1.0);
-            b.counts.insert(Count::ParentAnonKib, 4321.0);
-            b.counts.insert(Count::ParentFileKib, 5555.0);
-            b.flag(Flag::new(FlagCode::TraceDisagrees, "the trace saw fewer switches"));
-            b.flag(Flag::new(FlagCode::Intruded, "third tasks ran"));
-            rows.push(b);
-        }
-        let rate =
-            ResultRow::from_samples("load.yield_storm", Method::Workload, "switches/s", vec![2.0e6, 2.4e6, 2.6e6], 3)
-                .unwrap()
-                .with_param("tasks", 8);
-        rows.push(rate);
-        let t = render_results(&rows, &[], Width::Fit(DEFAULT_WIDTH));
-        for l in t.lines().filter(|l| l.starts_with(['│', '┌', '└', '╞', '├'])) {
-            assert!(l.chars().count() <= 100, "{} columns: {l}\n{t}", l.chars().count());
-        }
-        assert!(!t.contains("e6") && !t.contains("e5"), "rates print plain: {t}");
-        assert!(t.contains("2400000"), "{t}");
-        // 9988 ns and 13.37 µs in one line are both in the line's unit (ns).
-        assert!(!t.contains("µs"), "one unit a line: {t}");
-        let wide = render_results(&rows, &[], Width::Wide);
-        assert!(wide.lines().any(|l| l.chars().count() > 100), "--wide keeps every column");
-        assert!(wide.contains("per-call p50"));
     }
 
     #[test]

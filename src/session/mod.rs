@@ -27,6 +27,7 @@ mod rescue;
 mod rounds;
 mod store;
 mod suite;
+mod tally;
 #[cfg(test)]
 mod tests;
 
@@ -52,9 +53,10 @@ pub use suite::execute_suite;
 
 use prepare::{Setup, prepare};
 use rescue::rescue_all;
-use rounds::{Running, Tally, measure_rounds, round_caps};
+use rounds::{Running, measure_rounds, round_caps};
 use store::{Begin, begin, final_status, finish, keep_unfinished};
 use suite::add_suite_simulations;
+use tally::Tally;
 
 /// Rounds per run unless `--rounds` says otherwise: enough for an interval from the
 /// rounds' spread (Student's t with 9 degrees of freedom is within 15% of the normal),

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::RunRequest;
-use super::store::Unstored;
+use super::tally::Unstored;
 use crate::model::{ResultRow, RunDocument, RunInfo, RunStatus, Skipped};
 use crate::{machine, report};
 
@@ -23,7 +23,7 @@ pub(super) fn rescue_all(
 ) -> String {
     let rows: Vec<ResultRow> = unstored.iter().flat_map(|u| u.rows.iter().cloned()).collect();
     let skipped: Vec<Skipped> = unstored.iter().flat_map(|u| u.skipped.iter().cloned()).collect();
-    print!("{}", report::table::render_results(&rows, &skipped, report::table::Width::Wide));
+    print!("{}", report::text::render_results(&rows, &skipped, report::table::Width::Wide));
     let names = unstored.iter().map(|u| u.benchmark.as_str()).collect::<Vec<_>>().join(", ");
     let error = unstored.iter().find_map(|u| u.error.clone()).unwrap_or_default();
     let doc = |rows: &[ResultRow]| unsaved_document(req, machine, (id, &crate::store::new_uuid()), started_at, rows);

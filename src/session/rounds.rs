@@ -11,34 +11,14 @@ use std::time::{Duration, Instant};
 
 use super::executor::RoundExecutor;
 use super::prepare::{Arm, Setup};
-use super::store::{OpenRun, Unstored, store_benchmark, store_when_done};
+use super::store::{OpenRun, store_benchmark, store_when_done};
+use super::tally::{Progress, Tally};
 use super::{ADAPTIVE_MIN_ROUNDS, RunRequest, estimate_of, seconds};
 use crate::bench::{BenchDef, BenchOptions, RoundPlan, Scope};
 use crate::model::{ResultRow, Skipped};
 use crate::rounds;
 use crate::runner::{BenchError, MeasureConfig};
 use crate::worker::RoundJob;
-
-/// A benchmark's progress through the run's rounds.
-#[derive(Default)]
-pub(super) struct Progress {
-    /// Each finished round's rows.
-    pub(super) rounds: Vec<Vec<ResultRow>>,
-    pub(super) skipped: Vec<Skipped>,
-    /// No more rounds: it failed, was skipped, or (once-only) ran.
-    pub(super) finished: bool,
-    pub(super) stored: bool,
-    /// Under `--precision`, its cap on rounds at its last judgement.
-    pub(super) cap: Option<usize>,
-}
-
-impl Progress {
-    pub(super) fn skip_once(&mut self, s: Skipped) {
-        if !self.skipped.iter().any(|k| k.benchmark == s.benchmark && k.params == s.params) {
-            self.skipped.push(s);
-        }
-    }
-}
 
 /// The real-time watchdog's and the round's bound for a benchmark under `cfg`.
 pub(super) fn bound_of(def: &BenchDef, scope: Scope, opts: &BenchOptions, cfg: &MeasureConfig) -> Duration {
@@ -50,17 +30,6 @@ pub(super) fn bound_of(def: &BenchDef, scope: Scope, opts: &BenchOptions, cfg: &
 /// ones (A B, B A, A B…), so drift over a round touches every arm alike.
 pub fn arm_order(arms: usize, round: usize) -> Vec<usize> {
     if round.is_multiple_of(2) { (0..arms).collect() } else { (0..arms).rev().collect() }
-}
-
-/// The run's bookkeeping while it measures.
-pub(super) struct Tally {
-    /// One per benchmark and arm: benchmark i's arm a at `i * arms + a`.
-    pub(super) progress: Vec<Progress>,
-    pub(super) failures: Vec<Skipped>,
-    pub(super) unstored: Vec<Unstored>,
-    pub(super) bar: Option<indicatif::ProgressBar>,
-    /// Arms whose evidence was said (once per arm).
-    pub(super) evidence_said: Vec<bool>,
 }
 
 impl Tally {

@@ -9,8 +9,8 @@ use anyhow::{Context, Result};
 
 use super::RunRequest;
 use super::prepare::Setup;
-use super::rounds::{Progress, Tally};
-use crate::model::{ResultRow, RunStatus, Skipped};
+use super::tally::{Progress, Tally, Unstored};
+use crate::model::{ResultRow, RunStatus};
 use crate::store::Store;
 use crate::{machine, report, rounds, sys};
 
@@ -162,15 +162,6 @@ pub(super) fn finish(run: OpenRun, status: RunStatus, storage_error: Option<&str
             eprintln!("error: {m}");
         }
     })
-}
-
-/// A benchmark's merged rows that were not stored, and why (the store's error, or
-/// None: the store had already failed for another benchmark).
-pub(super) struct Unstored {
-    pub(super) benchmark: crate::key::BenchId,
-    pub(super) rows: Vec<ResultRow>,
-    pub(super) skipped: Vec<Skipped>,
-    pub(super) error: Option<String>,
 }
 
 /// Merges a benchmark's rounds and stores the rows with its skips.

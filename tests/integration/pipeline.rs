@@ -208,9 +208,9 @@ fn known_rows_read_back_identically_through_every_output() {
     let docs = [&da, &db_doc];
 
     let fitted = report::table::Width::Fit(report::table::DEFAULT_WIDTH);
-    snapshot("table.txt", &normalise(&report::table::render_results(&da.results, &sa, fitted), &docs));
+    snapshot("table.txt", &normalise(&report::text::render_results(&da.results, &sa, fitted), &docs));
     let wide = report::table::Width::Wide;
-    snapshot("table-wide.txt", &normalise(&report::table::render_results(&da.results, &sa, wide), &docs));
+    snapshot("table-wide.txt", &normalise(&report::text::render_results(&da.results, &sa, wide), &docs));
     snapshot("run.csv", &normalise(&report::export::csv::to_csv(std::slice::from_ref(&da)), &docs));
     snapshot("run.md", &normalise(&report::export::markdown::to_markdown(&da), &docs));
     let mut json: serde_json::Value =
