@@ -325,6 +325,9 @@ counts! {
     /// the clocks calibrated), s: what one more run costs beyond its rounds (`oscost
     /// plan` reads it). The same on every row of a run.
     RunSetupSeconds = "run_setup_seconds",
+    /// The samples a row's statistics were computed from, where it stores a
+    /// subsample of them (its `n` is then the stored count).
+    SamplesObserved = "samples_observed",
     /// Length of the observation, s.
     Seconds = "seconds",
     /// All switches of the watched tasks.

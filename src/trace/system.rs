@@ -199,10 +199,15 @@ const TASK_ROWS: usize = 10;
 /// row's statistics are computed from all of them first).
 const KEPT_SAMPLES: usize = 20_000;
 
+/// The row with at most [`KEPT_SAMPLES`] samples. A row's `n` counts the samples it
+/// carries (an import refuses a row whose counts disagree), so a thinned row's `n` is
+/// the kept count and the observed one is kept as `samples_observed`.
 fn thinned(mut r: ResultRow) -> ResultRow {
     if r.samples.len() > KEPT_SAMPLES {
         let step = r.samples.len().div_ceil(KEPT_SAMPLES);
+        r.counts.insert(Count::SamplesObserved, r.samples.len() as f64);
         r.samples = r.samples.iter().step_by(step).copied().collect();
+        r.n = r.samples.len();
     }
     r
 }
@@ -272,6 +277,26 @@ pub fn summary(t: &SystemTrace) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recording of more switches than a row keeps stores a subsample whose `n` is
+    /// what it carries (as import checks), the observed count beside it, and the
+    /// statistics of every sample.
+    #[test]
+    fn a_thinned_row_counts_what_it_carries() {
+        let all: Vec<f64> = (0..21_660).map(|i| (i % 7) as f64).collect();
+        let full = ResultRow::from_samples(IDS[0], Method::Workload, crate::unit::Unit::Tasks, all.clone(), 21_660)
+            .expect("finite samples");
+        let r = thinned(full.clone());
+        assert!(r.samples.len() <= KEPT_SAMPLES);
+        assert_eq!(r.n, r.samples.len());
+        assert_eq!(r.counts.get(&Count::SamplesObserved), Some(&21_660.0));
+        assert_eq!((r.median, r.mean), (full.median, full.mean));
+        let small = thinned(
+            ResultRow::from_samples(IDS[0], Method::Workload, crate::unit::Unit::Tasks, vec![1.0; 5], 5).unwrap(),
+        );
+        assert_eq!((small.n, small.samples.len()), (5, 5));
+        assert!(!small.counts.contains_key(&Count::SamplesObserved));
+    }
 
     fn sw(time: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
         Event {
