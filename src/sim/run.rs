@@ -14,8 +14,6 @@ use crate::model::{Count, Method, ResultRow};
 
 /// The parameter that holds a row's whole cost profile.
 pub const PROFILE: Param<Json> = Param::new("cost_profile");
-/// [`PROFILE`]'s stored name.
-pub const PROFILE_PARAM: &str = PROFILE.name();
 /// The parameter that names the profile (`profile NAME`).
 pub const SIMULATED: Param<Text> = Param::new("simulated");
 /// [`SIMULATED`]'s stored name.

@@ -15,12 +15,8 @@ use crate::model::ResultRow;
 pub const CONCLUSION_BENCHMARK: BenchId = BenchId::new("sim.conclusion");
 /// The parameter that holds a simulated figure's sensitivity.
 pub const SENSITIVITY: Param<Json> = Param::new("sensitivity");
-/// [`SENSITIVITY`]'s stored name.
-pub const SENSITIVITY_PARAM: &str = SENSITIVITY.name();
 /// The parameter that holds a conclusion's judgement.
 pub const JUDGEMENT: Param<Json> = Param::new("judgement");
-/// [`JUDGEMENT`]'s stored name.
-pub const JUDGEMENT_PARAM: &str = JUDGEMENT.name();
 /// lat_proc's conclusion: O(1)'s fork+exit well under the old scheduler's. The text's
 /// ratio is 0.38; a ratio of 0.7 or more would no longer be the gain it reports.
 pub const LAT_PROC_THRESHOLD: f64 = 0.7;

@@ -762,7 +762,7 @@ mod tests {
             assert_eq!(flagged > 0, fragile);
             // Every simulated figure carries its sensitivity, with no interval.
             for r in d.results.iter().filter(|r| r.benchmark == "sim.fork") {
-                assert!(r.params.contains(crate::sim::suites::SENSITIVITY_PARAM));
+                assert!(r.params.contains(crate::sim::suites::SENSITIVITY.name()));
                 assert_eq!((r.ci_low, r.ci_high), (r.median, r.median));
             }
         }
