@@ -378,7 +378,7 @@ fn molnar_chat(d: &RunDocument) -> Block {
                 .into(),
         unit: "messages per second; \"here\" is today's kernel".into(),
         cells,
-        suspect: "the assumed socket costs; the model has no lock on the shared loopback path, and at nice 0 its threads settle into reading in batches where the text's overscheduled",
+        suspect: "the assumed socket costs and the loopback lock's hold; at nice 0 the model's threads settle into reading in batches where the text's overscheduled",
     }
 }
 
