@@ -121,12 +121,11 @@ pub fn render(title: &str, period: &str, blocks: &[Block]) -> String {
     } else if parts.is_empty() {
         out.push_str("- nowhere\n");
     }
-    for p in parts {
-        out.push_str(&p);
-        out.push('\n');
-    }
-    for n in notes {
-        out.push_str(&n);
+    // A bullet names every cell that parts, so it runs long: wrapped, its
+    // continuation lines hanging under its text.
+    let width = super::fit::Width::Fit(super::fit::DEFAULT_WIDTH);
+    for line in parts.iter().chain(&notes) {
+        out.push_str(&super::fit::hanging(line, width, 2));
         out.push('\n');
     }
     out
@@ -171,5 +170,32 @@ mod tests {
         let loud =
             render("t", "p", &[Block { title: "b".into(), unit: "µs".into(), cells: vec![cell(30.0)], suspect: "S" }]);
         assert!(loud.contains("- b: 1 of 1 cells: x (1.58). Suspected: S"), "{loud}");
+    }
+
+    #[test]
+    fn a_long_disagreement_is_wrapped_under_its_bullet() {
+        let f: &'static Figure = crate::published::all().iter().find(|f| f.value == Some(19.0)).unwrap();
+        let cells = (0..12)
+            .map(|i| Cell {
+                label: format!("a cell with a long label, number {i}"),
+                published: Some(f),
+                period: Some(30.0),
+                live: None,
+                here: Err("no"),
+            })
+            .collect();
+        let text = render("t", "p", &[Block { title: "b".into(), unit: "µs".into(), cells, suspect: "S" }]);
+        let bullet: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("- b: 12 of 12 cells")).collect();
+        let end = bullet.iter().position(|l| l.ends_with("Suspected: S")).expect("the bullet ends with its suspect");
+        assert!(end > 0, "wrapped onto more than one line:\n{text}");
+        for l in &bullet[..=end] {
+            assert!(l.chars().count() <= usize::from(super::super::fit::DEFAULT_WIDTH), "{l:?}");
+        }
+        for l in &bullet[1..=end] {
+            assert!(l.starts_with("  ") && !l.starts_with("   "), "continuation hangs under the text: {l:?}");
+        }
+        // No cell's label is lost in the wrapping.
+        let joined = bullet[..=end].iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+        assert!((0..12).all(|i| joined.contains(&format!("a cell with a long label, number {i} (1.58)"))), "{joined}");
     }
 }
