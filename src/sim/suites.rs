@@ -26,10 +26,13 @@ pub const CONCLUSION: Param<crate::key::Text> = Param::new("conclusion");
 pub const FRAGILE: Param<bool> = Param::new("fragile");
 
 /// Messages each chat user writes in a reprint's cell: 100, chat_c's count of the
-/// 1-CPU nice-0 run, for every cell (the others ran 1000). A simulated message costs
-/// far more to simulate than it did to send, and the rate has settled by 100: under
-/// smp2002, at 8 CPUs and nice 0, o1-2002 reads 625 k messages/s at 25 a user, 606 k
-/// at 50, 615 k at 100 and 563 k at 1000 (docs/simulator.md).
+/// 1-CPU nice-0 run, for every cell (the others ran 1000). Why not 1000: every cell's
+/// sensitivity runs it again for each assumed term at ±50%, and the old scheduler's
+/// goodness scans over 800 threads make a cell at 1000 take minutes. What it costs:
+/// o1-2002's cells move by at most 9% between 100 and 1000, the old scheduler's by up
+/// to 34%, and the 8-CPU nice-0 ratio with them (the table in docs/simulator.md,
+/// with the command that makes it). The reprint says so where the model and the text
+/// part.
 pub const CHAT_MESSAGES: u64 = 100;
 
 /// The O(1) scheduler that stands for Molnar's measured one in every molnar02 and

@@ -373,12 +373,13 @@ fn molnar_chat(d: &RunDocument) -> Block {
         })
         .collect();
     Block {
-        title:
-            "chat_c (10 rooms of 20 users, each message relayed by chat_s to the room; simulated at 100 messages a user)"
-                .into(),
+        title: format!(
+            "chat_c (10 rooms of 20 users, each message relayed by chat_s to the room; simulated at {} messages a user)",
+            crate::sim::suites::CHAT_MESSAGES
+        ),
         unit: "messages per second; \"here\" is today's kernel".into(),
         cells,
-        suspect: "the assumed socket costs and the loopback lock's hold; at nice 0 the model's threads settle into reading in batches where the text's overscheduled",
+        suspect: "the assumed socket costs and the loopback lock's hold; at nice 0 the model's threads settle into reading in batches where the text's overscheduled; and the old scheduler's cells still move between the simulated count and chat_c's 1000 messages a user (docs/simulator.md)",
     }
 }
 
