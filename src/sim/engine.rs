@@ -23,7 +23,7 @@
 //! from another, and a message read where it was not written.
 
 use super::cost::CostProfile;
-use super::types::{Action, Asleep, Behavior, Rng, Scheduler, Shared, SimTask, State, TaskId, Why, Work};
+use super::types::{Action, Asleep, Behavior, Rng, Scheduler, Shared, SimTask, State, SyncWake, TaskId, Why, Work};
 
 /// One CPU.
 #[derive(Debug, Clone, Default)]
@@ -349,12 +349,22 @@ impl Engine {
         }
         self.tasks[id].state = State::Runnable;
         self.tasks[id].woken_at = Some(now);
-        let target = self.policy.add(&self.tasks, id, from_cpu, Why::Wake);
+        let mode = if sync { self.policy.sync_wake() } else { SyncWake::AsAnyWake };
+        let why = match mode {
+            SyncWake::JoinsWakersCpu => Why::WakeSync,
+            SyncWake::AsAnyWake | SyncWake::TellsNoCpu => Why::Wake,
+        };
+        let target = self.policy.add(&self.tasks, id, from_cpu, why);
         if !waker {
             self.placed(target, id, now, None);
             return;
         }
-        let tells_no_cpu = sync && self.policy.sync_wake_tells_no_cpu();
+        // Neither kind of sync wake-up tests for preemption or sends an IPI: the
+        // waker is about to block, and its schedule() picks the task up.
+        let tells_no_cpu = match mode {
+            SyncWake::AsAnyWake => false,
+            SyncWake::TellsNoCpu | SyncWake::JoinsWakersCpu => true,
+        };
         let remote = if tells_no_cpu {
             self.tasks[id].cpu != from_cpu
         } else {

@@ -607,8 +607,44 @@ fn linux_2_4_16_try_to_wake_up_synchronous_skips_reschedule_idle() {
         assert_eq!(e.tasks[woken].cpu, cpu, "sync {sync}");
         assert_eq!(o.migrations, u64::from(sync), "sync {sync}: {o:?}");
     }
-    // A policy that does not honour sync (2.6.0's o1 here) treats it as any wake-up.
-    assert!(!PolicyKind::O1.build(2).sync_wake_tells_no_cpu());
+    // A policy that does not honour sync (the 2002 O(1) here) treats it as any wake-up.
+    assert_eq!(PolicyKind::O12002.build(2).sync_wake(), types::SyncWake::AsAnyWake);
+}
+
+#[test]
+fn linux_2_6_0_try_to_wake_up_sync_moves_the_task_to_the_wakers_cpu() {
+    // kernel/sched.c of 2.6.0, try_to_wake_up(p, state, sync): with sync, a task that
+    // is neither running nor queued and last ran on another CPU is fast-migrated to the
+    // waker's (set_task_cpu), and queued there by __activate_task. Without sync it
+    // joins its last CPU's queue, idle here, which gets the IPI.
+    for (sync, cpu) in [(true, 0), (false, 1)] {
+        let mut e = engine::Engine::new(PolicyKind::O1.build(2), unit_profile(), 2, 0);
+        let woken = e.spawn_sleeping(Box::new(Brief), 0, 1, u64::MAX / 2);
+        e.spawn(Box::new(PipeWriteOnce { to: woken, sync, step: 0 }), None, 0, 0);
+        let o = e.run(5_000_000, |_| false);
+        assert_eq!(e.tasks[woken].state, State::Exited, "sync {sync}: {o:?}");
+        assert_eq!(e.tasks[woken].cpu, cpu, "sync {sync}");
+        assert_eq!(o.migrations, u64::from(sync), "sync {sync}: {o:?}");
+    }
+}
+
+#[test]
+fn linux_2_6_0_sync_wake_up_queues_with_activate_task_s_tests_skipped() {
+    // kernel/sched.c of 2.6.0: a sync wake-up on the waker's CPU calls __activate_task,
+    // not activate_task: no TASK_PREEMPTS_CURR test (and no recalc_task_prio). A nice-0
+    // task woken by a nice-19 writer on one CPU preempts it at once when woken plainly;
+    // woken sync, it waits until the writer has written (10 µs) and blocked.
+    let waits = |sync: bool| {
+        let mut e = engine::Engine::new(PolicyKind::O1.build(1), unit_profile(), 1, 0);
+        let woken = e.spawn_sleeping(Box::new(Brief), 0, 0, u64::MAX / 2);
+        e.spawn(Box::new(PipeWriteOnce { to: woken, sync, step: 0 }), None, 19, 0);
+        let o = e.run(5_000_000, |_| false);
+        assert_eq!(e.tasks[woken].state, State::Exited, "sync {sync}: {o:?}");
+        assert_eq!(o.wake_to_run_ns.len(), 1, "one wake-up: {o:?}");
+        o.wake_to_run_ns[0]
+    };
+    assert!(waits(true) >= 10_000, "sync: after the write, {}", waits(true));
+    assert!(waits(false) < 10_000, "plain: preempted at once, {}", waits(false));
 }
 
 #[test]

@@ -23,7 +23,7 @@ pub enum Action {
     /// Wakes a task synchronously, as pipe_write() does with
     /// wake_up_interruptible_sync(): the waker says it is about to block, so the
     /// policy may leave the woken task for the waker's CPU (see
-    /// [`Scheduler::sync_wake_tells_no_cpu`]).
+    /// [`Scheduler::sync_wake`]).
     WakeSync(TaskId),
     /// Writes one message to a task's socket (chat): the write's own work, the
     /// message queued with the writer's CPU, and the reader woken.
@@ -172,10 +172,28 @@ pub enum Why {
     /// A task the workload starts.
     New,
     Wake,
+    /// A sync wake-up the policy takes onto the waker's CPU (the CPU passed to `add`):
+    /// [`SyncWake::JoinsWakersCpu`].
+    WakeSync,
     /// A child forked by `parent` (on the CPU passed to `add`).
     Fork {
         parent: TaskId,
     },
+}
+
+/// What a policy does with a sync wake-up ([`Action::WakeSync`]: the waker says it is
+/// about to block), as the kernel it follows did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncWake {
+    /// The flag is taken and ignored: the task is woken as any other.
+    AsAnyWake,
+    /// The task joins the queue and no CPU is told: no idle CPU is sent an IPI, no
+    /// running task is preempted (2.4's try_to_wake_up(p, 1) skips reschedule_idle).
+    TellsNoCpu,
+    /// The task is moved to the waker's CPU and queued there with no preemption test
+    /// and no sleep credit (2.6.0's try_to_wake_up with sync: the fast migration, then
+    /// __activate_task instead of activate_task).
+    JoinsWakersCpu,
 }
 
 /// A simulated scheduler (one of the policies `PolicyKind` names: Linux 2.0's,
@@ -199,12 +217,10 @@ pub trait Scheduler {
     fn recalc_drops_lock(&self) -> bool {
         false
     }
-    /// Whether a sync wake-up ([`Action::WakeSync`]) tells no CPU: the task joins the
-    /// queue, and no idle CPU is sent an IPI nor a running task preempted (2.4's
-    /// try_to_wake_up(p, 1) skips reschedule_idle). False: the policy treats it as any
-    /// wake-up.
-    fn sync_wake_tells_no_cpu(&self) -> bool {
-        false
+    /// What a sync wake-up ([`Action::WakeSync`]) does under this policy; by default
+    /// the flag is ignored.
+    fn sync_wake(&self) -> SyncWake {
+        SyncWake::AsAnyWake
     }
     /// Whether a TCP segment sent over loopback takes the loopback device's transmit
     /// lock, one lock for every CPU: 2.4's and 2.6.0's dev_queue_xmit, for a device with

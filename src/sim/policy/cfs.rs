@@ -204,7 +204,9 @@ impl Scheduler for Fair {
         let target = match why {
             Why::New | Why::Fork { .. } => cpu,
             // select_idle_sibling: an idle CPU if there is one, else where it last ran.
-            Why::Wake => (0..self.cpus.len()).find(|&c| self.load(c) == 0).unwrap_or(tasks[id].cpu),
+            // The models ignore WF_SYNC (wake_affine is not modelled): a sync wake-up
+            // never reaches here as one, but would be placed as any.
+            Why::Wake | Why::WakeSync => (0..self.cpus.len()).find(|&c| self.load(c) == 0).unwrap_or(tasks[id].cpu),
         };
         let v = self.avg_vruntime(target);
         let min = self.cpus[target].min_vruntime;

@@ -102,7 +102,8 @@ impl Scheduler for Linux20 {
                 self.counter[parent] = half;
                 *slot(&mut self.counter, id) = half;
             }
-            Why::Wake => {}
+            // 2.0 has no sync wake-up: the policy never asks for one.
+            Why::Wake | Why::WakeSync => {}
         }
         slot(&mut self.counter, id);
         self.rq.add(id, false);

@@ -43,7 +43,7 @@
 //!   recalculate (the second halving what the first set); the simulator updates the
 //!   counters at once at the first, so the second finds them set.
 
-use super::{GlobalQueue, Pick, PolicyKind, Scheduler, Why, Work, slot};
+use super::{GlobalQueue, Pick, PolicyKind, Scheduler, SyncWake, Why, Work, slot};
 use crate::sim::types::{SimTask, State, TaskId};
 
 /// include/asm-i386/smp.h of 2.4.
@@ -156,8 +156,8 @@ impl Scheduler for Linux24 {
 
     /// try_to_wake_up(p, 1) calls reschedule_idle() only when `p` may not run on the
     /// waker's CPU (`cpus_allowed`; every task may, here).
-    fn sync_wake_tells_no_cpu(&self) -> bool {
-        true
+    fn sync_wake(&self) -> SyncWake {
+        SyncWake::TellsNoCpu
     }
 
     fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize {
@@ -168,7 +168,9 @@ impl Scheduler for Linux24 {
                 *slot(&mut self.counter, id) = (c + 1) >> 1;
                 self.counter[parent] = c >> 1;
             }
-            Why::Wake => {}
+            // A sync wake-up reaches here as a plain one (TellsNoCpu: the engine tells
+            // no CPU); the counter is the same either way.
+            Why::Wake | Why::WakeSync => {}
         }
         slot(&mut self.counter, id);
         *slot(&mut self.yielded, id) = false;

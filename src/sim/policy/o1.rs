@@ -34,7 +34,12 @@
 //! - `try_to_wake_up()`: the task stays on its last CPU (an IPI if that CPU is idle);
 //!   a woken task preempts a current one of a worse prio (`TASK_PREEMPTS_CURR`). Other
 //!   idle CPUs learn of work only at their idle rebalance tick (IDLE_REBALANCE_TICK,
-//!   1 ms).
+//!   1 ms). A sync wake-up (`wake_up_interruptible_sync`, pipe_write's) moves a task
+//!   last run elsewhere to the waker's CPU and queues it with `__activate_task`: no
+//!   sleep credit, no preemption test. In 2.6.0 neither a TCP socket's wake-up
+//!   (sock_def_readable: wake_up_interruptible) nor an exiting child's wake-up of its
+//!   parent (`__wake_up_parent`: wake_up_interruptible; made sync in March 2004, for
+//!   2.6.5-rc3-mm1) is sync, so chat and fork wake as any.
 //! - `load_balance()`: an idle CPU pulls one task; a busy one, every BUSY_REBALANCE_TICK
 //!   (200 ms), pulls half the imbalance when the busiest queue holds at least 25% more;
 //!   victims come from the expired array first, best prio first, list tail first, never
@@ -43,7 +48,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Pick, PolicyKind, Scheduler, Why, Work, slot};
+use super::{Pick, PolicyKind, Scheduler, SyncWake, Why, Work, slot};
 use crate::sim::types::{SimTask, TaskId};
 
 const MAX_PRIO: usize = 140;
@@ -268,6 +273,11 @@ impl Scheduler for O1 {
         PolicyKind::O1
     }
 
+    /// try_to_wake_up(p, state, sync): see [`SyncWake::JoinsWakersCpu`].
+    fn sync_wake(&self) -> SyncWake {
+        SyncWake::JoinsWakersCpu
+    }
+
     fn loopback_xmit_lock(&self) -> bool {
         true
     }
@@ -319,6 +329,15 @@ impl Scheduler for O1 {
                 self.home[id] = target;
                 self.rqs[target].active.push_back(self.prio[id], id);
                 target
+            }
+            Why::WakeSync => {
+                // try_to_wake_up(p, state, 1): a task neither running nor queued is
+                // fast-migrated to the waker's CPU (set_task_cpu), then queued by
+                // __activate_task, which is activate_task without recalc_task_prio:
+                // no sleep credit, its prio as it slept; and no TASK_PREEMPTS_CURR test.
+                self.home[id] = cpu;
+                self.rqs[cpu].active.push_back(self.prio[id], id);
+                cpu
             }
         }
     }

@@ -365,7 +365,9 @@ impl Scheduler for O12002 {
                 self.rqs[cpu].child_ahead = Some(id);
                 cpu
             }
-            Why::Wake => {
+            // The policy ignores the sync flag (SyncWake::AsAnyWake), so WakeSync never
+            // reaches here; were it to, it would be this.
+            Why::Wake | Why::WakeSync => {
                 // 2.5.2-pre10 kernel/sched.c: try_to_wake_up queues the task on its own
                 // CPU's run queue (task_rq(p)); the `synchronous` flag is ignored.
                 let target = tasks[id].cpu;
