@@ -354,8 +354,14 @@ impl Engine {
             SyncWake::JoinsWakersCpu => Why::WakeSync,
             SyncWake::AsAnyWake | SyncWake::TellsNoCpu => Why::Wake,
         };
+        // Before add: what reschedule_idle reads is the CPUs as the wake-up finds them.
+        let locked = self.policy.wake_work(&self.tasks, id, from_cpu, mode == SyncWake::TellsNoCpu);
         let target = self.policy.add(&self.tasks, id, from_cpu, why);
+        if let Some(w) = locked {
+            self.charge_locked(from_cpu, w);
+        }
         if !waker {
+            let now = now.max(self.cpus[from_cpu].now);
             self.placed(target, id, now, None);
             return;
         }

@@ -2,7 +2,7 @@
 
 use super::cost::unit_profile;
 use super::policy::Why;
-use super::types::{SimTask, State};
+use super::types::{SimTask, State, Work};
 use super::workload::{Params, WorkloadKind, simulate};
 use super::*;
 
@@ -609,6 +609,49 @@ fn linux_2_4_16_try_to_wake_up_synchronous_skips_reschedule_idle() {
     }
     // A policy that does not honour sync (the 2002 O(1) here) treats it as any wake-up.
     assert_eq!(PolicyKind::O12002.build(2).sync_wake(), types::SyncWake::AsAnyWake);
+}
+
+#[test]
+fn linux_2_4_16_try_to_wake_up_holds_runqueue_lock_across_reschedule_idle() {
+    // kernel/sched.c try_to_wake_up(): spin_lock_irqsave(&runqueue_lock), then
+    // add_to_runqueue and, unless sync, reschedule_idle, then the unlock. What
+    // reschedule_idle reads under the lock: the last CPU's current task when that CPU
+    // is idle (the shortcut); else every CPU's schedule data and, until an idle CPU is
+    // met, each running task's preemption_goodness: lines of the other CPUs.
+    let mut tasks = tasks_for(4);
+    let mut l = policy::linux24::Linux24::new(3);
+    tasks[3].cpu = 2;
+    assert_eq!(l.wake_work(&tasks, 3, 0, false), Some(Work { remote: 1, ..Work::default() }), "last CPU idle");
+    for (id, cpu) in [(0, 0), (1, 1), (2, 2)] {
+        tasks[id].cpu = cpu;
+        l.add(&tasks, id, cpu, Why::New);
+        assert_eq!(l.pick(&tasks, cpu, None, 1).next, Some(id));
+    }
+    // Every CPU busy: three goodness computations; CPUs 1 and 2 each give two lines.
+    assert_eq!(l.wake_work(&tasks, 3, 0, false), Some(Work { scanned: 3, remote: 4, ..Work::default() }));
+    // A sync wake-up skips reschedule_idle but still takes the lock.
+    assert_eq!(l.wake_work(&tasks, 3, 0, true), Some(Work::default()));
+    // One CPU: no lock to take.
+    assert_eq!(policy::linux24::Linux24::new(1).wake_work(&tasks, 3, 0, false), None);
+
+    // In the engine the waker pays it as scheduler time. A nice-19 task, last on CPU
+    // 1 whose nice-0 hog it does not beat, is woken from CPU 0: woken sync or not, no
+    // CPU is told and it runs when the waker blocks; only the plain wake-up scans the
+    // two busy CPUs under the lock (2 × scan_per_task, the lines priced at 0 here).
+    let mut profile = cost::unit_profile();
+    profile.scan_per_task.ns = 100_000.0;
+    profile.remote_line.ns = 0.0;
+    let sched = |sync: bool| {
+        let mut e = engine::Engine::new(PolicyKind::Linux24.build(2), profile.clone(), 2, 0);
+        let woken = e.spawn_sleeping(Box::new(Brief), 19, 1, u64::MAX / 2);
+        e.spawn(Box::new(workload::Hog), None, 0, 1);
+        e.spawn(Box::new(PipeWriteOnce { to: woken, sync, step: 0 }), None, 0, 0);
+        let o = e.run(5_000_000, |_| false);
+        assert_eq!(e.tasks[woken].state, State::Exited, "sync {sync}: {o:?}");
+        assert_eq!(e.tasks[woken].cpu, 0, "sync {sync}: ran on the waker's CPU");
+        o.cpu_sched_ns
+    };
+    assert_eq!(sched(false) - sched(true), 200_000);
 }
 
 #[test]

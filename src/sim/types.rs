@@ -217,6 +217,14 @@ pub trait Scheduler {
     fn recalc_drops_lock(&self) -> bool {
         false
     }
+    /// The work a wake-up of `id` by `from_cpu` does holding the global lock, where the
+    /// policy's wake-up takes it (2.4's try_to_wake_up holds runqueue_lock across
+    /// add_to_runqueue and reschedule_idle); `sync` for a sync wake-up the policy
+    /// honours. None: the wake-up takes no global lock (per-CPU queues, or a big
+    /// kernel lock that holds all kernel work anyway).
+    fn wake_work(&self, _tasks: &[SimTask], _id: TaskId, _from_cpu: usize, _sync: bool) -> Option<Work> {
+        None
+    }
     /// What a sync wake-up ([`Action::WakeSync`]) does under this policy; by default
     /// the flag is ignored.
     fn sync_wake(&self) -> SyncWake {

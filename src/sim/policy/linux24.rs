@@ -21,6 +21,9 @@
 //!   `preemption_goodness(running, p, cpu) > 0` (the first in CPU order on a tie),
 //!   which is made to reschedule and sent an IPI; none when the task beats no running
 //!   one. On one CPU, the current task when the woken one beats it.
+//! - `try_to_wake_up(p, synchronous)` holds `runqueue_lock` across add_to_runqueue and
+//!   reschedule_idle: on SMP every wake-up takes the lock every schedule() takes, with
+//!   reschedule_idle's reads of the other CPUs held in it (`wake_work`).
 //! - `try_to_wake_up(p, synchronous)`: a sync wake-up (`wake_up_interruptible_sync`,
 //!   used by pipe_write in fs/pipe.c) skips reschedule_idle, so no CPU is told. None of
 //!   the founding texts' workloads wakes that way in 2.4: chat writes to TCP sockets
@@ -152,6 +155,41 @@ impl Scheduler for Linux24 {
     /// schedule()'s `recalculate:` drops runqueue_lock for the loop and takes it again.
     fn recalc_drops_lock(&self) -> bool {
         true
+    }
+
+    /// 2.4.16 kernel/sched.c try_to_wake_up: `spin_lock_irqsave(&runqueue_lock)`, then
+    /// add_to_runqueue and (unless sync) reschedule_idle, then the unlock. What
+    /// reschedule_idle reads under the lock: when the task's last CPU is idle, that
+    /// CPU's current task (its shortcut); otherwise, for every CPU, its schedule data
+    /// (cpu_curr, last_schedule), and, while no idle CPU has been met, the running
+    /// task's goodness against the woken one (preemption_goodness): a line of another
+    /// CPU for each read of another CPU's.
+    fn wake_work(&self, tasks: &[SimTask], id: TaskId, from_cpu: usize, sync: bool) -> Option<Work> {
+        if self.cpus == 1 {
+            return None;
+        }
+        if sync {
+            return Some(Work::default());
+        }
+        let other = |cpu: usize| u32::from(cpu != from_cpu);
+        let last = tasks[id].cpu;
+        if self.rq.running[last].is_none() {
+            return Some(Work { remote: other(last), ..Work::default() });
+        }
+        let mut w = Work::default();
+        let mut idle_met = false;
+        for cpu in 0..self.cpus {
+            w.remote += other(cpu);
+            match self.rq.running[cpu] {
+                None => idle_met = true,
+                Some(_) if !idle_met => {
+                    w.scanned += 1;
+                    w.remote += other(cpu);
+                }
+                Some(_) => {}
+            }
+        }
+        Some(w)
     }
 
     /// try_to_wake_up(p, 1) calls reschedule_idle() only when `p` may not run on the
