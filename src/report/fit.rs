@@ -79,7 +79,16 @@ fn wrap_line(line: &str, width: usize, hanging: Option<usize>, out: &mut String)
     let mut current = " ".repeat(own_indent);
     let mut len = own_indent;
     let mut fresh = true;
-    for word in line.split(' ').filter(|w| !w.is_empty()) {
+    for word in line.split(' ') {
+        // Two spaces or more between words (columns aligned) are kept, except where
+        // a line breaks.
+        if word.is_empty() {
+            if !fresh && len < width {
+                current.push(' ');
+                len += 1;
+            }
+            continue;
+        }
         let wlen = word.chars().count();
         if !fresh && len + 1 + wlen > width {
             out.push_str(current.trim_end());
@@ -213,5 +222,14 @@ mod tests {
         assert_eq!(wrap("", 80), "");
         assert_eq!(elide("abcdef", 4), "abc…");
         assert_eq!(elide("abc", 4), "abc");
+    }
+
+    #[test]
+    fn a_wrapped_line_keeps_the_spaces_that_align_its_columns() {
+        let line = "  syscall      400.0 ns  assumed  a system call, about three hundred cycles";
+        let out = wrap_with(line, 50, Some(6));
+        assert_eq!(out, "  syscall      400.0 ns  assumed  a system call,\n      about three hundred cycles");
+        // Where the line breaks, the spaces go with it.
+        assert_eq!(wrap_with("aaaaaaaaaaaaaaaa    bbbb", 20, Some(2)), "aaaaaaaaaaaaaaaa\n  bbbb");
     }
 }

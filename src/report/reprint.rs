@@ -4,6 +4,7 @@
 //! below each reprint, the cells where model and text part by more than 30%, with the
 //! rule or cost term suspected. Pure: a stored run in, text out.
 
+use super::fit;
 use crate::key::Params;
 use crate::model::{ResultRow, RunDocument};
 use crate::published::Figure;
@@ -54,22 +55,46 @@ fn opt(v: Option<f64>) -> String {
     v.map(num).unwrap_or_else(|| "-".into())
 }
 
+/// The width a reprint is set to: every line fits it (a reprint is printed whole, to
+/// a terminal or a file, so it takes the width a terminal of common size shows).
+pub const WIDTH: usize = fit::DEFAULT_WIDTH as usize;
+
+/// `text` wrapped to [`WIDTH`], its continuation lines hanging `indent` columns in.
+pub fn wrapped(text: &str, indent: usize) -> String {
+    fit::hanging(text, fit::Width::Fit(fit::DEFAULT_WIDTH), indent)
+}
+
+/// The five value columns of a row (published, period, live, here, ratio).
+fn values(v: [&str; 5]) -> String {
+    format!("{:>10}  {:>12}  {:>12}  {:>12}  {:>7}", v[0], v[1], v[2], v[3], v[4])
+}
+
+/// One row of a block: its label and values on one line when they fit [`WIDTH`] beside
+/// the block's widest label (`w`); otherwise stacked, the label on its line and the
+/// values on the next, right-aligned under the header (`stacked`).
+fn row(label: &str, values: &str, w: usize, stacked: bool) -> String {
+    if stacked { format!("{}\n{values:>WIDTH$}\n", wrapped(label, 2)) } else { format!("{label:<w$}  {values}\n") }
+}
+
 /// Renders blocks with the period profile's name in the header.
 pub fn render(title: &str, period: &str, blocks: &[Block]) -> String {
-    let mut out = format!("{title}\n");
-    out.push_str(&format!(
-        "columns: published | simulated, {period} profile | simulated, live profile | measured here | simulated ({period}) / published\n"
+    let mut out = format!("{}\n", wrapped(title, 2));
+    out.push_str(&wrapped(
+        &format!(
+            "columns: published | simulated, {period} profile | simulated, live profile | measured here | simulated ({period}) / published"
+        ),
+        2,
     ));
+    out.push('\n');
     let mut notes: Vec<String> = Vec::new();
     let mut parts: Vec<String> = Vec::new();
     for b in blocks {
         let mut apart: Vec<(String, f64)> = Vec::new();
-        out.push_str(&format!("\n{} ({})\n", b.title, b.unit));
+        out.push_str(&format!("\n{}\n", wrapped(&format!("{} ({})", b.title, b.unit), 2)));
         let w = b.cells.iter().map(|c| c.label.chars().count()).max().unwrap_or(0).max(8);
-        out.push_str(&format!(
-            "{:<w$}  {:>10}  {:>12}  {:>12}  {:>12}  {:>7}\n",
-            "", "published", period, "live", "here", "ratio"
-        ));
+        let header = values(["published", period, "live", "here", "ratio"]);
+        let stacked = w + 2 + header.chars().count() > WIDTH;
+        out.push_str(&if stacked { format!("{header:>WIDTH$}\n") } else { format!("{:<w$}  {header}\n", "") });
         for c in &b.cells {
             let published = c.published.map(published_text).unwrap_or_else(|| "-".into());
             let ratio = match (c.published.and_then(|f| f.value), c.period) {
@@ -85,15 +110,9 @@ pub fn render(title: &str, period: &str, blocks: &[Block]) -> String {
                     "-".into()
                 }
             };
-            out.push_str(&format!(
-                "{:<w$}  {:>10}  {:>12}  {:>12}  {:>12}  {:>7}\n",
-                c.label,
-                published,
-                opt(c.period),
-                opt(c.live),
-                here,
-                ratio.map(|r| format!("{r:.2}")).unwrap_or_else(|| "-".into())
-            ));
+            let ratio_text = ratio.map(|r| format!("{r:.2}")).unwrap_or_else(|| "-".into());
+            let v = values([&published, &opt(c.period), &opt(c.live), &here, &ratio_text]);
+            out.push_str(&row(&c.label, &v, w, stacked));
             if let Some(r) = ratio
                 && !(1.0 / DISAGREE..=DISAGREE).contains(&r)
             {
@@ -123,9 +142,8 @@ pub fn render(title: &str, period: &str, blocks: &[Block]) -> String {
     }
     // A bullet names every cell that parts, so it runs long: wrapped, its
     // continuation lines hanging under its text.
-    let width = super::fit::Width::Fit(super::fit::DEFAULT_WIDTH);
     for line in parts.iter().chain(&notes) {
-        out.push_str(&super::fit::hanging(line, width, 2));
+        out.push_str(&wrapped(line, 2));
         out.push('\n');
     }
     out

@@ -9,7 +9,7 @@ use crate::bench::{ctx, spawn, syscall};
 use crate::key::{BenchId, Params};
 use crate::model::{Method, ResultRow, RunDocument};
 use crate::published::{self, Figure};
-use crate::report::reprint::{Block, Cell, num, render, sim};
+use crate::report::reprint::{Block, Cell, num, render, sim, wrapped};
 // The simulator's row parameters (its TASKS and NICE are not the families' own).
 use crate::sim::run::{CPUS, FIGURE, MODE, NICE, POLICY, TASKS};
 use crate::sim::sensitivity::Judgement;
@@ -133,9 +133,13 @@ fn conclusions_text(d: &RunDocument, suite: &str, profile: &str) -> String {
         return String::new();
     }
     let mut out = format!(
-        "
-The texts' conclusions under {profile}, each assumed term at −50% and +50% in turn (the rest held, the fit not redone):
-"
+        "\n{}\n",
+        wrapped(
+            &format!(
+                "The texts' conclusions under {profile}, each assumed term at −50% and +50% in turn (the rest held, the fit not redone):"
+            ),
+            2
+        )
     );
     let w = judged.iter().map(|j| j.label.chars().count()).max().unwrap_or(0);
     for j in &judged {
@@ -146,8 +150,8 @@ The texts' conclusions under {profile}, each assumed term at −50% and +50% in 
             .max_by(|a, b| (a.high - a.low).abs().total_cmp(&(b.high - b.low).abs()))
             .map(|s| format!("; most: {} ({}–{})", s.term, num(s.low), num(s.high)))
             .unwrap_or_default();
-        out.push_str(&format!(
-            "  {:<w$}  published {} ({})  simulated {}  over the swings {}–{}{most}  {}\n",
+        let line = format!(
+            "  {:<w$}  published {} ({})  simulated {}  over the swings {}–{}{most}  {}",
             j.label,
             num(j.published),
             j.claim.text(),
@@ -155,7 +159,9 @@ The texts' conclusions under {profile}, each assumed term at −50% and +50% in 
             num(lo),
             num(hi),
             j.mark()
-        ));
+        );
+        out.push_str(&wrapped(&line, 6));
+        out.push('\n');
     }
     out
 }
@@ -173,11 +179,12 @@ fn profile_text(d: &RunDocument, profile: &str) -> String {
     else {
         return String::new();
     };
-    let mut out = String::from(
-        "\nSimulated figures are exact given their profile and carry no interval; the profile, term by term:\n",
+    let mut out = format!(
+        "\n{}\n",
+        wrapped("Simulated figures are exact given their profile and carry no interval; the profile, term by term:", 2)
     );
     for l in p.describe() {
-        out.push_str(&l);
+        out.push_str(&wrapped(&l, 6));
         out.push('\n');
     }
     out
@@ -693,9 +700,40 @@ mod tests {
         ResultRow::from_samples(id, Method::Batch, "ns/call", vec![median], 1).unwrap()
     }
 
-    /// The line of `text` that starts with `label`.
-    fn line_of<'a>(text: &'a str, label: &str) -> &'a str {
-        text.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no line {label:?} in\n{text}"))
+    /// The lines of `text`, each joined (by a space) with the lines after it that are
+    /// indented further than the one before them: a wrapped line with its
+    /// continuation, a stacked row's label with its values.
+    fn logical_lines(text: &str) -> Vec<String> {
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        let mut out: Vec<String> = Vec::new();
+        let mut previous: Option<usize> = None;
+        for l in text.lines() {
+            let blank = l.trim().is_empty();
+            match out.last_mut() {
+                Some(joined) if !blank && previous.is_some_and(|p| indent(l) > p) => {
+                    joined.push(' ');
+                    joined.push_str(l.trim());
+                }
+                _ => out.push(l.to_string()),
+            }
+            previous = (!blank).then(|| indent(l));
+        }
+        out
+    }
+
+    /// The logical line of `text` (see [`logical_lines`]) that starts with `label`.
+    fn line_of(text: &str, label: &str) -> String {
+        logical_lines(text)
+            .into_iter()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no line {label:?} in\n{text}"))
+    }
+
+    /// Every line of `text` fits the reprint's width.
+    fn assert_fits(text: &str) {
+        for l in text.lines() {
+            assert!(l.chars().count() <= crate::report::reprint::WIDTH, "wider than the reprint's width: {l:?}");
+        }
     }
 
     #[test]
@@ -704,13 +742,15 @@ mod tests {
         let mut covered = std::collections::BTreeSet::new();
         for s in &SUITES {
             let text = (s.render)(&empty);
+            assert_fits(&text);
+            let lines = logical_lines(&text);
             for f in crate::published::all().iter().filter(|f| s.tables.contains(&f.table.as_str())) {
                 let value = crate::report::reprint::published_text(f);
                 // On one line with its row and column labels, or on a line with its
                 // column label in a block whose title names its row.
                 let mut title = "";
                 let mut after_blank = true;
-                let found = text.lines().any(|l| {
+                let found = lines.iter().any(|l| {
                     if after_blank && !l.is_empty() {
                         title = l;
                     }
@@ -754,6 +794,7 @@ mod tests {
             let j = judged(&d, "smp2002", label).expect("the conclusion is judged");
             assert_eq!(j.fragile, fragile, "{j:?}");
             let text = lmbench(&d);
+            assert_fits(&text);
             let fork_line = line_of(&text, "lat_proc fork · O(1)");
             assert_eq!(fork_line.contains("(fragile)"), fragile, "{text}");
             let verdict = line_of(&text, &format!("  {label}"));
