@@ -109,8 +109,9 @@ impl AsRef<str> for BenchId {
 }
 
 impl std::fmt::Display for BenchId {
+    /// Honours width and alignment (`{:<24}`), as a string does: lists align on it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.pad(&self.0)
     }
 }
 
@@ -556,6 +557,8 @@ mod tests {
         assert_eq!(serde_json::to_string(&id).unwrap(), r#""ctx.pipe""#);
         assert_eq!(serde_json::from_str::<BenchId>(r#""ctx.pipe""#).unwrap(), id);
         assert_eq!(id.family(), "ctx");
+        // Printed as its text, padded as a string is (`oscost list` aligns on it).
+        assert_eq!(format!("[{id:<10}]"), "[ctx.pipe  ]");
     }
 
     #[test]

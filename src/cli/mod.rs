@@ -243,7 +243,9 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Command::Noise(args) => noise::noise(*args, db()?),
         Command::Crosscheck(args) => crate::crosscheck::command(&args).map_err(|e| UsageError(e.to_string()).into()),
         Command::List { suites } => {
-            out(&if suites { suites_text() } else { list_text() })?;
+            // Continuation lines hang under the description's column.
+            let (text, indent) = if suites { (suites_text(), 11) } else { (list_text(), 27) };
+            out(&report::fit::hanging(&text, width(), indent))?;
             Ok(0)
         }
         Command::Info { json } => info(json),

@@ -78,7 +78,7 @@ pub(super) fn sim(plan: crate::sim::run::Plan, profile: &str, json: bool, db: Pa
     let source = crate::stored_profiles::StoredProfiles::measuring(&db);
     let profile = crate::sim::profile_source::choose(profile, &source)
         .map_err(|e| if e.is_usage() { UsageError(e.to_string()).into() } else { anyhow::Error::from(e) })?;
-    eprintln!("simulating with the {} profile ({}) …", profile.name, profile.machine);
+    report::fit::say(&format!("simulating with the {} profile ({}) …", profile.name, profile.machine));
     recorded_run(db, crate::model::RunKind::Sim, json, || {
         Ok((crate::sim::command::rows(&plan, &profile, crate::sys::interrupted), Vec::new()))
     })

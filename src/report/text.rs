@@ -22,7 +22,8 @@ fn render_run_as(doc: &RunDocument, skipped: &[Skipped], width: Width, preflight
         let mut out = super::sim::render(doc);
         out.push('\n');
         for line in super::sim::profiles(doc) {
-            out.push_str(&line);
+            // A term's basis runs long: wrapped under its text, the columns kept.
+            out.push_str(&super::fit::hanging(&line, width, 6));
             out.push('\n');
         }
         return out;
