@@ -591,6 +591,21 @@ impl workload::Behavior for Brief {
     }
 }
 
+/// On 2 CPUs under `policy`, a task asleep and last run on idle CPU 1 is woken from
+/// CPU 0 by a pipe writer that then blocks: woken sync, it runs on CPU 0 (one
+/// migration); woken plainly, on its idle last CPU.
+fn wakes_on_the_wakers_cpu_only_when_sync(policy: PolicyKind) {
+    for (sync, cpu) in [(true, 0), (false, 1)] {
+        let mut e = engine::Engine::new(policy.build(2), unit_profile(), 2, 0);
+        let woken = e.spawn_sleeping(Box::new(Brief), 0, 1, u64::MAX / 2);
+        e.spawn(Box::new(PipeWriteOnce { to: woken, sync, step: 0 }), None, 0, 0);
+        let o = e.run(5_000_000, |_| false);
+        assert_eq!(e.tasks[woken].state, State::Exited, "{} sync {sync}: {o:?}", policy.name());
+        assert_eq!(e.tasks[woken].cpu, cpu, "{} sync {sync}", policy.name());
+        assert_eq!(o.migrations, u64::from(sync), "{} sync {sync}: {o:?}", policy.name());
+    }
+}
+
 #[test]
 fn linux_2_4_16_try_to_wake_up_synchronous_skips_reschedule_idle() {
     // kernel/sched.c try_to_wake_up(p, synchronous): `if (!synchronous ||
@@ -598,15 +613,7 @@ fn linux_2_4_16_try_to_wake_up_synchronous_skips_reschedule_idle() {
     // wake-up (pipe_write's wake_up_interruptible_sync) tells no CPU: the woken task,
     // last on CPU 1, runs on the waker's CPU when the waker blocks, and idle CPU 1 is
     // sent no IPI. Without sync, reschedule_idle sends it to its idle last CPU.
-    for (sync, cpu) in [(true, 0), (false, 1)] {
-        let mut e = engine::Engine::new(PolicyKind::Linux24.build(2), unit_profile(), 2, 0);
-        let woken = e.spawn_sleeping(Box::new(Brief), 0, 1, u64::MAX / 2);
-        e.spawn(Box::new(PipeWriteOnce { to: woken, sync, step: 0 }), None, 0, 0);
-        let o = e.run(5_000_000, |_| false);
-        assert_eq!(e.tasks[woken].state, State::Exited, "sync {sync}: {o:?}");
-        assert_eq!(e.tasks[woken].cpu, cpu, "sync {sync}");
-        assert_eq!(o.migrations, u64::from(sync), "sync {sync}: {o:?}");
-    }
+    wakes_on_the_wakers_cpu_only_when_sync(PolicyKind::Linux24);
     // A policy that does not honour sync (the 2002 O(1) here) treats it as any wake-up.
     assert_eq!(PolicyKind::O12002.build(2).sync_wake(), types::SyncWake::AsAnyWake);
 }
@@ -660,15 +667,7 @@ fn linux_2_6_0_try_to_wake_up_sync_moves_the_task_to_the_wakers_cpu() {
     // is neither running nor queued and last ran on another CPU is fast-migrated to the
     // waker's (set_task_cpu), and queued there by __activate_task. Without sync it
     // joins its last CPU's queue, idle here, which gets the IPI.
-    for (sync, cpu) in [(true, 0), (false, 1)] {
-        let mut e = engine::Engine::new(PolicyKind::O1.build(2), unit_profile(), 2, 0);
-        let woken = e.spawn_sleeping(Box::new(Brief), 0, 1, u64::MAX / 2);
-        e.spawn(Box::new(PipeWriteOnce { to: woken, sync, step: 0 }), None, 0, 0);
-        let o = e.run(5_000_000, |_| false);
-        assert_eq!(e.tasks[woken].state, State::Exited, "sync {sync}: {o:?}");
-        assert_eq!(e.tasks[woken].cpu, cpu, "sync {sync}");
-        assert_eq!(o.migrations, u64::from(sync), "sync {sync}: {o:?}");
-    }
+    wakes_on_the_wakers_cpu_only_when_sync(PolicyKind::O1);
 }
 
 #[test]
