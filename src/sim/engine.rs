@@ -341,7 +341,9 @@ impl Engine {
     /// them where they were last written. A `sync` wake-up, where the policy honours
     /// it, tells no CPU: the task waits in the queue for the next schedule() (the
     /// waker's own, as it blocks), and only its own lines are fetched when another CPU
-    /// last wrote them.
+    /// last wrote them. Where the policy's wake-up takes its global lock (2.4's
+    /// try_to_wake_up under runqueue_lock), the waker holds it for the wake-up's work
+    /// ([`Scheduler::wake_work`]).
     fn wake(&mut self, id: TaskId, now: u64, from_cpu: usize, waker: bool, sync: bool) {
         if self.tasks[id].state != State::Blocked {
             self.tasks[id].wake_pending = true;
