@@ -1,11 +1,15 @@
 //! The O(1) scheduler as Molnar measured it in January 2002: his patch for 2.5.2-pre6
 //! (the founding text's "ultra-scalable O(1) SMP and UP scheduler"), not 2.6.0's (`o1`).
 //!
-//! The patch's own text for -pre6 was not found. Its rules are read from the same
-//! design as Linus merged it days later into 2.5.2-pre10 (kernel/sched.c and
-//! include/linux/sched.h, as quoted line for line in lkml diffs of January 2002), and
-//! each rule's doc names the function it follows. Where no source was found for a
-//! detail, the doc says so and the choice follows the founding text's description.
+//! The patch's own text for -pre6 was not found whole. Parts of it are quoted in its
+//! lkml review of 4 January 2002 (activate_task with its load estimator,
+//! expire_task) and in a diff against Molnar's copy for 2.5.2-pre9 of 5 January;
+//! where those quotes differ from what Linus merged days later into 2.5.2-pre10, the
+//! rule follows the quotes (expire_task, activate_task's `if (penalty)`). The other
+//! rules are read from 2.5.2-pre10 (kernel/sched.c and include/linux/sched.h, as
+//! quoted line for line in lkml diffs of January 2002), and each rule's doc names the
+//! version and function it follows. Where no source was found for a detail, the doc
+//! says so and the choice follows the founding text's description.
 //!
 //! What differs from 2.6.0 (`o1`):
 //! - HZ = 100 (i386 in 2.5.2): a tick is 10 ms.
@@ -67,6 +71,14 @@ const MAX_RT_PRIO: usize = 100;
 const MAX_PRIO: usize = 140;
 const MAX_USER_PRIO: usize = MAX_PRIO - MAX_RT_PRIO;
 /// 2.5.2-pre10 kernel/sched.c: activate_task, MAX_PENALTY = MAX_USER_PRIO / 3.
+///
+/// The announced patch wrote `MAX_BOOST (MAX_PRIO/3)`, and the quotes of it do not
+/// give its MAX_PRIO: its real-time tasks had a queue of their own (rt_array), so its
+/// normal priorities may have spanned the 40 nice levels alone, which gives the same
+/// 13. pre10's 13 is kept. Were it 140 / 3 = 46, any task busy (running or queued)
+/// more than 41% of the time would sit at MAX_PRIO − 1: simulated, every chat thread
+/// then does, and every chat cell batches (0.004 switches a counted message on
+/// 1 CPU at nice 0, 196 k messages/s; see docs/simulator.md).
 pub const MAX_PENALTY: usize = MAX_USER_PRIO / 3;
 /// include/linux/sched.h: SLEEP_HIST_SIZE, the estimator's seconds.
 const SLEEP_HIST_SIZE: usize = 4;
@@ -222,16 +234,23 @@ impl O12002 {
         Self { rqs, state: Vec::new(), prio: Vec::new(), home: Vec::new() }
     }
 
-    /// 2.5.2-pre10 kernel/sched.c: activate_task. Unless the task was last activated
-    /// in this same jiffy, its history takes the sleep and its priority becomes
-    /// NICE_TO_PRIO(nice) + the penalty, at most MAX_PRIO − 1.
+    /// The announced patch's activate_task (2.5.2-pre6, as quoted in its review of
+    /// 4 January 2002, and unchanged in the copy for 2.5.2-pre9 of 5 January). Unless
+    /// the task was last activated in this same jiffy, its history takes the sleep and,
+    /// when the penalty is not zero (`if (penalty)`), its priority becomes
+    /// NICE_TO_PRIO(nice) + the penalty, at most MAX_PRIO − 1: a task with no load
+    /// keeps the priority it had. (2.5.2-pre10 dropped the test and resets it to
+    /// NICE_TO_PRIO.)
     fn activate(&mut self, tasks: &[SimTask], id: TaskId, j: u64) {
         let h = &mut self.state[id].history;
         if h.run_ts == j {
             return;
         }
         h.activate(j);
-        self.prio[id] = (nice_to_prio(tasks[id].nice) + h.penalty(j)).min(MAX_PRIO - 1);
+        let penalty = h.penalty(j);
+        if penalty > 0 {
+            self.prio[id] = (nice_to_prio(tasks[id].nice) + penalty).min(MAX_PRIO - 1);
+        }
     }
 
     fn nr(&self, cpu: usize) -> usize {
@@ -438,12 +457,13 @@ impl Scheduler for O12002 {
         Pick { next, work }
     }
 
-    /// 2.5.2-pre10 kernel/sched.c: scheduler_tick. One tick off the slice; at 0 the
-    /// task gets PRIO_TO_TIMESLICE of its current priority and goes to the expired
-    /// array, or back to the active one if its priority is within MAX_PENALTY / 2 of
-    /// the best (nice −20..−14 without penalty); otherwise the tick deactivates and
-    /// activates it so the estimator sees its running (its priority moves, and it goes
-    /// to its list's tail). Then load_balance, every tick, busy or not.
+    /// The announced patch's expire_task (2.5.2-pre6, as quoted in its review of
+    /// 4 January 2002), which 2.5.2-pre10 renamed scheduler_tick. One tick off the
+    /// slice; at 0 the task gets PRIO_TO_TIMESLICE of its current priority and goes to
+    /// the expired array, whatever its priority (pre10 added the exception that keeps
+    /// nice −20..−14 in the active array); otherwise the tick deactivates and activates
+    /// it so the estimator sees its running (its priority moves, and it goes to its
+    /// list's tail). Then load_balance, every tick, busy or not.
     ///
     /// A tick can land between a task's sched_yield and the schedule() after it: the
     /// task is then already back in the active array (the kernel keeps the running
@@ -454,7 +474,7 @@ impl Scheduler for O12002 {
         let expired = st.slice == 0;
         let requeue = if expired {
             st.slice = prio_to_timeslice(self.prio[cur]);
-            if self.prio[cur] <= MAX_RT_PRIO + MAX_PENALTY / 2 { Requeue::Tail } else { Requeue::Expired }
+            Requeue::Expired
         } else {
             let j = jiffies(now);
             self.state[cur].history.deactivate(j);
@@ -591,7 +611,30 @@ mod tests {
     }
 
     #[test]
-    fn linux_2_5_2_pre10_scheduler_tick_expires_to_the_expired_array_unless_near_the_top() {
+    fn linux_2_5_2_pre6_activate_task_keeps_the_priority_when_the_penalty_is_zero() {
+        // `if (penalty)`: a task that slept all of the estimator's window keeps the
+        // priority it had (here a yield's loss), where pre10 would reset it to 120.
+        let mut tasks = crate::sim::types::test_tasks(1, 0);
+        let mut o = O12002::new(1);
+        o.add(&tasks, 0, 0, Why::New);
+        o.prio[0] = 127;
+        tasks[0].stamp = 0;
+        o.remove(&tasks, 0);
+        tasks[0].woken_at = Some(5 * 1_000_000_000);
+        o.add(&tasks, 0, 0, Why::Wake);
+        assert_eq!(o.state[0].history.penalty(500), 0, "a five-second sleep leaves no load");
+        assert_eq!(o.prio(0), 127, "activate_task: if (penalty) guards the assignment");
+        // With load, the priority is NICE_TO_PRIO + the penalty again.
+        tasks[0].stamp = 8 * 1_000_000_000;
+        o.remove(&tasks, 0);
+        o.state[0].history.hist = [0; SLEEP_HIST_SIZE];
+        tasks[0].woken_at = Some(tasks[0].stamp + TICK_NS);
+        o.add(&tasks, 0, 0, Why::Wake);
+        assert!(o.prio(0) > 120 && o.prio(0) <= 120 + MAX_PENALTY, "a loaded task is penalised from NICE_TO_PRIO");
+    }
+
+    #[test]
+    fn linux_2_5_2_pre6_expire_task_sends_every_expired_task_to_the_expired_array() {
         let tasks = crate::sim::types::test_tasks(2, 0);
         let mut o = O12002::new(1);
         o.add(&tasks, 0, 0, Why::New);
@@ -601,12 +644,13 @@ mod tests {
         while !o.tick(&tasks, 0, first, now) {
             now += TICK_NS;
         }
-        assert_eq!(o.rqs[0].requeue, Requeue::Expired, "scheduler_tick: prio > MAX_RT_PRIO + MAX_PENALTY/2");
+        assert_eq!(o.rqs[0].requeue, Requeue::Expired, "expire_task: a used-up slice goes to the expired array");
         assert_eq!(o.slice(first), prio_to_timeslice(o.prio(first)), "scheduler_tick: PRIO_TO_TIMESLICE(p->prio)");
         let next = o.pick(&tasks, 0, Some(first), now).next.unwrap();
         assert_ne!(next, first);
         assert_eq!(o.rqs[0].expired.count, 1);
-        // Near the top (nice −20): back into the active array.
+        // Near the top (nice −20) too: the announced patch has no exception for it
+        // (2.5.2-pre10 kept prio <= 106 in the active array).
         let top = crate::sim::types::test_tasks(1, -20);
         let mut o = O12002::new(1);
         o.add(&top, 0, 0, Why::New);
@@ -617,7 +661,7 @@ mod tests {
         while !o.tick(&top, 0, 0, now) {
             now += TICK_NS;
         }
-        assert_eq!((o.prio(0), o.rqs[0].requeue), (100, Requeue::Tail), "scheduler_tick: prio <= 106 stays active");
+        assert_eq!((o.prio(0), o.rqs[0].requeue), (100, Requeue::Expired), "expire_task: no exception near the top");
     }
 
     #[test]
