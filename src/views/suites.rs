@@ -386,7 +386,7 @@ fn molnar_chat(d: &RunDocument) -> Block {
         ),
         unit: "messages per second; \"here\" is today's kernel".into(),
         cells,
-        suspect: "the assumed socket costs and the loopback lock's hold; at nice 0 the model's threads settle into reading in batches where the text's overscheduled; and the old scheduler's cells still move between the simulated count and chat_c's 1000 messages a user (docs/simulator.md)",
+        suspect: "the assumed socket costs and the loopback lock's hold; at nice 0 the model's threads settle into reading in batches where the text's overscheduled (o1-2002's load estimator admits both regimes, and the model's start picks the batch one); and the old scheduler's cells still move between the simulated count and chat_c's 1000 messages a user (docs/simulator.md)",
     }
 }
 
@@ -409,7 +409,7 @@ fn molnar_loop_yield(d: &RunDocument) -> Block {
         title: "loop_yield (2 yielders a CPU; smp2002 is fitted to the 2-CPU old-scheduler rate)".into(),
         unit: "context switches per second".into(),
         cells,
-        suspect: "the assumed switch, scan and remote-line terms of the 8-way box, or the lock model",
+        suspect: "the 8-CPU box is faster per switch than the profile fitted on the 2-CPU box (its O(1) rate is 1.3 µs a switch on each CPU, user loop included: less than the profile's system call, switch, address-space change and pick together); on 2 CPUs, O(1) yielders switch less than they yield (a yielder whose partner's slice has run out yields to itself: sched_yield keeps it in the active array)",
     }
 }
 
