@@ -76,9 +76,8 @@ const MAX_USER_PRIO: usize = MAX_PRIO - MAX_RT_PRIO;
 /// give its MAX_PRIO: its real-time tasks had a queue of their own (rt_array), so its
 /// normal priorities may have spanned the 40 nice levels alone, which gives the same
 /// 13. pre10's 13 is kept. Were it 140 / 3 = 46, any task busy (running or queued)
-/// more than 41% of the time would sit at MAX_PRIO − 1: simulated, every chat thread
-/// then does, and every chat cell batches (0.004 switches a counted message on
-/// 1 CPU at nice 0, 196 k messages/s; see docs/simulator.md).
+/// more than 41% of the time would sit at MAX_PRIO − 1, and every chat thread would
+/// (docs/simulator.md gives the figures of that reading).
 pub const MAX_PENALTY: usize = MAX_USER_PRIO / 3;
 /// include/linux/sched.h: SLEEP_HIST_SIZE, the estimator's seconds.
 const SLEEP_HIST_SIZE: usize = 4;
@@ -458,7 +457,7 @@ impl Scheduler for O12002 {
     }
 
     /// The announced patch's expire_task (2.5.2-pre6, as quoted in its review of
-    /// 4 January 2002), which 2.5.2-pre10 renamed scheduler_tick. One tick off the
+    /// 4 January 2002), whose work 2.5.2-pre10's scheduler_tick does. One tick off the
     /// slice; at 0 the task gets PRIO_TO_TIMESLICE of its current priority and goes to
     /// the expired array, whatever its priority (pre10 added the exception that keeps
     /// nice −20..−14 in the active array); otherwise the tick deactivates and activates
