@@ -421,6 +421,9 @@ impl Engine {
                 self.tasks[n].state = State::Running;
                 self.tasks[n].cpu = cpu;
                 self.cpus[cpu].current = Some(n);
+                if let Some(p) = prev_runnable.filter(|&p| p != n) {
+                    self.offer(cpu, p);
+                }
             }
             None => {
                 // An idle CPU takes no more steps: its rescan is charged now.
@@ -429,6 +432,20 @@ impl Engine {
                 }
                 self.cpus[cpu].idle = true;
             }
+        }
+    }
+
+    /// `prev`, switched out of `cpu` still runnable, offered to the other CPUs where
+    /// the policy does so ([`Scheduler::offer_switched_out`]): the work under the
+    /// global lock on this CPU, then the told CPU learns of the task as of a wake-up.
+    fn offer(&mut self, cpu: usize, prev: TaskId) {
+        let Some(offer) = self.policy.offer_switched_out(&self.tasks, cpu, prev) else {
+            return;
+        };
+        self.charge_locked(cpu, offer.work);
+        if let Some(target) = offer.told {
+            let now = self.cpus[cpu].now;
+            self.placed(target, prev, now, Some(cpu));
         }
     }
 

@@ -38,7 +38,7 @@ pub struct LockFit {
 ///
 /// The raw rate is not a smooth function of the term: the two CPUs fall into and out
 /// of lockstep on the lock, so 5 ns apart the rate can halve or double (1075 ns gives
-/// about 524 k/s, 1080 ns 315 k/s). A fit to the raw rate picks whichever grid point
+/// about 474 k/s, 1080 ns 228 k/s). A fit to the raw rate picks whichever grid point
 /// lands near the target, cliff or not. So the objective is smoothed: the median of
 /// the raw rate over the value ± 50 ns (21 points), which stands for a transfer cost
 /// that varies a little from one hand-off to the next, as a real bus's does. The fit

@@ -662,6 +662,52 @@ fn linux_2_4_16_try_to_wake_up_holds_runqueue_lock_across_reschedule_idle() {
 }
 
 #[test]
+fn linux_2_4_16_schedule_tail_offers_a_task_switched_out_runnable_to_reschedule_idle() {
+    // kernel/sched.c __schedule_tail (SMP): after a switch away from a task still
+    // runnable, the new task takes runqueue_lock and calls reschedule_idle(prev),
+    // unless prev yielded (SCHED_YIELD) or was the idle task; UP has no such step.
+    // Three CPUs: CPU 1 runs C, CPU 2 is idle, CPU 0 switches from X (two ticks used)
+    // to Y (a full counter): X is offered, reschedule_idle tells idle CPU 2, and the
+    // lock holds a wake-up's reads.
+    let setup = |l: &mut policy::linux24::Linux24, tasks: &mut [SimTask]| {
+        for (id, cpu) in [(0, 0), (1, 0), (2, 1)] {
+            tasks[id].cpu = cpu;
+            l.add(tasks, id, cpu, Why::New);
+        }
+        assert_eq!(l.pick(tasks, 1, None, 0).next, Some(2));
+        let x = l.pick(tasks, 0, None, 0).next.expect("CPU 0 runs a task");
+        l.tick(tasks, 0, x, 0);
+        l.tick(tasks, 0, x, 0);
+        (x, 1 - x)
+    };
+    let mut tasks = tasks_for(3);
+    let mut l = policy::linux24::Linux24::new(3);
+    let (x, y) = setup(&mut l, &mut tasks);
+    assert_eq!(l.pick(&tasks, 0, Some(x), 1).next, Some(y), "the fuller counter wins");
+    let reads = l.wake_work(&tasks, x, 0, false).expect("SMP: under the lock");
+    assert_eq!(l.offer_switched_out(&tasks, 0, x), Some(types::Offer { work: reads, told: Some(2) }));
+    assert_eq!(l.offer_switched_out(&tasks, 0, x), None, "offered once per switch");
+    // A task that yielded is not offered (and takes no lock).
+    let mut tasks = tasks_for(3);
+    let mut l = policy::linux24::Linux24::new(3);
+    let (x, y) = setup(&mut l, &mut tasks);
+    l.on_yield(&tasks, 0, x);
+    assert_eq!(l.pick(&tasks, 0, Some(x), 1).next, Some(y));
+    assert_eq!(l.offer_switched_out(&tasks, 0, x), None, "SCHED_YIELD skips the offer");
+    // One CPU: no offer.
+    let tasks = tasks_for(2);
+    let mut up = policy::linux24::Linux24::new(1);
+    for id in 0..2 {
+        up.add(&tasks, id, 0, Why::New);
+    }
+    let x = up.pick(&tasks, 0, None, 0).next.expect("a task runs");
+    up.tick(&tasks, 0, x, 0);
+    up.tick(&tasks, 0, x, 0);
+    assert_eq!(up.pick(&tasks, 0, Some(x), 1).next, Some(1 - x));
+    assert_eq!(up.offer_switched_out(&tasks, 0, x), None, "UP: no schedule_tail step");
+}
+
+#[test]
 fn linux_2_6_0_try_to_wake_up_sync_moves_the_task_to_the_wakers_cpu() {
     // kernel/sched.c of 2.6.0, try_to_wake_up(p, state, sync): with sync, a task that
     // is neither running nor queued and last ran on another CPU is fast-migrated to the

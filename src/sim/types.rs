@@ -159,6 +159,14 @@ pub struct Work {
     pub remote: u32,
 }
 
+/// A task switched out still runnable, offered to the other CPUs: the work done
+/// holding the global lock, and the CPU told of the task (None: none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Offer {
+    pub work: Work,
+    pub told: Option<usize>,
+}
+
 /// A pick: who runs next on the CPU (None: idle), and its cost.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Pick {
@@ -223,6 +231,12 @@ pub trait Scheduler {
     /// honours. None: the wake-up takes no global lock (per-CPU queues, or a big
     /// kernel lock that holds all kernel work anyway).
     fn wake_work(&self, _tasks: &[SimTask], _id: TaskId, _from_cpu: usize, _sync: bool) -> Option<Work> {
+        None
+    }
+    /// After a switch on `cpu` away from `prev`, still runnable: what the policy does
+    /// to offer `prev` to another CPU (2.4's schedule_tail on SMP: under runqueue_lock,
+    /// reschedule_idle(prev), unless prev yielded). None: nothing (the default).
+    fn offer_switched_out(&mut self, _tasks: &[SimTask], _cpu: usize, _prev: TaskId) -> Option<Offer> {
         None
     }
     /// What a sync wake-up ([`Action::WakeSync`]) does under this policy; by default

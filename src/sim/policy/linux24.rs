@@ -21,6 +21,10 @@
 //!   `preemption_goodness(running, p, cpu) > 0` (the first in CPU order on a tie),
 //!   which is made to reschedule and sent an IPI; none when the task beats no running
 //!   one. On one CPU, the current task when the woken one beats it.
+//! - `__schedule_tail` (SMP): after a switch away from a task still runnable that did
+//!   not yield, the new task takes `runqueue_lock` and calls reschedule_idle(prev), so
+//!   the switched-out task may go to an idle CPU or preempt a busy one whose task it
+//!   beats (`offer_switched_out`). UP has no such step.
 //! - `try_to_wake_up(p, synchronous)` holds `runqueue_lock` across add_to_runqueue and
 //!   reschedule_idle: on SMP every wake-up takes the lock every schedule() takes, with
 //!   reschedule_idle's reads of the other CPUs held in it (`wake_work`).
@@ -46,7 +50,7 @@
 //!   recalculate (the second halving what the first set); the simulator updates the
 //!   counters at once at the first, so the second finds them set.
 
-use super::{GlobalQueue, Pick, PolicyKind, Scheduler, SyncWake, Why, Work, slot};
+use super::{GlobalQueue, Offer, Pick, PolicyKind, Scheduler, SyncWake, Why, Work, slot};
 use crate::sim::types::{SimTask, State, TaskId};
 
 /// include/asm-i386/smp.h of 2.4.
@@ -66,6 +70,9 @@ pub struct Linux24 {
     yielded: Vec<bool>,
     /// When each CPU last ran schedule() (`last_schedule`).
     last_schedule: Vec<u64>,
+    /// Per CPU, the task its last schedule() switched away from while runnable and
+    /// not yielding: schedule_tail's to offer (`offer_switched_out`).
+    to_offer: Vec<Option<TaskId>>,
 }
 
 impl Linux24 {
@@ -76,6 +83,7 @@ impl Linux24 {
             counter: Vec::new(),
             yielded: Vec::new(),
             last_schedule: vec![0; cpus],
+            to_offer: vec![None; cpus],
         }
     }
 
@@ -239,11 +247,13 @@ impl Scheduler for Linux24 {
             work.scanned += w.scanned;
             work.remote += w.remote;
         }
-        // The yield flag lasts one schedule() of the yielder's CPU.
+        let next = best.map(|(_, p)| p);
+        // __schedule_tail reads the yield flag before clearing it: a task that yielded
+        // is not offered. The flag lasts one schedule() of the yielder's CPU.
+        self.to_offer[cpu] = prev.filter(|&p| next != Some(p) && !self.yielded[p]);
         if let Some(p) = prev {
             self.yielded[p] = false;
         }
-        let next = best.map(|(_, p)| p);
         self.rq.ran(cpu, next);
         Pick { next, work }
     }
@@ -266,6 +276,20 @@ impl Scheduler for Linux24 {
         self.rq.move_last(cur);
         self.yielded[cur] = true;
         Work::default()
+    }
+
+    /// 2.4.16 kernel/sched.c __schedule_tail, SMP: after a switch away from a task
+    /// still runnable (not the idle task, not one that yielded: SCHED_YIELD skips it
+    /// "to avoid taking the runqueue lock"), the new task's first act is to take
+    /// runqueue_lock and call reschedule_idle(prev), which tells an idle CPU, or a busy
+    /// one whose task prev beats, about it; under the lock, the same reads as a
+    /// wake-up's. UP has no such step.
+    fn offer_switched_out(&mut self, tasks: &[SimTask], cpu: usize, prev: TaskId) -> Option<Offer> {
+        if self.cpus == 1 || self.to_offer[cpu].take() != Some(prev) {
+            return None;
+        }
+        let work = self.wake_work(tasks, prev, cpu, false).unwrap_or_default();
+        Some(Offer { work, told: self.reschedule_idle(tasks, prev, cpu) })
     }
 
     fn wake_preempts(&self, tasks: &[SimTask], woken: TaskId, cur: TaskId) -> bool {
