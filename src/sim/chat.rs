@@ -42,7 +42,7 @@ pub const ROOM: usize = 20;
 /// them sit in the 87,380-byte receive buffer, 491–655 messages; the writer then
 /// fills its own send buffer (50,148 bytes from `tcp_fixup_sndbuf`, raised to 131,072
 /// by `tcp_new_space`) before it sleeps in `wait_for_tcp_memory`: about 1,150–1,970
-/// messages in all. 640 is the receiver's share. The figures move by at most 11% with
+/// messages in all. 640 is the receiver's share. The figures move by at most 17% with
 /// 1,500 in its place (see docs/simulator.md): the choice within the kernel's range
 /// does not decide a cell.
 pub const WINDOW: usize = 640;

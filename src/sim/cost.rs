@@ -17,7 +17,9 @@
 //! the task's lines), a busy CPU told to reschedule by another takes `ipi_busy`, and
 //! a message read on another CPU than it was written charges the reader
 //! `msg_remote` (its buffer's lines), and a send on a kernel whose loopback device
-//! has a transmit lock holds it for `loopback_xmit` of its `msg_send`.
+//! has a transmit lock holds it for `loopback_xmit` of its `msg_send`, and for a
+//! `remote_line` more for each line the kernel writes under it when the lock comes
+//! from another CPU.
 //!
 //! Profiles:
 //! - `pentium200`: Travis's 200 MHz Pentium MMX (Linux 2.0.30, one CPU), fitted to
@@ -124,8 +126,9 @@ pub struct CostProfile {
     pub msg_remote: Term,
     /// The part of a loopback TCP send that holds the loopback device's transmit lock
     /// (dev_queue_xmit → loopback_xmit → netif_rx), on kernels that take it
-    /// ([`super::types::Scheduler::loopback_xmit_lock`]): part of `msg_send`, not
-    /// added to it.
+    /// ([`super::types::LoopbackXmit`]): part of `msg_send`, not added to it. The
+    /// lines the kernel writes under the lock are charged apart, at `remote_line`
+    /// each, when the lock comes from another CPU.
     #[serde(default = "not_stored")]
     pub loopback_xmit: Term,
     /// Whether the fair models end a slice on a high-resolution timer (the kernel's
@@ -389,7 +392,7 @@ pub fn smp2002_assumed() -> CostProfile {
         loopback_xmit: assumed(
             500.0,
             format!(
-                "{era}: the transmit under the loopback device's lock, about 350 cycles: loopback_xmit (skb_orphan, eth_type_trans, the statistics) and netif_rx queueing the segment on the CPU's backlog; its lock's line moves at remote_line"
+                "{era}: the transmit under the loopback device's lock, about 350 cycles: loopback_xmit (skb_orphan, eth_type_trans, the statistics) and netif_rx queueing the segment on the CPU's backlog, with the lines cached; its lock's line, and each line the kernel writes under it, moves at remote_line"
             ),
         ),
         hrtick: false,

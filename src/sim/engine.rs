@@ -17,13 +17,16 @@
 //! lock whose hand-on costs one line transfer per CPU spinning on it (the run queue's
 //! lock, held for the scheduler's work, or a big kernel lock held for all kernel work,
 //! as 2.0's SMP kernel did; 2.4's recalculation drops it); the loopback device's
-//! transmit lock, which every TCP segment on loopback took until the 2.6 series.
+//! transmit lock, which every TCP segment on loopback took until the 2.6 series, with
+//! the other shared lines the kernel writes under it (`LoopbackXmit`).
 //! Across CPUs: a wake-up onto
 //! another CPU's queue (the waker pays its lines), the reschedule IPI a busy CPU takes
 //! from another, and a message read where it was not written.
 
 use super::cost::CostProfile;
-use super::types::{Action, Asleep, Behavior, Rng, Scheduler, Shared, SimTask, State, SyncWake, TaskId, Why, Work};
+use super::types::{
+    Action, Asleep, Behavior, LoopbackXmit, Rng, Scheduler, Shared, SimTask, State, SyncWake, TaskId, Why, Work,
+};
 
 /// One CPU.
 #[derive(Debug, Clone, Default)]
@@ -98,6 +101,13 @@ impl SpinLock {
     /// re-read the line at every hand-on): the collapse of one lock under many CPUs
     /// emerges from that. Returns the hold; the caller advances the clock by it.
     fn take(&mut self, c: &mut Cpu, cpu: usize, ns: u64, transfer: f64) -> u64 {
+        self.take_carrying(c, cpu, ns, transfer, 0)
+    }
+
+    /// As [`Self::take`], for a hold that also writes `lines` other lines the previous
+    /// holder wrote: when that was another CPU, each comes from its cache inside the
+    /// hold, at one `transfer` (only the lock's own line is re-read by spinners).
+    fn take_carrying(&mut self, c: &mut Cpu, cpu: usize, ns: u64, transfer: f64, lines: u32) -> u64 {
         let mut hold = ns;
         let now = c.now;
         self.queue.retain(|&(until, _)| until > now);
@@ -111,7 +121,7 @@ impl SpinLock {
             c.now = self.free_at;
         }
         if self.holder.is_some_and(|h| h != cpu) {
-            hold += (transfer * (1.0 + self.contenders)).round() as u64;
+            hold += (transfer * (1.0 + self.contenders + f64::from(lines))).round() as u64;
         }
         self.holder = Some(cpu);
         self.free_at = c.now + hold;
@@ -581,14 +591,15 @@ impl Engine {
                 let asleep = self.tasks[to].state == State::Blocked;
                 let wake = if asleep { CostProfile::ns(&self.cost.wake) } else { 0 };
                 let send = CostProfile::ns(&self.cost.msg_send);
-                let xmit = if self.policy.loopback_xmit_lock() {
-                    CostProfile::ns(&self.cost.loopback_xmit).min(send)
-                } else {
-                    0
+                let (xmit, shared_lines) = match self.policy.loopback_xmit() {
+                    LoopbackXmit::Locked { shared_lines } => {
+                        (CostProfile::ns(&self.cost.loopback_xmit).min(send), shared_lines)
+                    }
+                    LoopbackXmit::Lockless => (0, 0),
                 };
                 self.kernel(cpu, send - xmit + wake, Some(cur));
                 if xmit > 0 {
-                    self.loopback_xmit(cpu, cur, xmit);
+                    self.loopback_xmit(cpu, cur, xmit, shared_lines);
                 }
                 if self.shared.inbox.len() <= to {
                     self.shared.inbox.resize(to + 1, Default::default());
@@ -670,11 +681,11 @@ impl Engine {
 
     /// `cur`'s segment through the loopback device's transmit lock, `ns` held: the
     /// sending task's kernel time (waiting for the lock counts as lock waiting), the
-    /// lock's line moving at the profile's `remote_line` from the CPU that last held
-    /// it.
-    fn loopback_xmit(&mut self, cpu: usize, cur: TaskId, ns: u64) {
+    /// lock's line and the `shared_lines` the kernel writes under it moving at the
+    /// profile's `remote_line` from the CPU that last held it.
+    fn loopback_xmit(&mut self, cpu: usize, cur: TaskId, ns: u64, shared_lines: u32) {
         let line = self.cost.remote_line.ns;
-        let hold = self.loopback.take(&mut self.cpus[cpu], cpu, ns, line);
+        let hold = self.loopback.take_carrying(&mut self.cpus[cpu], cpu, ns, line, shared_lines);
         self.cpus[cpu].now += hold;
         self.tasks[cur].run_ns += hold;
     }
@@ -707,5 +718,26 @@ impl Engine {
         out.delivered = self.shared.delivered;
         out.counted = self.shared.counted;
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Cpu, SpinLock};
+
+    #[test]
+    fn a_lock_from_another_cpu_brings_the_lines_written_under_it() {
+        // 2.4.17's loopback transmit writes the device's statistics, last_rx and
+        // xtime_lock under dev->xmit_lock: taken from another CPU, each line comes with
+        // the lock's own; taken again on the same CPU, none moves.
+        let mut cpus = [Cpu::default(), Cpu::default()];
+        let mut lock = SpinLock::default();
+        assert_eq!(lock.take_carrying(&mut cpus[0], 0, 500, 250.0, 3), 500, "a first hold moves no line");
+        cpus[1].now = 10_000;
+        assert_eq!(lock.take_carrying(&mut cpus[1], 1, 500, 250.0, 3), 500 + 4 * 250, "the lock's line and three more");
+        cpus[1].now += 10_000;
+        assert_eq!(lock.take_carrying(&mut cpus[1], 1, 500, 250.0, 3), 500, "the lines are in this CPU's cache");
+        cpus[0].now = 30_000;
+        assert_eq!(lock.take(&mut cpus[0], 0, 500, 250.0), 500 + 250, "a plain take moves the lock's line alone");
     }
 }

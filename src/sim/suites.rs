@@ -29,8 +29,8 @@ pub const FRAGILE: Param<bool> = Param::new("fragile");
 /// 1-CPU nice-0 run, for every cell (the others ran 1000). Why not 1000: every cell's
 /// sensitivity runs it again for each assumed term at ±50%, and the old scheduler's
 /// goodness scans over 800 threads make a cell at 1000 take minutes. What it costs:
-/// o1-2002's cells move by at most 9% between 100 and 1000, the old scheduler's by up
-/// to 39%, and the 8-CPU nice-0 ratio with them (the table in docs/simulator.md,
+/// o1-2002's cells move by at most 5% between 100 and 1000, the old scheduler's by up
+/// to 33%, and the 8-CPU nice-0 ratio with them (the table in docs/simulator.md,
 /// with the command that makes it). The reprint says so where the model and the text
 /// part.
 pub const CHAT_MESSAGES: u64 = 100;

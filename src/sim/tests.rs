@@ -1,7 +1,7 @@
 //! The simulator's invariants (virtual time only: nothing here depends on the machine).
 
 use super::cost::unit_profile;
-use super::policy::Why;
+use super::policy::{LoopbackXmit, Why};
 use super::types::{SimTask, State, Work};
 use super::workload::{Params, WorkloadKind, simulate};
 use super::*;
@@ -464,43 +464,64 @@ fn linux_2_0_40_lock_kernel_leaves_user_computation_in_parallel() {
     assert!(o.cpu_task_ns > o.end_ns * 19 / 10, "{o:?}");
 }
 
-/// Linux 2.4 as it is, but with the recalculation charged under the run-queue lock
-/// (what the simulator did before following 2.4.16's `recalculate:`).
-struct RecalcUnderLock(Box<dyn Scheduler>);
+/// A policy's picks, wake-ups and ticks with a test's choice of two things: whether
+/// its recalculation drops the run-queue lock (false: charged under it, what the
+/// simulator did before following 2.4.16's `recalculate:`), and what its loopback
+/// transmit writes under the device's lock. The other hooks keep their defaults.
+struct Altered {
+    inner: Box<dyn Scheduler>,
+    recalc_drops_lock: bool,
+    loopback: LoopbackXmit,
+}
 
-impl Scheduler for RecalcUnderLock {
+impl Altered {
+    /// Linux 2.4 with its recalculation charged under the run-queue lock.
+    fn recalc_under_lock(cpus: usize) -> Self {
+        let inner = PolicyKind::Linux24.build(cpus);
+        let loopback = inner.loopback_xmit();
+        Self { inner, recalc_drops_lock: false, loopback }
+    }
+}
+
+impl Scheduler for Altered {
     fn kind(&self) -> PolicyKind {
-        self.0.kind()
+        self.inner.kind()
     }
     fn global_lock(&self) -> bool {
-        self.0.global_lock()
+        self.inner.global_lock()
+    }
+    fn recalc_drops_lock(&self) -> bool {
+        self.recalc_drops_lock
+    }
+    fn loopback_xmit(&self) -> LoopbackXmit {
+        self.loopback
     }
     fn add(&mut self, tasks: &[SimTask], id: usize, cpu: usize, why: Why) -> usize {
-        self.0.add(tasks, id, cpu, why)
+        self.inner.add(tasks, id, cpu, why)
     }
     fn remove(&mut self, tasks: &[SimTask], id: usize) {
-        self.0.remove(tasks, id)
+        self.inner.remove(tasks, id)
     }
     fn pick(&mut self, tasks: &[SimTask], cpu: usize, prev: Option<usize>, now: u64) -> types::Pick {
-        self.0.pick(tasks, cpu, prev, now)
+        self.inner.pick(tasks, cpu, prev, now)
     }
     fn tick(&mut self, tasks: &[SimTask], cpu: usize, cur: usize, now: u64) -> bool {
-        self.0.tick(tasks, cpu, cur, now)
+        self.inner.tick(tasks, cpu, cur, now)
     }
     fn on_yield(&mut self, tasks: &[SimTask], cpu: usize, cur: usize) -> types::Work {
-        self.0.on_yield(tasks, cpu, cur)
+        self.inner.on_yield(tasks, cpu, cur)
     }
     fn wake_preempts(&self, tasks: &[SimTask], woken: usize, cur: usize) -> bool {
-        self.0.wake_preempts(tasks, woken, cur)
+        self.inner.wake_preempts(tasks, woken, cur)
     }
     fn fork_child_first(&self) -> bool {
-        self.0.fork_child_first()
+        self.inner.fork_child_first()
     }
     fn yield_reschedules(&self, tasks: &[SimTask], cpu: usize, cur: usize) -> bool {
-        self.0.yield_reschedules(tasks, cpu, cur)
+        self.inner.yield_reschedules(tasks, cpu, cur)
     }
     fn reap(&mut self, tasks: &[SimTask], child: usize, parent: usize) {
-        self.0.reap(tasks, child, parent)
+        self.inner.reap(tasks, child, parent)
     }
 }
 
@@ -527,7 +548,7 @@ fn linux_2_4_16_schedule_recalculates_with_runqueue_lock_dropped() {
     // other CPU's schedule() does not wait for the loop: its lock waiting stays far
     // below the loops' time, where a loop held under the lock makes it wait.
     let dropped = recalculating_box(PolicyKind::Linux24.build(2), 6);
-    let held = recalculating_box(Box::new(RecalcUnderLock(PolicyKind::Linux24.build(2))), 6);
+    let held = recalculating_box(Box::new(Altered::recalc_under_lock(2)), 6);
     let loops = dropped.schedules_with_recalc * 2_000_000;
     assert!(dropped.schedules_with_recalc >= 10, "{dropped:?}");
     assert!(dropped.cpu_lock_wait_ns * 10 < loops, "lock waiting {} ns, loops {loops} ns", dropped.cpu_lock_wait_ns);
@@ -776,4 +797,35 @@ fn hrtick_start_fair_ends_a_slice_on_its_timer_where_the_kernel_lists_hrtick() {
             assert!((328..=338).contains(&o.switches), "{} switches", o.switches);
         }
     }
+}
+
+#[test]
+fn linux_2_4_17_loopback_xmit_writes_three_shared_lines_under_the_device_lock() {
+    // 2.4.17 dev_queue_xmit holds dev->xmit_lock around loopback_xmit, which writes the
+    // device's statistics and last_rx, and netif_rx's get_fast_time, which writes
+    // xtime_lock (read_lock_irqsave): o1-2002 shares that path; 2.6.0's xtime_lock is a
+    // seqlock; 2.0's big kernel lock holds every send, and today's loopback is lockless.
+    for kind in PolicyKind::ALL {
+        let expected = match kind {
+            PolicyKind::Linux24 | PolicyKind::O12002 => LoopbackXmit::Locked { shared_lines: 3 },
+            PolicyKind::O1 => LoopbackXmit::Locked { shared_lines: 2 },
+            PolicyKind::Linux20 | PolicyKind::Linux20YieldFix | PolicyKind::Cfs | PolicyKind::Eevdf => {
+                LoopbackXmit::Lockless
+            }
+        };
+        assert_eq!(kind.build(2).loopback_xmit(), expected, "{}", kind.name());
+    }
+    // In the engine, each moved hold brings the lines: 2-CPU chat under 2.4's rules
+    // with three lines spends more of its senders' time than with none, while on one
+    // CPU, where the lock never moves, they cost nothing.
+    let chat = |cpus, shared_lines| {
+        let mut profile = unit_profile();
+        profile.remote_line.ns = 1_000.0;
+        let inner = PolicyKind::Linux24.build(cpus);
+        let policy = Altered { inner, recalc_drops_lock: true, loopback: LoopbackXmit::Locked { shared_lines } };
+        let p = Params { messages: 20, ..params(PolicyKind::Linux24, WorkloadKind::Chat, cpus, 1) };
+        workload::simulate_with(&p, &profile, Box::new(policy)).outcome
+    };
+    assert!(chat(2, 3).cpu_task_ns > chat(2, 0).cpu_task_ns);
+    assert_eq!(chat(1, 3).end_ns, chat(1, 0).end_ns);
 }

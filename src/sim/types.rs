@@ -204,6 +204,23 @@ pub enum SyncWake {
     JoinsWakersCpu,
 }
 
+/// How a TCP segment sent over loopback passes the loopback device on a policy's
+/// kernel: what every CPU's sends share there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopbackXmit {
+    /// Nothing every CPU takes: later kernels made loopback lockless (NETIF_F_LLTX),
+    /// and 2.0's big kernel lock already holds every send.
+    Lockless,
+    /// Under the device's transmit lock, one lock for every CPU: 2.4's and 2.6.0's
+    /// dev_queue_xmit, for a device with no queue, takes dev->xmit_lock around
+    /// hard_start_xmit (its comment: "it is unlikely that xmit_lock protection is
+    /// necessary here (f.e. loopback ...)"). Under it the segment writes
+    /// `shared_lines` lines besides the lock's own that every CPU's sends write too;
+    /// each was last written by the lock's previous holder, so when that was another
+    /// CPU each comes from its cache inside the hold.
+    Locked { shared_lines: u32 },
+}
+
 /// A simulated scheduler (one of the policies `PolicyKind` names: Linux 2.0's,
 /// 2.4's, O(1), CFS, EEVDF). Not `placement::Policy`, the SCHED_* class a measured
 /// run asks the real kernel for.
@@ -244,15 +261,9 @@ pub trait Scheduler {
     fn sync_wake(&self) -> SyncWake {
         SyncWake::AsAnyWake
     }
-    /// Whether a TCP segment sent over loopback takes the loopback device's transmit
-    /// lock, one lock for every CPU: 2.4's and 2.6.0's dev_queue_xmit, for a device with
-    /// no queue, takes dev->xmit_lock around hard_start_xmit (its comment: "it is
-    /// unlikely that xmit_lock protection is necessary here (f.e. loopback ...)");
-    /// later kernels made loopback lockless (NETIF_F_LLTX). False: no such lock (or,
-    /// as in 2.0, a big kernel lock that already holds every send).
-    fn loopback_xmit_lock(&self) -> bool {
-        false
-    }
+    /// How a TCP segment sent over loopback passes the loopback device on this
+    /// policy's kernel ([`LoopbackXmit`]).
+    fn loopback_xmit(&self) -> LoopbackXmit;
     /// `id` became runnable (woken or new) from `cpu`'s context; returns the CPU whose
     /// queue it joined (the one to kick or preempt).
     fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize;

@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 use super::chat;
 use super::engine::{Engine, Outcome};
 pub use super::types::Behavior;
-use super::types::{Action, Shared, TaskId};
+use super::types::{Action, Scheduler, Shared, TaskId};
 use super::{CostProfile, PolicyKind, Rng};
 use crate::key::BenchId;
 use crate::unit::Unit;
@@ -318,7 +318,13 @@ fn fig(name: &'static str, value: f64, unit: Unit) -> Figure {
 
 /// Runs one simulation.
 pub fn simulate(p: &Params, cost: &CostProfile) -> Report {
-    let mut e = Engine::new(p.policy.build(p.cpus), cost.clone(), p.cpus, p.seed);
+    simulate_with(p, cost, p.policy.build(p.cpus))
+}
+
+/// [`simulate`] under `policy` in place of the one `p` names (a test's altered rule),
+/// for `p.cpus` CPUs.
+pub fn simulate_with(p: &Params, cost: &CostProfile, policy: Box<dyn Scheduler>) -> Report {
+    let mut e = Engine::new(policy, cost.clone(), p.cpus, p.seed);
     let n = p.tasks.max(1);
     match p.workload {
         WorkloadKind::Travis => {

@@ -386,7 +386,7 @@ fn molnar_chat(d: &RunDocument) -> Block {
         ),
         unit: "messages per second; \"here\" is today's kernel".into(),
         cells,
-        suspect: "the assumed socket costs and the loopback lock's hold; at nice 0 the model's threads settle into reading in batches where the text's overscheduled (o1-2002's load estimator admits both regimes, and the model's start picks the batch one); and the old scheduler's cells still move between the simulated count and chat_c's 1000 messages a user (docs/simulator.md)",
+        suspect: "the assumed socket costs; on 8 CPUs every cell runs at the pace of the loopback lock, each message one segment through it (Nagle's coalescing, which spares the lock where readers lag, is not modelled); at nice 0 the model's threads settle into reading in batches where the text's overscheduled (o1-2002's load estimator admits both regimes, and the model's start picks the batch one); and the old scheduler's cells still move between the simulated count and chat_c's 1000 messages a user (docs/simulator.md)",
     }
 }
 

@@ -25,7 +25,7 @@
 //!   (/sys/kernel/debug/sched/features, where debugfs is mounted) list HRTICK: then a
 //!   slice ends on its timer (hrtick_start_fair), armed while another task waits.
 
-use super::{Pick, PolicyKind, Scheduler, Why, Work, slot};
+use super::{LoopbackXmit, Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, TaskId};
 
 /// sched_prio_to_weight, nice -20 … 19.
@@ -169,6 +169,11 @@ impl Scheduler for Fair {
 
     fn global_lock(&self) -> bool {
         false
+    }
+
+    /// Today's loopback device is lockless (NETIF_F_LLTX).
+    fn loopback_xmit(&self) -> LoopbackXmit {
+        LoopbackXmit::Lockless
     }
 
     fn tick_ns(&self) -> u64 {

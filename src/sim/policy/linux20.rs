@@ -35,7 +35,7 @@
 //!   it, where the kernel would hold the lock throughout; the kernel time of all CPUs
 //!   is serialised either way. No reprint runs 2.0 on more than one CPU.
 
-use super::{GlobalQueue, Pick, PolicyKind, Scheduler, Why, Work, slot};
+use super::{GlobalQueue, LoopbackXmit, Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, State, TaskId};
 
 pub const DEF_PRIORITY: i64 = 20;
@@ -85,6 +85,11 @@ impl Scheduler for Linux20 {
 
     fn global_lock(&self) -> bool {
         self.cpus > 1
+    }
+
+    /// The big kernel lock already holds every send (`big_kernel_lock`).
+    fn loopback_xmit(&self) -> LoopbackXmit {
+        LoopbackXmit::Lockless
     }
 
     /// 2.0's SMP kernel is one big lock: every entry (a system call, an interrupt,

@@ -50,7 +50,7 @@
 //!   recalculate (the second halving what the first set); the simulator updates the
 //!   counters at once at the first, so the second finds them set.
 
-use super::{GlobalQueue, Offer, Pick, PolicyKind, Scheduler, SyncWake, Why, Work, slot};
+use super::{GlobalQueue, LoopbackXmit, Offer, Pick, PolicyKind, Scheduler, SyncWake, Why, Work, slot};
 use crate::sim::types::{SimTask, State, TaskId};
 
 /// include/asm-i386/smp.h of 2.4.
@@ -152,8 +152,18 @@ impl Scheduler for Linux24 {
         PolicyKind::Linux24
     }
 
-    fn loopback_xmit_lock(&self) -> bool {
-        true
+    /// 2.4.17, a segment on loopback: net/core/dev.c dev_queue_xmit takes
+    /// dev->queue_lock, then dev->xmit_lock (one line of struct net_device with the
+    /// owner field and the device's refcnt: the lock's own), and calls
+    /// drivers/net/loopback.c loopback_xmit, which writes the device's statistics
+    /// (`dev->priv`, a net_device_stats of its own: rx/tx bytes and packets), and
+    /// `dev->last_rx` (a line of struct net_device away from the locks), then
+    /// netif_rx, which stamps the segment (`get_fast_time`, on an i386 with a TSC
+    /// arch/i386/kernel/time.c's do_gettimeofday, whose read_lock_irqsave and unlock
+    /// write the global `xtime_lock`): three lines every CPU's sends write, besides the
+    /// lock's.
+    fn loopback_xmit(&self) -> LoopbackXmit {
+        LoopbackXmit::Locked { shared_lines: 3 }
     }
 
     fn global_lock(&self) -> bool {

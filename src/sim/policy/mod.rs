@@ -22,7 +22,7 @@ pub mod linux24;
 pub mod o1;
 pub mod o1_2002;
 
-pub use super::types::{Offer, Pick, Scheduler, SyncWake, Why, Work};
+pub use super::types::{LoopbackXmit, Offer, Pick, Scheduler, SyncWake, Why, Work};
 pub use global::{GlobalQueue, slot};
 
 /// Declares `PolicyKind` and everything derived from the list: one line a policy.

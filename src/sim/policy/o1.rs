@@ -48,7 +48,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Pick, PolicyKind, Scheduler, SyncWake, Why, Work, slot};
+use super::{LoopbackXmit, Pick, PolicyKind, Scheduler, SyncWake, Why, Work, slot};
 use crate::sim::types::{SimTask, TaskId};
 
 const MAX_PRIO: usize = 140;
@@ -278,8 +278,12 @@ impl Scheduler for O1 {
         SyncWake::JoinsWakersCpu
     }
 
-    fn loopback_xmit_lock(&self) -> bool {
-        true
+    /// 2.6.0 keeps the device's transmit lock. Its loopback_xmit is taken to write the
+    /// device's statistics and `last_rx` as 2.4.17's does (2.6.0's file was not
+    /// read); netif_rx's timestamp adds no line, 2.6.0's `xtime_lock` being a seqlock
+    /// (since 2.5.60), whose readers write nothing.
+    fn loopback_xmit(&self) -> LoopbackXmit {
+        LoopbackXmit::Locked { shared_lines: 2 }
     }
 
     fn global_lock(&self) -> bool {

@@ -44,7 +44,7 @@
 //! running is what moved.
 
 use super::o1::Array;
-use super::{Pick, PolicyKind, Scheduler, Why, Work, slot};
+use super::{LoopbackXmit, Pick, PolicyKind, Scheduler, Why, Work, slot};
 use crate::sim::types::{SimTask, TaskId};
 
 /// How far after its grid time a tick may land (see the module docs): longer than one
@@ -326,8 +326,11 @@ impl Scheduler for O12002 {
         PolicyKind::O12002
     }
 
-    fn loopback_xmit_lock(&self) -> bool {
-        true
+    /// 2.4.17's path ([`super::linux24::Linux24`]'s three lines): the founding text
+    /// ran the patch on 2.4.17 as well as on 2.5.2-pre6, and -pre6's network and time
+    /// code was not read.
+    fn loopback_xmit(&self) -> LoopbackXmit {
+        LoopbackXmit::Locked { shared_lines: 3 }
     }
 
     fn global_lock(&self) -> bool {
