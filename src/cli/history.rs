@@ -1,5 +1,5 @@
 //! `oscost history`: the stored runs read as series, change points found and
-//! annotated (`crate::history`), printed (`report::history`), and an exit status a
+//! annotated (`crate::judge::history`), printed (`report::history`), and an exit status a
 //! nightly job can gate on.
 
 use std::path::{Path, PathBuf};
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::{COMPARE_FAILED, UsageError, is_stdout, out, outln, write_output};
-use crate::history::{self as series, Stratum};
+use crate::judge::history::{self as series, Stratum};
 use crate::report;
 use crate::store::{RunFilter, Store};
 

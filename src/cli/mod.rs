@@ -9,16 +9,17 @@ use anyhow::Result;
 use clap::Parser;
 
 use crate::bench;
+use crate::catalogue::select;
 use crate::model::{RunDocument, Skipped};
 use crate::report;
-use crate::select;
+use crate::runs::transfer::is_stdout;
 use crate::session;
 use crate::store::{RunFilter, Store};
-use crate::transfer::is_stdout;
 
 pub mod args;
 pub mod complete;
 mod history;
+pub mod manual;
 mod noise;
 mod plan;
 mod record;
@@ -173,19 +174,19 @@ fn json_error(message: &str, causes: &[String], code: i32) {
 
 /// Loads a run by reference; an unknown reference is a usage error.
 fn load(store: &Store, reference: &str) -> Result<(RunDocument, Vec<Skipped>)> {
-    crate::sides::load(store, reference).map_err(side_error)
+    crate::runs::sides::load(store, reference).map_err(side_error)
 }
 
 /// Loads every referenced run (the latest when none is named).
 fn load_all(store: &Store, refs: Vec<String>) -> Result<Vec<(RunDocument, Vec<Skipped>)>> {
-    crate::sides::load_all(store, &refs).map_err(side_error)
+    crate::runs::sides::load_all(store, &refs).map_err(side_error)
 }
 
 /// Runs that cannot be read as named: bad usage, unless the database failed (whose
 /// error keeps its type, so a refused database path stays bad usage too).
-fn side_error(e: crate::sides::SideError) -> anyhow::Error {
+fn side_error(e: crate::runs::sides::SideError) -> anyhow::Error {
     match e {
-        crate::sides::SideError::Store(e) => e.into(),
+        crate::runs::sides::SideError::Store(e) => e.into(),
         other => UsageError(other.to_string()).into(),
     }
 }
@@ -231,8 +232,8 @@ fn fresh_run_table(doc: &RunDocument, skipped: &[Skipped]) -> String {
 }
 
 /// A run's conditions against its baseline, at the default threshold.
-fn run_pairs(doc: &RunDocument) -> Vec<crate::paired::PairedFigure> {
-    crate::paired::pairs(&doc.results, report::compare::DEFAULT_THRESHOLD, crate::condition::params_changed_by)
+fn run_pairs(doc: &RunDocument) -> Vec<crate::judge::paired::PairedFigure> {
+    crate::judge::paired::pairs(&doc.results, report::compare::DEFAULT_THRESHOLD, crate::condition::params_changed_by)
 }
 
 fn dispatch(cli: Cli) -> Result<i32> {
@@ -272,7 +273,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         }
         Command::Import { file } => import(&db()?, &file),
         Command::Report { runs, output, force } => {
-            let output = crate::transfer::report_output(output, force).map_err(|e| UsageError(e.to_string()))?;
+            let output = crate::runs::transfer::report_output(output, force).map_err(|e| UsageError(e.to_string()))?;
             html_report(&db()?, runs, &output)
         }
         Command::Observe { duration, interval, json } => observe(duration.0, interval.0, json, db()?),
@@ -313,10 +314,10 @@ fn completions(shell: clap_complete::Shell) -> Result<i32> {
     Ok(0)
 }
 
-/// A manual page, as roff, from the clap definition (see [`crate::manual`]).
+/// A manual page, as roff, from the clap definition (see [`crate::cli::manual`]).
 fn manual(command: Option<&str>) -> Result<i32> {
-    let page = crate::manual::page(<Cli as clap::CommandFactory>::command(), command).map_err(|e| match e {
-        crate::manual::ManualError::NoCommand { .. } => UsageError(e.to_string()).into(),
+    let page = crate::cli::manual::page(<Cli as clap::CommandFactory>::command(), command).map_err(|e| match e {
+        crate::cli::manual::ManualError::NoCommand { .. } => UsageError(e.to_string()).into(),
         other => anyhow::Error::from(other),
     })?;
     out(&page)?;

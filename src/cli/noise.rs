@@ -1,6 +1,6 @@
 //! `oscost noise`: A/A runs of the selected benchmarks, back to back, stored as kind
 //! `noise`, then each figure's spread between runs, which `compare` adds to one-run
-//! sides (`crate::noise`).
+//! sides (`crate::judge::noise`).
 
 use std::path::PathBuf;
 
@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 
 use super::args::NoiseArgs;
 use super::{Plan, UsageError, out, outln, plan, run_request};
+use crate::judge::noise::{FigureNoise, figure_noise};
 use crate::model::{RunDocument, RunKind};
-use crate::noise::{FigureNoise, figure_noise};
 use crate::session;
 
 pub fn noise(args: NoiseArgs, db: PathBuf) -> Result<i32> {

@@ -66,7 +66,7 @@ pub fn plan(db: &Path, figures: &[String], filter: &RunFilter, target: f64, json
     let quick = newest.run.command_line.split_whitespace().any(|a| a == "--quick");
     let mut plans = Vec::new();
     for r in newest.results.iter().filter(|r| r.method == Method::Batch) {
-        if !figures.is_empty() && !figures.iter().any(|f| crate::history::matches(f, r)) {
+        if !figures.is_empty() && !figures.iter().any(|f| crate::judge::history::matches(f, r)) {
             continue;
         }
         let Some((data, shape)) = balanced(&runs, r) else { continue };

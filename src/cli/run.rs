@@ -15,15 +15,15 @@ use crate::placement::Placement;
 use crate::report;
 use crate::session::{self, RunRequest};
 
-pub(super) use crate::run_plan::Plan;
-use crate::run_plan::{Choice, PlanError};
+pub(super) use crate::session::plan::Plan;
+use crate::session::plan::{Choice, PlanError};
 
 /// A suite by name, or a usage error naming the closest.
 pub(super) fn find_suite(name: &str) -> Result<&'static crate::views::suites::Suite> {
-    crate::run_plan::find_suite(name).map_err(plan_error)
+    crate::session::plan::find_suite(name).map_err(plan_error)
 }
 
-/// `run`'s arguments as a checked plan (see [`crate::run_plan::plan`]).
+/// `run`'s arguments as a checked plan (see [`crate::session::plan::plan`]).
 pub(super) fn plan(args: &RunArgs) -> Result<Plan> {
     let choice = Choice { suite: args.suite.as_deref(), benchmarks: &args.benchmarks, noop: args.noop.as_deref() };
     let options = BenchOptions {
@@ -37,7 +37,7 @@ pub(super) fn plan(args: &RunArgs) -> Result<Plan> {
         rooms: args.rooms,
         messages: args.messages,
     };
-    crate::run_plan::plan(&choice, options).map_err(plan_error)
+    crate::session::plan::plan(&choice, options).map_err(plan_error)
 }
 
 /// A plan refused: bad usage (an unknown benchmark keeps its own type, which says so

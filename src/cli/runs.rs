@@ -10,8 +10,8 @@ use super::ExportFormat;
 use super::{Format, UsageError, args, find_suite, load, load_all, out, outln, run_pairs, run_table, side_error};
 use crate::model::RunDocument;
 use crate::report;
+use crate::runs::transfer::is_stdout;
 use crate::store::{RunFilter, Store};
-use crate::transfer::is_stdout;
 
 pub(super) fn show(db: &Path, reference: &str, format: Format, samples: bool, suite: Option<&str>) -> Result<i32> {
     let suite = suite.map(find_suite).transpose()?;
@@ -36,7 +36,7 @@ pub(super) fn show(db: &Path, reference: &str, format: Format, samples: bool, su
 pub(super) fn show_histogram(db: &Path, reference: &str, spec: &str) -> Result<i32> {
     let store = Store::open_existing(db)?;
     let (doc, _) = load(&store, reference)?;
-    let row = crate::sides::named_row(&doc, spec).map_err(|e| UsageError(e.to_string()))?;
+    let row = crate::runs::sides::named_row(&doc, spec).map_err(|e| UsageError(e.to_string()))?;
     out(&report::percentiles::render(row)?)?;
     Ok(0)
 }
@@ -60,7 +60,7 @@ fn gate<'a>(
     compared: impl IntoIterator<Item = &'a report::compare::Comparison>,
     fail_on: Option<report::compare::FailOn>,
 ) -> i32 {
-    let gate = crate::sides::gate(compared, fail_on);
+    let gate = crate::runs::sides::gate(compared, fail_on);
     for line in &gate.lines {
         eprintln!("{line}");
     }
@@ -78,14 +78,14 @@ pub(super) fn compare(
     if !(threshold.is_finite() && (0.0..100.0).contains(&threshold)) {
         return Err(UsageError("--threshold is a percentage from 0 to 100".into()).into());
     }
-    let refs = crate::sides::side_refs(req.sides, req.baseline);
+    let refs = crate::runs::sides::side_refs(req.sides, req.baseline);
     let by_host = req.by == Some(args::GroupBy::Host);
-    let crate::sides::Sides { runs: sides, names, dbs } =
-        crate::sides::sides(db, db_b, &refs, by_host).map_err(side_error)?;
+    let crate::runs::sides::Sides { runs: sides, names, dbs } =
+        crate::runs::sides::sides(db, db_b, &refs, by_host).map_err(side_error)?;
     let threshold = threshold / 100.0;
     // Each side's machine's noise runs, from the database the side was read from.
-    let noise: Vec<crate::noise::RunNoise> =
-        sides.iter().zip(&dbs).map(|(side, path)| crate::sides::machine_noise(path, side)).collect();
+    let noise: Vec<crate::judge::noise::RunNoise> =
+        sides.iter().zip(&dbs).map(|(side, path)| crate::runs::sides::machine_noise(path, side)).collect();
     if let ([a, b], [noise_a, noise_b], None) = (&sides[..], &noise[..], &names) {
         let rows = report::compare::compare_with(a, b, threshold, [noise_a, noise_b], 2000);
         if json {
@@ -129,9 +129,9 @@ pub(super) fn export_text(format: ExportFormat, docs: &[(RunDocument, Vec<crate:
 }
 
 /// Refuses, as bad usage, an output path that is not `-`, a regular file or a new name
-/// (see [`crate::transfer::check_output`]); checked before anything is read or measured.
+/// (see [`crate::runs::transfer::check_output`]); checked before anything is read or measured.
 pub(super) fn check_output(path: &Path) -> Result<()> {
-    crate::transfer::check_output(path).map_err(|e| UsageError(e.to_string()).into())
+    crate::runs::transfer::check_output(path).map_err(|e| UsageError(e.to_string()).into())
 }
 
 /// Writes an output: to standard output for `-`, else replacing the file whole, so
@@ -145,18 +145,18 @@ pub(super) fn write_output(path: &Path, text: &str) -> Result<()> {
 }
 
 pub(super) fn import(db: &Path, file: &Path) -> Result<i32> {
-    use crate::transfer::ImportError;
-    let done = crate::transfer::import(db, file).map_err(|e| match e {
+    use crate::runs::transfer::ImportError;
+    let done = crate::runs::transfer::import(db, file).map_err(|e| match e {
         ImportError::Refused { .. } => UsageError(e.to_string()).into(),
         ImportError::Store(e) => e.into(),
         read => anyhow::Error::from(read),
     })?;
-    outln(&crate::transfer::import_message(&done))?;
+    outln(&crate::runs::transfer::import_message(&done))?;
     Ok(0)
 }
 
 pub(super) fn push(db: &Path, refs: Vec<String>, to: &Path) -> Result<i32> {
-    let pushed = crate::transfer::push(db, &refs, to).map_err(side_error)?;
+    let pushed = crate::runs::transfer::push(db, &refs, to).map_err(side_error)?;
     outln(&format!("pushed {} run(s) to {}; {} already there", pushed.added, pushed.location, pushed.already))?;
     Ok(0)
 }
@@ -164,7 +164,7 @@ pub(super) fn push(db: &Path, refs: Vec<String>, to: &Path) -> Result<i32> {
 pub(super) fn html_report(db: &Path, refs: Vec<String>, output: &Path) -> Result<i32> {
     let store = Store::open_existing(db)?;
     let docs = load_all(&store, refs)?;
-    write_output(output, &crate::transfer::report_html(db, &docs))?;
+    write_output(output, &crate::runs::transfer::report_html(db, &docs))?;
     if !is_stdout(output) {
         outln(&format!("wrote {}", output.display()))?;
     }

@@ -26,9 +26,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub use crate::helper::RAW_LOOP_ELF;
 pub use anchor::AnchorId;
 use anchor::{OscostSide, Scale};
-pub use program::RAW_LOOP_ELF;
 use program::{Located, RunError};
 
 use crate::bench::{BenchOptions, Scope};

@@ -10,11 +10,9 @@ use std::time::{Duration, Instant};
 
 use super::ANCHOR_BOUND;
 use super::anchor::{AnchorId, Program};
-use crate::helper::{Executable, Inherited};
+use crate::helper::{Executable, Inherited, RAW_LOOP_ELF};
 use crate::sys;
 
-/// The raw loop's bytes (empty where it is not built).
-pub const RAW_LOOP_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/oscost-rawloop"));
 /// The most of an anchor's output (or export file) that is read.
 const OUTPUT_LIMIT: u64 = 1 << 20;
 

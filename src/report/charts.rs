@@ -456,7 +456,7 @@ pub fn ratio_bars(rows: &[Comparison]) -> String {
 
 /// A paired run's conditions: a forest plot per condition, each figure's ratio to the
 /// baseline measured in the same rounds, with its paired interval.
-pub fn paired_bars(pairs: &[crate::paired::PairedFigure]) -> String {
+pub fn paired_bars(pairs: &[crate::judge::paired::PairedFigure]) -> String {
     let mut conditions: Vec<&str> = Vec::new();
     for p in pairs {
         if !conditions.contains(&p.condition.as_str()) {
@@ -797,7 +797,7 @@ mod tests {
     fn a_skewed_histogram_spreads_its_bins_over_the_axis() {
         // A floor near 540, most samples within 30%, a tail to four times the floor:
         // the shape fork+exec's per-call rows have. The bins holding samples reach
-        // across nearly the whole drawn axis, not the half a whole-step axis left.
+        // across nearly the whole drawn axis, not the half a whole-step axis would leave.
         let mut s: Vec<f64> = (0..60).map(|i| 542.0 + 11.0 * f64::from(i)).collect();
         s.extend([1231.0, 1500.0, 2200.0]);
         let r = ResultRow::from_samples("spawn.fork_exec", Method::PerCall, "µs", s, 63).unwrap();

@@ -133,7 +133,7 @@ fn widened(e: crate::stats::RatioEstimate, extra: f64) -> (f64, f64, f64) {
 /// Compares every figure present on both sides (matched by benchmark, parameters and
 /// method), in the order of A's first run. Each side is one run or a set of runs.
 pub fn compare(a: &[RunDocument], b: &[RunDocument], threshold: f64, resamples: usize) -> Vec<Comparison> {
-    let none = crate::noise::RunNoise::none();
+    let none = crate::judge::noise::RunNoise::none();
     compare_with(a, b, threshold, [&none, &none], resamples)
 }
 
@@ -144,7 +144,7 @@ pub fn compare_with(
     a: &[RunDocument],
     b: &[RunDocument],
     threshold: f64,
-    noise: [&crate::noise::RunNoise; 2],
+    noise: [&crate::judge::noise::RunNoise; 2],
     resamples: usize,
 ) -> Vec<Comparison> {
     let Some(first) = a.first() else { return Vec::new() };
@@ -165,13 +165,13 @@ pub fn compare_with(
             _ => (side_median(&sa), side_median(&sb)),
         };
         // Each one-run side's spread between runs, from its own machine's noise runs.
-        let spreads: Vec<crate::noise::Between> = [(&sa, noise[0]), (&sb, noise[1])]
+        let spreads: Vec<crate::judge::noise::Between> = [(&sa, noise[0]), (&sb, noise[1])]
             .iter()
             .filter(|(s, _)| s.len() == 1)
             .filter_map(|(_, n)| n.of(ra))
             .collect();
         let between = (!spreads.is_empty()).then(|| spreads.iter().map(|b| b.sigma).fold(0.0, f64::hypot));
-        let extra = spreads.iter().map(|b| crate::noise::side_widening(b.sigma, b.pairs)).fold(0.0, f64::hypot);
+        let extra = spreads.iter().map(|b| crate::judge::noise::side_widening(b.sigma, b.pairs)).fold(0.0, f64::hypot);
         // Said only where the interval really took it (a ratio whose interval reaches
         // zero cannot be widened on the log scale, and is left as it is).
         let between =
@@ -492,7 +492,7 @@ fn figures_table(rows: &[Comparison], width: Width) -> String {
 
 /// The line under a two-sided comparison naming where its between-run spreads came
 /// from (side A's and B's machine's noise runs), when some interval took one.
-pub fn between_runs_line(rows: &[Comparison], noise: [&crate::noise::RunNoise; 2]) -> Option<String> {
+pub fn between_runs_line(rows: &[Comparison], noise: [&crate::judge::noise::RunNoise; 2]) -> Option<String> {
     let widened = rows.iter().filter(|c| c.between_runs.is_some()).count();
     noise_sources(&[("A", noise[0].source.as_ref()), ("B", noise[1].source.as_ref())], widened, rows.len())
 }
@@ -500,8 +500,12 @@ pub fn between_runs_line(rows: &[Comparison], noise: [&crate::noise::RunNoise; 2
 /// Where the between-run spreads came from, when `widened` of the `total` intervals
 /// took one: each set of noise runs (`oscost noise`) once, with the sides whose machine
 /// it measured, or "this machine's" when every side read the same ones.
-pub fn noise_sources(sides: &[(&str, Option<&crate::noise::Source>)], widened: usize, total: usize) -> Option<String> {
-    let mut groups: Vec<(Vec<&str>, &crate::noise::Source)> = Vec::new();
+pub fn noise_sources(
+    sides: &[(&str, Option<&crate::judge::noise::Source>)],
+    widened: usize,
+    total: usize,
+) -> Option<String> {
+    let mut groups: Vec<(Vec<&str>, &crate::judge::noise::Source)> = Vec::new();
     for (name, source) in sides {
         let Some(source) = source else { continue };
         match groups.iter_mut().find(|(_, s)| *s == *source) {
@@ -512,7 +516,7 @@ pub fn noise_sources(sides: &[(&str, Option<&crate::noise::Source>)], widened: u
     if widened == 0 || groups.is_empty() {
         return None;
     }
-    let runs = |s: &crate::noise::Source| format!("{} noise runs ({} to {})", s.runs, s.first, s.last);
+    let runs = |s: &crate::judge::noise::Source| format!("{} noise runs ({} to {})", s.runs, s.first, s.last);
     let from = match &groups[..] {
         [(names, s)] if sides.len() > 1 && names.len() == sides.len() => format!("this machine's {}", runs(s)),
         _ => groups
@@ -531,7 +535,7 @@ pub fn noise_sources(sides: &[(&str, Option<&crate::noise::Source>)], widened: u
 
 /// Whether any run of a side measured conditions beside a baseline (`run --condition`).
 fn holds_conditions(side: &[RunDocument]) -> bool {
-    side.iter().any(|d| d.results.iter().any(|r| r.params.contains(crate::paired::CONDITION.name())))
+    side.iter().any(|d| d.results.iter().any(|r| r.params.contains(crate::judge::paired::CONDITION.name())))
 }
 
 /// Said when the sides hold conditions: separate runs are compared only as unpaired
@@ -770,8 +774,8 @@ mod tests {
 #[cfg(test)]
 mod noise_tests {
     use super::*;
+    use crate::judge::noise::RunNoise;
     use crate::model::{Method, ResultRow, RunKind};
-    use crate::noise::RunNoise;
     use crate::stats::SplitMix64;
     use crate::stats::nested::{normal, synthetic};
 

@@ -1,11 +1,11 @@
-//! A history (`crate::history`) as a terminal view (one line a figure: a sparkline
+//! A history (`crate::judge::history`) as a terminal view (one line a figure: a sparkline
 //! of its medians with the change points marked, its runs and noise; then a line per
 //! change), as JSON, and as an HTML page of charts (the series with intervals, the
 //! segments' levels, each change point marked and labelled).
 
 use std::fmt::Write;
 
-use crate::history::{Change, Series};
+use crate::judge::history::{Change, Series};
 use crate::machine::KeyChange;
 
 use super::charts::{self, Marker, Point};
@@ -112,7 +112,7 @@ pub fn render(series: &[Series], runs: usize) -> String {
 }
 
 /// The history as JSON: how many runs were read, how they were split, every series.
-pub fn to_json(series: &[Series], runs: usize, by: Option<crate::history::Stratum>) -> String {
+pub fn to_json(series: &[Series], runs: usize, by: Option<crate::judge::history::Stratum>) -> String {
     serde_json::to_string_pretty(&serde_json::json!({ "runs": runs, "by": by, "series": series })).unwrap_or_default()
 }
 
@@ -203,7 +203,7 @@ fn render_summary(series: &[Series], runs: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Point as HPoint, Series};
+    use crate::judge::history::{Point as HPoint, Series};
     use crate::model::Method;
 
     fn series(medians: &[f64], change_at: Option<usize>) -> Series {

@@ -23,7 +23,7 @@ pub struct Views {
     pub chapters: Vec<fn(&[ResultRow]) -> String>,
     /// What a condition changes of its rows (`condition::params_changed_by`), for the
     /// chapter on a paired run's conditions; None draws none.
-    pub paired: Option<crate::paired::ParamsChanged>,
+    pub paired: Option<crate::judge::paired::ParamsChanged>,
 }
 
 fn run_section(doc: &RunDocument, skipped: &[Skipped], views: &Views) -> String {
@@ -48,7 +48,7 @@ fn run_section(doc: &RunDocument, skipped: &[Skipped], views: &Views) -> String 
 fn conditions(results: &[ResultRow], views: &Views) -> String {
     let Some(changed) = views.paired else { return String::new() };
     let threshold = super::compare::DEFAULT_THRESHOLD;
-    let pairs = crate::paired::pairs(results, threshold, changed);
+    let pairs = crate::judge::paired::pairs(results, threshold, changed);
     if pairs.is_empty() {
         return String::new();
     }
@@ -354,7 +354,7 @@ mod tests {
     #[test]
     fn text_from_the_database_is_escaped() {
         assert_eq!(esc("<b>&\"'"), "&lt;b&gt;&amp;&quot;&#39;");
-        // Hardening, defect 7: the report kept U+202E, which reorders what a reader sees.
+        // U+202E would reorder what a reader of the report sees.
         assert_eq!(esc("a\u{202e}b\u{1b}c"), "a\u{fffd}b\u{fffd}c");
         let mut r = ResultRow::from_samples(
             "syscall.getppid",

@@ -310,8 +310,8 @@ mod tests {
         from_json(text, &|_| true)
     }
 
-    /// Hardening, defect 7: import took a run still `running`, empty or huge UUIDs and
-    /// dates like 9999-99-99.
+    /// A run still `running`, an empty or huge UUID and a date like 9999-99-99 are not
+    /// runs to import.
     #[test]
     fn import_refuses_a_running_run_a_bad_uuid_and_an_impossible_date() {
         let refused = |change: &dyn Fn(&mut RunDocument)| {

@@ -5,9 +5,9 @@
 
 use serde::Serialize;
 
+use crate::judge::paired::PairedFigure;
 use crate::model::RunDocument;
 use crate::model::Skipped;
-use crate::paired::PairedFigure;
 
 #[derive(Serialize)]
 struct WithSkipped<'a> {
@@ -15,9 +15,9 @@ struct WithSkipped<'a> {
     doc: &'a RunDocument,
     skipped: &'a [Skipped],
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    paired: Vec<crate::paired::PairedFigure>,
+    paired: Vec<crate::judge::paired::PairedFigure>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    precision: Option<&'a crate::precision::RunJudgement>,
+    precision: Option<&'a crate::judge::precision::RunJudgement>,
 }
 
 /// Renders a run as pretty JSON; raw samples only when `samples` is true; with a
@@ -27,7 +27,7 @@ pub fn render_run(
     skipped: &[Skipped],
     samples: bool,
     paired: &[PairedFigure],
-    precision: Option<&crate::precision::RunJudgement>,
+    precision: Option<&crate::judge::precision::RunJudgement>,
 ) -> String {
     let paired = paired.to_vec();
     let stripped;

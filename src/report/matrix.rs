@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::compare::{Comparison, compare_with, side_name};
 use super::{fmt_value, plain};
+use crate::judge::noise::RunNoise;
 use crate::model::{FigureKey, RunDocument};
-use crate::noise::RunNoise;
 
 /// One side's column.
 #[derive(Debug, Clone, Serialize)]
@@ -20,7 +20,7 @@ pub struct Column {
     pub runs: Vec<i64>,
     /// The noise runs of this side's machine (`oscost noise`) its one-run intervals
     /// took their figures' spread between runs from; None without them.
-    pub noise_runs: Option<crate::noise::Source>,
+    pub noise_runs: Option<crate::judge::noise::Source>,
 }
 
 /// One figure across the sides: the baseline's median and, per other side, its
@@ -154,7 +154,7 @@ pub fn cell(c: Option<&Comparison>) -> String {
 pub fn between_runs_line(m: &Matrix) -> Option<String> {
     let cells: Vec<&Comparison> = m.rows.iter().flat_map(|r| r.cells.iter().flatten()).collect();
     let widened = cells.iter().filter(|c| c.between_runs.is_some()).count();
-    let sources: Vec<(&str, Option<&crate::noise::Source>)> =
+    let sources: Vec<(&str, Option<&crate::judge::noise::Source>)> =
         m.columns.iter().map(|c| (c.name.as_str(), c.noise_runs.as_ref())).collect();
     super::compare::noise_sources(&sources, widened, cells.len())
         .map(|line| format!("* {line} (each one-run side's, in quadrature)"))

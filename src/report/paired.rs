@@ -5,7 +5,7 @@
 use comfy_table::Table;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 
-use crate::paired::PairedFigure;
+use crate::judge::paired::PairedFigure;
 
 /// The table, or nothing when the run measured no condition.
 pub fn render(pairs: &[PairedFigure], threshold: f64, width: super::table::Width) -> String {

@@ -2,7 +2,7 @@
 //! figures got within the target and on what evidence, and for each that did not, why
 //! and what could still narrow it (see `precision::Standing`).
 
-use crate::precision::{Basis, PROJECTION_ROUNDS, RunJudgement, Standing};
+use crate::judge::precision::{Basis, PROJECTION_ROUNDS, RunJudgement, Standing};
 
 /// The summary line, then one line for each figure that did not reach the target;
 /// `ceiling` is the most rounds a benchmark may run (a cap below it came from
@@ -58,7 +58,7 @@ pub fn summary(j: &RunJudgement, ceiling: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::precision::FigureJudgement;
+    use crate::judge::precision::FigureJudgement;
 
     fn figure(standing: Standing, cap: usize) -> FigureJudgement {
         FigureJudgement {

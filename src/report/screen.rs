@@ -390,7 +390,7 @@ mod tests {
         doc
     }
 
-    /// Issue 37's screen: at 100 columns a line a figure at most and the whole run in
+    /// The default screen: at 100 columns a line a figure at most and the whole run in
     /// 48 lines (a run adds its "running" and "stored as" lines: 50); no line wider
     /// than the terminal at 100 or 80 columns.
     #[test]

@@ -22,6 +22,7 @@
 
 mod executor;
 mod noise;
+pub mod plan;
 mod prepare;
 mod rescue;
 mod rounds;
@@ -199,7 +200,7 @@ fn execute_then(req: RunRequest, suite: Option<&str>) -> Result<RunOutcome> {
     }
     let entered = Instant::now();
     let store = Store::open(&req.db)?;
-    let mut setup = prepare(&req)?;
+    let mut setup = prepare(&req, &store)?;
     setup.set_up_in = entered.elapsed();
     let mut executor = req.executor;
     conduct(&req, setup, store, &mut executor, suite)
@@ -229,7 +230,7 @@ fn conduct(
         b.finish_and_clear();
     }
     if let Some(suite) = suite.filter(|_| storage_error.is_none()) {
-        add_suite_simulations(suite, &mut run, &req.db)?;
+        add_suite_simulations(suite, &mut run)?;
     }
     let stopped_by = executor.stop_signal();
     let status = final_status(storage_error.is_some(), stopped_by.is_some(), !tally.failures.is_empty());

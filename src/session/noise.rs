@@ -12,37 +12,40 @@ use crate::store::Store;
 pub fn machine_noise(
     store: &Store,
     key: &[(String, String)],
-) -> Result<crate::noise::RunNoise, crate::store::StoreError> {
+) -> Result<crate::judge::noise::RunNoise, crate::store::StoreError> {
     let listed = store.list_runs(&crate::store::RunFilter::default())?;
     let docs = listed
         .iter()
         .filter(|l| l.kind == crate::model::RunKind::Noise)
         .map(|l| store.load_run(l.id).map(|(d, _)| d))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(crate::noise::RunNoise::from_noise(&crate::noise::applicable(docs, key)))
+    Ok(crate::judge::noise::RunNoise::from_noise(&crate::judge::noise::applicable(docs, key)))
 }
 
 /// A `--precision` run's figures judged against `target` (see
 /// `precision::judge_run`), with this machine's noise runs in the run's database
 /// beside; noise runs that cannot be read leave each figure judged within the run,
 /// with a warning.
-pub fn judge_precision(outcome: &RunOutcome, doc: &RunDocument, target: f64) -> crate::precision::RunJudgement {
+pub fn judge_precision(outcome: &RunOutcome, doc: &RunDocument, target: f64) -> crate::judge::precision::RunJudgement {
     let noise = machine_noise(&outcome.store, &doc.machine.comparability_key()).unwrap_or_else(|e| {
         eprintln!("warning: this machine's noise runs could not be read ({e}); precision is judged within the run");
-        crate::noise::RunNoise::none()
+        crate::judge::noise::RunNoise::none()
     });
-    crate::precision::judge_run(&doc.results, target, &noise, &outcome.round_caps, ADAPTIVE_MAX_ROUNDS)
+    crate::judge::precision::judge_run(&doc.results, target, &noise, &outcome.round_caps, ADAPTIVE_MAX_ROUNDS)
 }
 
 /// Under `--precision`, this machine's between-run spreads from its noise runs in the
-/// run's database: what runs add, no round of one run can show, so a target is judged
-/// with it. None without `--precision` or noise runs.
-pub(super) fn precision_noise(req: &RunRequest, machine: &machine::Machine) -> crate::noise::RunNoise {
+/// run's database (`store`, the run's own): what runs add, no round of one run can
+/// show, so a target is judged with it. None without `--precision` or noise runs.
+pub(super) fn precision_noise(
+    req: &RunRequest,
+    store: &Store,
+    machine: &machine::Machine,
+) -> crate::judge::noise::RunNoise {
     if req.precision.is_none() {
-        return crate::noise::RunNoise::none();
+        return crate::judge::noise::RunNoise::none();
     }
-    let read = Store::open_existing(&req.db).and_then(|store| machine_noise(&store, &machine.comparability_key()));
-    match read {
+    match machine_noise(store, &machine.comparability_key()) {
         Ok(noise) => {
             if let (false, Some(src)) = (req.quiet, &noise.source) {
                 eprintln!(
@@ -55,13 +58,11 @@ pub(super) fn precision_noise(req: &RunRequest, machine: &machine::Machine) -> c
             }
             noise
         }
-        // A new database holds no noise runs; that is no error.
-        Err(_) if !req.db.exists() => crate::noise::RunNoise::none(),
         Err(e) => {
             eprintln!(
                 "warning: this machine's noise runs could not be read ({e}); precision is judged within this run"
             );
-            crate::noise::RunNoise::none()
+            crate::judge::noise::RunNoise::none()
         }
     }
 }

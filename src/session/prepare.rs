@@ -12,6 +12,7 @@ use super::{ADAPTIVE_MIN_ROUNDS, RunRequest, calibrate, estimate_of, rounds_of, 
 use crate::clock::Calibration;
 use crate::placement::Placement;
 use crate::runner::MeasureConfig;
+use crate::store::Store;
 use crate::{machine, sys};
 
 /// Checks the placement before anything is measured: the workers apply it, the
@@ -64,7 +65,7 @@ pub(super) struct Setup {
     pub(super) set_up_in: Duration,
     /// Under `--precision`, this machine's between-run spreads (`oscost noise`), which
     /// stand beside a row's interval or blocks when it is judged.
-    pub(super) noise: crate::noise::RunNoise,
+    pub(super) noise: crate::judge::noise::RunNoise,
     /// The run's arms: the baseline, then each condition as prepared (or why it cannot
     /// be measured here). Dropped after the last round: what they hold is undone.
     pub(super) arms: Vec<Arm>,
@@ -89,7 +90,7 @@ impl Arm {
 
 /// Checks what can be checked before anything runs, installs the signal handlers,
 /// calibrates the clocks and announces the run.
-pub(super) fn prepare(req: &RunRequest) -> Result<Setup> {
+pub(super) fn prepare(req: &RunRequest, store: &Store) -> Result<Setup> {
     recover_left_settings();
     check_placement(&req.options.placement)?;
     sys::install_interrupt_flag().context("installing the signal handlers")?;
@@ -106,19 +107,25 @@ pub(super) fn prepare(req: &RunRequest) -> Result<Setup> {
     if let Some(warning) = crate::worker::fault_warning() {
         crate::report::fit::say(&warning);
     }
-    Ok(settle(req, cfg, calib, machine))
+    Ok(settle(req, store, cfg, calib, machine))
 }
 
-/// The setup of a run of `req` measured under `cfg` with the clocks as `calib` found
-/// them on `machine`: its rounds, their budgets, cap and deadline (counted from now),
-/// and its arms prepared.
-pub(super) fn settle(req: &RunRequest, cfg: MeasureConfig, calib: Calibration, machine: machine::Machine) -> Setup {
+/// The setup of a run of `req` into `store` measured under `cfg` with the clocks as
+/// `calib` found them on `machine`: its rounds, their budgets, cap and deadline
+/// (counted from now), the noise runs `store` holds, and its arms prepared.
+pub(super) fn settle(
+    req: &RunRequest,
+    store: &Store,
+    cfg: MeasureConfig,
+    calib: Calibration,
+    machine: machine::Machine,
+) -> Setup {
     let rounds = rounds_of(req);
     let per_round = cfg.per_round(rounds);
     let max_rounds = req.precision.map_or(rounds, |g| g.max_rounds.max(rounds));
     let started = Instant::now();
     let deadline = req.precision.map(|g| started + g.max_time);
-    let noise = precision_noise(req, &machine);
+    let noise = precision_noise(req, store, &machine);
     let arms = prepare_arms(req);
     Setup {
         trace_spec: trace_spec_for(req),

@@ -318,7 +318,7 @@ pub(super) fn round_cap(setup: &Setup, round: usize) -> Option<usize> {
     let deadline = setup.deadline?;
     let now = Instant::now();
     let left = deadline.saturating_duration_since(now);
-    Some(crate::precision::rounds_in_time(round + 1, now - setup.started, left, setup.max_rounds))
+    Some(crate::judge::precision::rounds_in_time(round + 1, now - setup.started, left, setup.max_rounds))
 }
 
 /// Each benchmark's last cap on rounds, by its name (the largest over its `arms`).
@@ -342,12 +342,14 @@ pub(super) fn last_round(req: &RunRequest, setup: &Setup, round: usize, p: &Prog
     round + 1 >= setup.max_rounds
         || setup.deadline.is_some_and(|d| std::time::Instant::now() >= d)
         || (round + 1 >= ADAPTIVE_MIN_ROUNDS && {
-            let judge = crate::precision::Judge { target: goal.target, max_rounds: cap, noise: &setup.noise };
+            let judge = crate::judge::precision::Judge { target: goal.target, max_rounds: cap, noise: &setup.noise };
             // A figure short whatever its interval needs no merge: that check first, and
             // the merged rows (whose bootstrap grows with every round) only when it
             // cannot decide. Both say the same (`precision::Judge::short_regardless`).
             !rounds::log_medians_by_figure(&p.rounds).iter().any(|(r, logs)| judge.short_regardless(r, logs))
-                && rounds::merge(&p.rounds).iter().all(|r| judge.standing(r) != crate::precision::Standing::Short)
+                && rounds::merge(&p.rounds)
+                    .iter()
+                    .all(|r| judge.standing(r) != crate::judge::precision::Standing::Short)
         })
 }
 

@@ -2,8 +2,6 @@
 //! added before the run is marked finished, so that they share its lifecycle (and its
 //! status) instead of being written into a run already closed.
 
-use std::path::Path;
-
 use anyhow::Result;
 
 use super::store::OpenRun;
@@ -19,12 +17,14 @@ pub fn execute_suite(req: RunRequest, suite: &str) -> Result<RunOutcome> {
 
 /// A suite's simulations, added to its run: the texts' experiments under the period
 /// profile and under `live` (its switch costs from this very run, else from the newest
-/// run stored in `db` that has them). Said on standard error, as the run's notes are.
-pub(super) fn add_suite_simulations(suite: &str, run: &mut OpenRun, db: &Path) -> Result<()> {
+/// run in the run's own store that has them). Said on standard error, as the run's
+/// notes are.
+pub(super) fn add_suite_simulations(suite: &str, run: &mut OpenRun) -> Result<()> {
     let id = run.id;
     let (doc, _) = run.store().load_run(id)?;
-    let source = crate::stored_profiles::StoredProfiles::reading(db);
-    let Some(chosen) = crate::sim::profile_source::suite_profiles(suite, &doc, &source) else { return Ok(()) };
+    let own = crate::profiles::switch::usable_switch(&doc);
+    let source = crate::profiles::StoredProfiles::open(run.store());
+    let Some(chosen) = crate::sim::profile_source::suite_profiles(suite, own, &source) else { return Ok(()) };
     for note in &chosen.notes {
         eprintln!("note: {note}");
     }

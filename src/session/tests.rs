@@ -156,8 +156,8 @@ fn request(db: &Path, selected: &[&'static BenchDef], rounds: usize) -> RunReque
 
 /// Conducts the run `req` asks for with `mock` running its rounds.
 fn conduct_with(req: &RunRequest, mock: &mut dyn RoundExecutor) -> RunOutcome {
-    let setup = settle(req, MeasureConfig::quick(), calibration(), crate::machine::Machine::example());
     let store = Store::open(&req.db).expect("the test database opens");
+    let setup = settle(req, &store, MeasureConfig::quick(), calibration(), crate::machine::Machine::example());
     conduct(req, setup, store, mock, None).expect("the run is conducted")
 }
 

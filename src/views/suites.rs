@@ -820,7 +820,8 @@ mod tests {
         d.run.started_at = "2026-11-26T12:00:00Z".into();
         assert!(d.results.iter().any(|r| r.benchmark == CONCLUSION_BENCHMARK), "the suite judges a conclusion");
         let json = crate::report::export::json::to_json(&[(d.clone(), vec![])]);
-        let back = crate::report::import::from_json(&json, &crate::producers::is_known).expect("import takes it");
+        let back =
+            crate::report::import::from_json(&json, &crate::catalogue::producers::is_known).expect("import takes it");
         assert_eq!(back.len(), 1);
         assert_eq!(back[0].0.results, d.results);
         assert_eq!(lmbench(&back[0].0), lmbench(&d));

@@ -17,11 +17,12 @@
 //! - a parameter is read through the `Param` its producer declares: `Params::raw`, the
 //!   read by a stored name, is called outside the key's module and test code only where
 //!   the allowlist below names the file and says why, and no more often than it says;
-//! - the store, the families and the simulator name nothing of the report above them
-//!   (what an import and a store share lives in `exchange`, below both);
-//! - the simulator is a pure function of its inputs: nothing under `src/sim/` opens a
-//!   database, a file, a clock or a thread, or calls into `sys`; the machine figures a
-//!   `live` profile takes come through the `ProfileSource` it is handed.
+//! - inside a crate, a module names only the modules of its own crate that come before
+//!   it in [`LAYERS`] (between crates the compiler holds the order: a crate cannot name
+//!   one that does not depend on it);
+//! - the simulator is a pure function of its inputs: nothing under `crates/sim/src/`
+//!   opens a database, a file, a clock or a thread, or calls into `sys`; the machine
+//!   figures a `live` profile takes come through the `ProfileSource` it is handed.
 //!
 //! Pure file reading: nothing here measures.
 
@@ -42,6 +43,9 @@ const CLOSED_ENUMS: &[&str] = &["PolicyKind", "Unit"];
 /// (the journal of what a run changed, the table of system settings it may change).
 const CONDITION_SUPPORT: &[&str] = &["mod", "journal", "settings"];
 
+/// Where the conditions live.
+const CONDITIONS: &str = "crates/measure/src/condition";
+
 /// Files other than a kind's own that may name its module: (path, kind, why).
 const KIND_NAMED_ELSEWHERE: &[(&str, &str, &str)] = &[(
     "src/cli/mod.rs",
@@ -50,7 +54,7 @@ const KIND_NAMED_ELSEWHERE: &[(&str, &str, &str)] = &[(
 )];
 
 /// The module that owns a figure's identity, where its parts are stored as text.
-const KEY_MODULE: &str = "src/key.rs";
+const KEY_MODULE: &str = "crates/figure/src/key.rs";
 
 /// Files that may still read a parameter by its stored name (`Params::raw`) outside
 /// their test code: (path, how many, why).
@@ -62,6 +66,16 @@ const IDENTITY_FIELDS: &[&str] =
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The source folders: this package's and each crate's.
+fn source_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![root().join("src")];
+    let crates = fs::read_dir(root().join("crates")).expect("crates/ lists");
+    dirs.extend(crates.map(|e| e.expect("a readable folder entry").path().join("src")));
+    dirs.sort();
+    assert!(dirs.len() >= 6, "the crates were found: {dirs:?}");
+    dirs
 }
 
 /// Every `.rs` file under `dir`, sorted.
@@ -82,12 +96,14 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Each source file of the crate with its path relative to the crate, and its code with
+/// Each source file of the workspace (this package's `src/` and every crate's under
+/// `crates/`) with its path relative to the workspace, and its code with
 /// comments, string and character literals blanked (so that neither a doc comment nor a
 /// message can look like code, and line numbers stay where they were).
 fn sources() -> Vec<(String, String)> {
-    rust_files(&root().join("src"))
-        .into_iter()
+    source_dirs()
+        .iter()
+        .flat_map(|dir| rust_files(dir))
         .map(|path| {
             let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
             let rel = path.strip_prefix(root()).expect("under the crate").to_string_lossy().replace('\\', "/");
@@ -600,32 +616,118 @@ fn parameters_are_read_by_name_only_where_the_allowlist_says_why() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// Lower layers and the higher module they may not name: (folder, module).
-const NO_UPWARD_NAME: &[(&str, &str)] =
-    &[("src/store/", "crate::report"), ("src/bench/", "crate::report"), ("src/sim/", "crate::report")];
+/// Each crate's modules, lowest first: a module names only those before it (its own
+/// crate's; a crate's dependencies are the compiler's to hold). (source folder,
+/// modules).
+const LAYERS: &[(&str, &[&str])] = &[
+    ("crates/platform/src", &["procfs", "sys", "files", "placement", "preflight", "clock", "leftovers", "machine"]),
+    ("crates/figure/src", &["histo", "key", "unit", "stats", "model", "sweep", "exchange", "published"]),
+    (
+        "crates/measure/src",
+        &[
+            "helper",
+            "kcounts",
+            "observe",
+            "trace",
+            "runner",
+            "tasks",
+            "tracepass",
+            "rounds",
+            "bench",
+            "condition",
+            "worker",
+        ],
+    ),
+    ("src", &["judge", "catalogue", "profiles", "report", "views", "session", "runs", "crosscheck", "cli"]),
+];
+
+/// The modules of its own crate that `code` names (`crate::x`, `crate::{x, y}`).
+fn crate_modules_named(code: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("crate::") {
+        if ident_char(code[..at].chars().last().as_ref()) || code[..at].ends_with('$') {
+            continue; // another path ending in `crate`, or a macro's `$crate`
+        }
+        let rest = &code[at + "crate::".len()..];
+        let names: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group
+                .split('}')
+                .next()
+                .unwrap_or("")
+                .split(',')
+                .filter_map(|part| part.trim().split("::").next())
+                .collect(),
+            None => vec![rest.split(|c: char| !ident_char(Some(&c))).next().unwrap_or("")],
+        };
+        found.extend(names.into_iter().filter(|n| !n.is_empty()).map(|n| (line_of(code, at), n.to_string())));
+    }
+    found
+}
 
 #[test]
-fn the_store_the_families_and_the_simulator_name_nothing_of_the_report() {
-    let mut found = Vec::new();
-    for (path, code) in sources() {
-        for (folder, higher) in NO_UPWARD_NAME.iter().filter(|(f, _)| path.starts_with(f)) {
-            for (at, _) in code.match_indices(higher) {
-                found.push(format!("{path}:{}: names {higher} from {folder}", line_of(&code, at)));
+fn a_module_names_only_the_layers_below_it() {
+    let sources = sources();
+    let mut problems = Vec::new();
+    for (dir, order) in LAYERS {
+        let listed: Vec<String> = fs::read_dir(root().join(dir))
+            .unwrap_or_else(|e| panic!("{dir} lists: {e}"))
+            .map(|e| e.expect("a readable folder entry").path())
+            .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .filter(|m| m != "lib" && m != "main")
+            .collect();
+        for m in &listed {
+            if !order.contains(&m.as_str()) {
+                problems.push(format!("{dir}/{m}: a module LAYERS does not place"));
+            }
+        }
+        for (rank, module) in order.iter().enumerate() {
+            let own = [format!("{dir}/{module}.rs"), format!("{dir}/{module}/")];
+            for (path, code) in sources.iter().filter(|(p, _)| own.iter().any(|o| p.starts_with(o.as_str()))) {
+                for (line, named) in crate_modules_named(code) {
+                    let higher = order.iter().position(|m| *m == named).is_some_and(|r| r > rank);
+                    if higher {
+                        problems.push(format!("{path}:{line}: `{module}` names `{named}`, a layer above it"));
+                    }
+                }
             }
         }
     }
-    assert!(found.is_empty(), "an upward arrow (move what both need below both):\n{}", found.join("\n"));
+    assert!(problems.is_empty(), "an upward arrow (move what both need below both):\n{}", problems.join("\n"));
+}
+
+/// The layer reader finds a module named alone, in a group or in a longer path, and
+/// nothing in `$crate` or another crate's path.
+#[test]
+fn the_layer_reader_finds_what_it_looks_for() {
+    let code = code_only(
+        r##"
+use crate::report::table;
+use crate::{judge::noise, views};
+fn f() { oscost_figure::model::X; $crate::sys::x(); crate::cli::run(); }
+// crate::session
+"##,
+    );
+    let named: Vec<(usize, String)> = crate_modules_named(&code);
+    let expected = [(2, "report"), (3, "judge"), (3, "views"), (4, "cli")];
+    assert_eq!(named, expected.map(|(l, n)| (l, n.to_string())));
 }
 
 /// What the simulator may not reach for: the store, the machine's system calls, files,
 /// clocks and threads.
-const SIM_MAY_NOT_NAME: &[&str] =
-    &["crate::store", "crate::sys", "std::fs", "std::time::Instant", "Instant::now", "std::thread", "SystemTime"];
+const SIM_MAY_NOT_NAME: &[&str] = &[
+    "oscost_store",
+    "oscost_platform::sys",
+    "std::fs",
+    "std::time::Instant",
+    "Instant::now",
+    "std::thread",
+    "SystemTime",
+];
 
 #[test]
 fn the_simulator_measures_nothing_and_opens_nothing() {
     let mut found = Vec::new();
-    for (path, code) in sources().iter().filter(|(p, _)| p.starts_with("src/sim/")) {
+    for (path, code) in sources().iter().filter(|(p, _)| p.starts_with("crates/sim/src/")) {
         for name in SIM_MAY_NOT_NAME {
             for (at, _) in code.match_indices(name) {
                 found.push(format!("{path}:{}: {name}", line_of(code, at)));
@@ -693,26 +795,27 @@ fn modules_in(dir: &str, support: &[&str]) -> Vec<String> {
 #[test]
 fn a_condition_is_its_file_and_its_line_in_the_registry() {
     let sources = sources();
-    let registry = &sources.iter().find(|(p, _)| p == "src/condition/mod.rs").expect("condition/mod.rs").1;
+    let registry_path = format!("{CONDITIONS}/mod.rs");
+    let registry = &sources.iter().find(|(p, _)| *p == registry_path).expect("condition/mod.rs").1;
     let registered = registry_lines(registry, "KINDS");
-    let kinds = modules_in("src/condition", CONDITION_SUPPORT);
-    assert!(kinds.len() >= 8, "the kinds of condition are read from src/condition: {kinds:?}");
+    let kinds = modules_in(CONDITIONS, CONDITION_SUPPORT);
+    assert!(kinds.len() >= 8, "the kinds of condition are read from {CONDITIONS}: {kinds:?}");
     let mut problems = Vec::new();
     for kind in &kinds {
-        let own = format!("src/condition/{kind}.rs");
+        let own = format!("{CONDITIONS}/{kind}.rs");
         for (path, code) in &sources {
             let allowed = KIND_NAMED_ELSEWHERE.iter().any(|(p, k, _)| p == path && k == kind);
             if *path == own || allowed {
                 continue;
             }
-            // Inside src/condition a kind is `kind::`; elsewhere `condition::kind::`
-            // (`sys` has a `sched` of its own).
-            let lines = if path.starts_with("src/condition/") {
+            // Inside the conditions' folder a kind is `kind::`; elsewhere
+            // `condition::kind::` (`sys` has a `sched` of its own).
+            let lines = if path.starts_with(&format!("{CONDITIONS}/")) {
                 kind_mentions(code, kind)
             } else {
                 kind_mentions(code, &format!("condition::{kind}"))
             };
-            let stray: Vec<_> = if path == "src/condition/mod.rs" {
+            let stray: Vec<_> = if *path == registry_path {
                 lines.iter().filter(|l| !registered.contains(l)).collect()
             } else {
                 lines.iter().collect()

@@ -26,11 +26,11 @@ fn noise_runs_give_spreads_that_compare_holds_for_one_run_sides() {
             (f["sigma"].as_f64().unwrap(), f["within"].as_f64().unwrap(), f["between"].as_f64().unwrap());
         assert!(sigma >= 0.0 && within >= 0.0 && between >= 0.0, "{f}");
         // The between-run part is what the runs' intervals do not explain.
-        let expected = oscost::noise::between_of(&[sigma], &[within * within]);
+        let expected = oscost::judge::noise::between_of(&[sigma], &[within * within]);
         assert!((between - expected).abs() < 1e-9, "{f}");
         let widening = f["widening"].as_f64().unwrap();
         assert!(
-            (widening - ((oscost::noise::side_widening(between, 2) * 2f64.sqrt()).exp() - 1.0)).abs() < 1e-12,
+            (widening - ((oscost::judge::noise::side_widening(between, 2) * 2f64.sqrt()).exp() - 1.0)).abs() < 1e-12,
             "{f}"
         );
     }

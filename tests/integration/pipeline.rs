@@ -397,8 +397,8 @@ fn an_adaptive_runs_cap_is_the_rounds_that_fit_in_its_time() {
 /// there is reported short or out of reach, never reached.
 #[test]
 fn an_adaptive_run_stops_at_the_target_and_never_claims_what_it_did_not_reach() {
-    use oscost::noise::RunNoise;
-    use oscost::precision::{Judge, Standing};
+    use oscost::judge::noise::RunNoise;
+    use oscost::judge::precision::{Judge, Standing};
     use oscost::rounds::merge;
     use oscost::stats::blocks::{BLOCK_ROUNDS, MIN_BLOCKS};
     let dir = tempfile::tempdir().unwrap();
@@ -452,7 +452,7 @@ fn an_adaptive_run_stops_at_the_target_and_never_claims_what_it_did_not_reach() 
 /// adds no rounds; one whose spread leaves room is reached with it counted in.
 #[test]
 fn an_adaptive_run_judges_its_target_with_this_machines_noise() {
-    use oscost::precision::{Judge, Standing};
+    use oscost::judge::precision::{Judge, Standing};
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("adaptive-noise.db");
     // A first run gives the machine; noise runs of it whose test.noisy medians
@@ -547,7 +547,7 @@ fn a_paired_run_measures_each_arm_every_round_in_alternating_order() {
     assert_eq!(arm(None), vec![1.0, 6.0, 7.0, 12.0]);
     assert_eq!(arm(Some("nice:0")), vec![2.0, 5.0, 8.0, 11.0]);
     assert_eq!(arm(Some("nice:1")), vec![3.0, 4.0, 9.0, 10.0]);
-    let pairs = oscost::paired::pairs(&doc.results, 0.03, oscost::condition::params_changed_by);
+    let pairs = oscost::judge::paired::pairs(&doc.results, 0.03, oscost::condition::params_changed_by);
     assert_eq!(pairs.len(), 2);
     assert!(pairs.iter().all(|p| p.pairs == 4 && p.key.variant().is_empty()), "{pairs:?}");
     assert_eq!(pairs.iter().map(|p| p.condition.as_str()).collect::<Vec<_>>(), ["nice:0", "nice:1"]);

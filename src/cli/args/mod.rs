@@ -20,7 +20,7 @@ pub use values::{CountList, Date, HumanDuration, START_AT_LIMIT, SizeList, Start
 #[derive(Parser, Debug)]
 #[command(
     name = "oscost",
-    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("OSCOST_GIT_COMMIT"), ")"),
+    version = crate::machine::VERSION_LINE,
     about = "What the operating system charges for its primitives, measured and proven"
 )]
 pub struct Cli {
@@ -238,7 +238,7 @@ pub enum Command {
         /// A series per host, or per comparability key (no series then mixes kernels,
         /// settings or machines).
         #[arg(long, value_enum, value_name = "KEY")]
-        by: Option<crate::history::Stratum>,
+        by: Option<crate::judge::history::Stratum>,
         /// Exit 3 when a figure's newest segment differs from the one before it (with
         /// --recent N, only a change among the newest N runs), for nightly jobs.
         #[arg(long)]

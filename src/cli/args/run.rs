@@ -15,7 +15,7 @@ use crate::report::export::ExportFormat;
 #[derive(Args, Debug)]
 pub struct NoiseArgs {
     /// A/A runs to make back to back (3 to 100: at least two consecutive pairs).
-    #[arg(long, value_name = "N", default_value_t = crate::noise::DEFAULT_RUNS, value_parser = runs_count)]
+    #[arg(long, value_name = "N", default_value_t = crate::judge::noise::DEFAULT_RUNS, value_parser = runs_count)]
     pub runs: usize,
     #[command(flatten)]
     pub run: RunArgs,

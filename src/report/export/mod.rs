@@ -136,8 +136,8 @@ pub(crate) mod tests {
         }
     }
 
-    /// Hardening, defect 7: CSV printed raw ESC and U+202E (a terminal obeys the first,
-    /// a reader is misled by the second).
+    /// Raw ESC and U+202E in CSV would mislead: a terminal obeys the first, a reader is
+    /// misled by the second.
     #[test]
     fn csv_shows_control_characters_and_bidi_overrides_as_replacements() {
         let mut d = doc();

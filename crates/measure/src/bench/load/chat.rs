@@ -1,0 +1,447 @@
+//! The chat-room workload used to evaluate schedulers (the "chat" benchmark behind
+//! hackbench): R rooms of 20 users; each user connects to a server over TCP on the
+//! loopback address and sends M messages; the server sends every message to the other
+//! 19 users of the room. Client and server each run a sender and a receiver thread per
+//! user (80 threads per room). Every message is counted at its receiver: delivered
+//! must equal R × 20 × M × 19 exactly, or the run fails.
+//!
+//! Timing model: from the moment all client senders are released until the last client
+//! receiver has its 19 × M messages; the figure is messages delivered per second.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::bench::{Ctx, Output};
+use crate::runner::BenchError;
+use oscost_figure::key::{BenchId, Param};
+use oscost_figure::model::{Count, Method, ResultRow};
+use oscost_platform::sys;
+
+/// The benchmark's id.
+pub const ID: BenchId = BenchId::new("load.chat");
+/// The nice level every chat thread ran at (0 or 19).
+pub const NICE: Param<i64> = Param::new("nice");
+
+pub const USERS_PER_ROOM: usize = 20;
+/// A sender and a receiver thread per user, on the client and on the server side.
+pub const THREADS_PER_ROOM: usize = USERS_PER_ROOM * 4;
+const MSG: usize = 100;
+const IO_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The size of a chat run.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatSize {
+    pub rooms: usize,
+    pub messages: usize,
+    pub nice: Option<i32>,
+}
+
+impl ChatSize {
+    /// Deliveries the run must count exactly.
+    pub fn expected(&self) -> u64 {
+        (self.rooms * USERS_PER_ROOM * self.messages * (USERS_PER_ROOM - 1)) as u64
+    }
+}
+
+/// One finished run.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatOutcome {
+    pub delivered: u64,
+    pub elapsed: Duration,
+}
+
+/// Every socket of the run, so any failure can shut all of them and free every thread.
+#[derive(Default, Clone)]
+struct Sockets(Arc<Mutex<Vec<TcpStream>>>);
+
+impl Sockets {
+    fn add(&self, s: &TcpStream) -> std::io::Result<()> {
+        let c = s.try_clone()?;
+        if let Ok(mut v) = self.0.lock() {
+            v.push(c);
+        }
+        Ok(())
+    }
+    fn shutdown_all(&self) {
+        if let Ok(v) = self.0.lock() {
+            for s in v.iter() {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+        }
+    }
+}
+
+fn prepare(s: &TcpStream) -> std::io::Result<()> {
+    s.set_nodelay(true)?;
+    s.set_read_timeout(Some(IO_TIMEOUT))?;
+    s.set_write_timeout(Some(IO_TIMEOUT))
+}
+
+fn set_nice(nice: Option<i32>) {
+    if let Some(n) = nice {
+        let _ = sys::set_nice(n);
+    }
+}
+
+/// Why a chat run failed; each names the user or thread it happened to.
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    /// A socket or thread call failed: what was being done, and the error.
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    /// A socket call failed where the error says enough.
+    #[error(transparent)]
+    Socket(#[from] std::io::Error),
+    #[error("server queue of user {user} closed early")]
+    QueueClosed { user: usize },
+    #[error("a server sender stopped early")]
+    SenderStopped,
+    #[error("a chat thread panicked")]
+    Panicked,
+    #[error("delivered {delivered} messages, expected exactly {expected}")]
+    Delivered { delivered: u64, expected: u64 },
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl ChatError {
+    /// The failure of `what`, for `map_err`.
+    fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let what = what.into();
+        move |source| ChatError::Io { what, source }
+    }
+}
+
+type Job = std::thread::JoinHandle<Result<(), ChatError>>;
+
+fn spawn(
+    name: &str,
+    sockets: &Sockets,
+    f: impl FnOnce() -> Result<(), ChatError> + Send + 'static,
+) -> Result<Job, ChatError> {
+    let sockets = sockets.clone();
+    std::thread::Builder::new()
+        .name(name.into())
+        .stack_size(128 << 10)
+        .spawn(move || {
+            let r = f();
+            if r.is_err() {
+                sockets.shutdown_all();
+            }
+            r
+        })
+        .map_err(ChatError::io(format!("starting a {name} thread")))
+}
+
+/// Where client senders wait until all of them are there (so the timed region starts
+/// with every sender ready, as a barrier would), released together by `release`, or
+/// turned away by `abandon` on an error path so none waits forever.
+#[derive(Default)]
+struct Gate {
+    /// (senders arrived, the decision once made)
+    state: Mutex<(usize, Option<bool>)>,
+    changed: Condvar,
+}
+
+impl Gate {
+    fn abandon(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.1.get_or_insert(false);
+        }
+        self.changed.notify_all();
+    }
+
+    /// Waits until `n` senders arrived, then lets them go; false if interrupted first.
+    fn release(&self, n: usize) -> bool {
+        let Ok(mut s) = self.state.lock() else { return false };
+        while s.0 < n && s.1.is_none() {
+            if sys::interrupted() {
+                return false;
+            }
+            match self.changed.wait_timeout(s, Duration::from_millis(50)) {
+                Ok((g, _)) => s = g,
+                Err(_) => return false,
+            }
+        }
+        let go = *s.1.get_or_insert(true);
+        self.changed.notify_all();
+        go
+    }
+
+    /// A sender arrives and waits; true to go, false when the run was abandoned.
+    fn wait(&self) -> bool {
+        let Ok(mut s) = self.state.lock() else { return false };
+        s.0 += 1;
+        self.changed.notify_all();
+        loop {
+            match s.1 {
+                Some(go) => return go,
+                None => match self.changed.wait(s) {
+                    Ok(g) => s = g,
+                    Err(_) => return false,
+                },
+            }
+        }
+    }
+}
+
+/// Runs the workload once against a server it starts on 127.0.0.1 (or, for tests of
+/// the failure path, against `server` without starting one).
+pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcome, ChatError> {
+    let sockets = Sockets::default();
+    let gate = Arc::new(Gate::default());
+    let mut jobs: Vec<Job> = Vec::new();
+    let result = run_inner(size, server, &sockets, &gate, &mut jobs);
+    if result.is_err() {
+        gate.abandon();
+        sockets.shutdown_all();
+    }
+    // Every thread is joined on every path.
+    let mut first_err = None;
+    for j in jobs {
+        match j.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert(ChatError::Panicked);
+            }
+        }
+    }
+    let outcome = result?;
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    if outcome.delivered != size.expected() {
+        return Err(ChatError::Delivered { delivered: outcome.delivered, expected: size.expected() });
+    }
+    Ok(outcome)
+}
+
+/// Connects every user (and, with our own server, accepts each): (clients, server side).
+fn connect_all(
+    users: usize,
+    server: Option<SocketAddr>,
+    sockets: &Sockets,
+) -> Result<(Vec<TcpStream>, Vec<TcpStream>), ChatError> {
+    let listener = match server {
+        None => Some(TcpListener::bind("127.0.0.1:0").map_err(ChatError::io("binding the chat server on 127.0.0.1"))?),
+        Some(_) => None,
+    };
+    let addr = match (&listener, server) {
+        (Some(l), _) => l.local_addr()?,
+        (None, Some(a)) => a,
+        (None, None) => unreachable!("a server is either started or given"),
+    };
+    let keep = |s: TcpStream, into: &mut Vec<TcpStream>| -> Result<(), ChatError> {
+        prepare(&s)?;
+        sockets.add(&s)?;
+        into.push(s);
+        Ok(())
+    };
+    let (mut clients, mut servers) = (Vec::with_capacity(users), Vec::with_capacity(users));
+    for u in 0..users {
+        let c = TcpStream::connect_timeout(&addr, IO_TIMEOUT)
+            .map_err(ChatError::io(format!("user {u} connecting to the chat server {addr}")))?;
+        keep(c, &mut clients)?;
+        if let Some(l) = &listener {
+            let (s, _) = l.accept().map_err(ChatError::io(format!("accepting user {u}")))?;
+            keep(s, &mut servers)?;
+        }
+    }
+    Ok((clients, servers))
+}
+
+/// The server: per user a sender (drains its queue to the socket) and a receiver (fans
+/// each message out to the room's other senders).
+fn start_server(size: ChatSize, socks: &[TcpStream], sockets: &Sockets, jobs: &mut Vec<Job>) -> Result<(), ChatError> {
+    let per_receiver = (USERS_PER_ROOM - 1) * size.messages;
+    let mut queues: Vec<mpsc::Sender<[u8; MSG]>> = Vec::with_capacity(socks.len());
+    for (u, s) in socks.iter().enumerate() {
+        let (tx, rx) = mpsc::channel::<[u8; MSG]>();
+        queues.push(tx);
+        let mut w = s.try_clone()?;
+        let nice = size.nice;
+        jobs.push(spawn("oscost-chat-srv-tx", sockets, move || {
+            set_nice(nice);
+            for _ in 0..per_receiver {
+                let m = rx.recv().map_err(|_| ChatError::QueueClosed { user: u })?;
+                w.write_all(&m).map_err(ChatError::io(format!("server sending to user {u}")))?;
+            }
+            Ok(())
+        })?);
+    }
+    for (u, s) in socks.iter().enumerate() {
+        let room = u / USERS_PER_ROOM;
+        let peers: Vec<mpsc::Sender<[u8; MSG]>> = (room * USERS_PER_ROOM..(room + 1) * USERS_PER_ROOM)
+            .filter(|&v| v != u)
+            .map(|v| queues[v].clone())
+            .collect();
+        let mut r = s.try_clone()?;
+        let (messages, nice) = (size.messages, size.nice);
+        jobs.push(spawn("oscost-chat-srv-rx", sockets, move || {
+            set_nice(nice);
+            let mut m = [0u8; MSG];
+            for _ in 0..messages {
+                r.read_exact(&mut m).map_err(ChatError::io(format!("server receiving from user {u}")))?;
+                for p in &peers {
+                    p.send(m).map_err(|_| ChatError::SenderStopped)?;
+                }
+            }
+            Ok(())
+        })?);
+    }
+    Ok(())
+}
+
+/// What the client receivers share: the delivery count and the last receiver's end.
+#[derive(Default)]
+struct Tally {
+    delivered: AtomicU64,
+    done: Mutex<Option<Instant>>,
+}
+
+/// The clients: per user a sender of M messages (held at the gate) and a receiver
+/// counting 19 × M.
+fn start_clients(
+    size: ChatSize,
+    socks: &[TcpStream],
+    sockets: &Sockets,
+    gate: &Arc<Gate>,
+    tally: &Arc<Tally>,
+    jobs: &mut Vec<Job>,
+) -> Result<(), ChatError> {
+    let per_receiver = (USERS_PER_ROOM - 1) * size.messages;
+    for (u, c) in socks.iter().enumerate() {
+        let mut w = c.try_clone()?;
+        let (messages, nice, gate) = (size.messages, size.nice, gate.clone());
+        jobs.push(spawn("oscost-chat-cli-tx", sockets, move || {
+            set_nice(nice);
+            let mut m = [0u8; MSG];
+            m[..8].copy_from_slice(&(u as u64).to_le_bytes());
+            if !gate.wait() {
+                return Ok(()); // the run was abandoned before it started
+            }
+            for _ in 0..messages {
+                w.write_all(&m).map_err(ChatError::io(format!("user {u} sending")))?;
+            }
+            Ok(())
+        })?);
+        let mut r = c.try_clone()?;
+        let (nice, tally) = (size.nice, tally.clone());
+        jobs.push(spawn("oscost-chat-cli-rx", sockets, move || {
+            set_nice(nice);
+            let mut m = [0u8; MSG];
+            for _ in 0..per_receiver {
+                r.read_exact(&mut m).map_err(ChatError::io(format!("user {u} receiving")))?;
+                tally.delivered.fetch_add(1, Ordering::Relaxed);
+            }
+            if let Ok(mut d) = tally.done.lock() {
+                let now = Instant::now();
+                *d = Some(d.map_or(now, |x| x.max(now)));
+            }
+            Ok(())
+        })?);
+    }
+    Ok(())
+}
+
+fn run_inner(
+    size: ChatSize,
+    server: Option<SocketAddr>,
+    sockets: &Sockets,
+    gate: &Arc<Gate>,
+    jobs: &mut Vec<Job>,
+) -> Result<ChatOutcome, ChatError> {
+    let (clients, servers) = connect_all(size.rooms * USERS_PER_ROOM, server, sockets)?;
+    start_server(size, &servers, sockets, jobs)?;
+    let tally = Arc::new(Tally::default());
+    start_clients(size, &clients, sockets, gate, &tally, jobs)?;
+    if !gate.release(clients.len()) {
+        return Err(ChatError::Interrupted);
+    }
+    let t0 = Instant::now();
+    // Wait for the jobs (joined by the caller); the last receiver stamps the end.
+    for j in jobs.iter() {
+        while !j.is_finished() {
+            std::thread::sleep(Duration::from_millis(1));
+            if sys::interrupted() {
+                return Err(ChatError::Interrupted);
+            }
+        }
+    }
+    let end = tally.done.lock().ok().and_then(|d| *d).unwrap_or_else(Instant::now);
+    Ok(ChatOutcome { delivered: tally.delivered.load(Ordering::Relaxed), elapsed: end.saturating_duration_since(t0) })
+}
+
+/// Runs per nice level: three with the standard budgets, one with --quick's.
+pub fn repetitions(cfg: &crate::runner::MeasureConfig) -> usize {
+    if cfg.batch_budget.as_millis() >= 200 { 3 } else { 1 }
+}
+
+/// Messages per user in the trace pass (its switches must fit the buffers).
+const TRACED_MESSAGES: usize = 5;
+
+pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let reps = repetitions(ctx.cfg);
+    for nice in [0, 19] {
+        let size = ChatSize { rooms: ctx.opts.rooms, messages: ctx.opts.messages, nice: Some(nice) };
+        let mut rates = Vec::new();
+        let mut delivered = 0;
+        for _ in 0..reps {
+            let o = run_once(size, None).map_err(|e| {
+                if sys::interrupted() { BenchError::Interrupted } else { BenchError::Failed(e.to_string()) }
+            })?;
+            delivered += o.delivered;
+            rates.push(o.delivered as f64 / o.elapsed.as_secs_f64().max(1e-9));
+        }
+        let mut row = ResultRow::from_samples(
+            ID,
+            Method::Workload,
+            oscost_figure::unit::Unit::MessagesPerSecond,
+            rates,
+            delivered,
+        )
+        .ok_or_else(|| BenchError::Failed("no runs".into()))?
+        .with_param("rooms", size.rooms as u64)
+        .with_param("messages", size.messages as u64)
+        .with(NICE, i64::from(nice))
+        .with_param("threads", (size.rooms * USERS_PER_ROOM * 4) as u64);
+        row.counts.insert(Count::Delivered, delivered as f64);
+        row.counts.insert(Count::ExpectedPerRun, size.expected() as f64);
+        // The trace pass: one room, a few messages, its threads followed as they start.
+        let small = ChatSize { rooms: 1, messages: size.messages.min(TRACED_MESSAGES), nice: size.nice };
+        let trace = crate::tracepass::trace_window_following(ctx.cfg, &[crate::kcounts::Task::current()], || {
+            run_once(small, None).map(|o| o.delivered).map_err(Into::into)
+        });
+        crate::bench::attach_trace(&mut row, trace);
+        out.push(row);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delivery_is_counted_exactly() {
+        let size = ChatSize { rooms: 1, messages: 5, nice: None };
+        assert_eq!(size.expected(), 20 * 5 * 19);
+        let o = run_once(size, None).unwrap();
+        assert_eq!(o.delivered, size.expected());
+    }
+
+    #[test]
+    fn refused_connection_is_a_clear_error_and_frees_everything() {
+        // A port that was just free: nothing listens there now.
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let e = run_once(ChatSize { rooms: 1, messages: 1, nice: None }, Some(port)).unwrap_err().to_string();
+        assert!(e.contains("connecting to the chat server") && e.contains("refused"), "{e}");
+    }
+}

@@ -1,0 +1,321 @@
+//! Models of today's fair schedulers, per CPU (Documentation/scheduler/sched-design-CFS
+//! and sched-eevdf): tasks weighted by nice (the kernel's sched_prio_to_weight table),
+//! virtual runtime advancing at 1024/weight of real time, a balanced tree ordered by
+//! key (picks and requeues cost log2 n tree levels each).
+//!
+//! - `cfs`: the leftmost (smallest vruntime) runs; a tick preempts once the task has
+//!   had its ideal slice, max(sched_latency × w/W, min_granularity), with
+//!   sched_latency 6 ms and min_granularity 0.75 ms scaled by 1 + log2(CPUs); a
+//!   wake-up preempts when the current task's vruntime leads by more than the wake-up
+//!   granularity (1 ms scaled); a woken task is placed no further back than
+//!   min_vruntime - sched_latency/2; sched_yield makes the task the skip buddy (passed
+//!   over once if another can run).
+//! - `eevdf`: each task has a virtual deadline, vruntime + base_slice × 1024/w (base
+//!   slice 0.75 ms scaled); among the *eligible* tasks (vruntime not ahead of the
+//!   weighted average V, i.e. lag ≥ 0) the earliest deadline runs; a task that used
+//!   its slice gets a new deadline and is rescheduled; sched_yield pushes its deadline
+//!   one slice further; a task keeps its lag while asleep (placed at V - lag).
+//!   The weighted lags of the queued tasks sum to zero by construction of V.
+//! - The tick: HZ = 250 (4 ms, [`TICK_NS`]), the common distribution kernels' CONFIG_HZ
+//!   and the Kconfig default (kernel/Kconfig.hz: HZ_250). A slice that runs out between
+//!   ticks ends at the next tick: the HRTICK sched feature, which would end it on a
+//!   high-resolution timer, is off by default (kernel/sched/features.h:
+//!   `SCHED_FEAT(HRTICK, false)` and `SCHED_FEAT(HRTICK_DL, false)`), so the models
+//!   have none, except under a `live` profile taken on a kernel whose sched features
+//!   (/sys/kernel/debug/sched/features, where debugfs is mounted) list HRTICK: then a
+//!   slice ends on its timer (hrtick_start_fair), armed while another task waits.
+
+use super::{LoopbackXmit, Pick, PolicyKind, Scheduler, Why, Work, slot};
+use crate::types::{SimTask, TaskId};
+
+/// sched_prio_to_weight, nice -20 … 19.
+pub const WEIGHTS: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501,
+    1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+pub fn weight(nice: i32) -> u64 {
+    WEIGHTS[(nice.clamp(-20, 19) + 20) as usize]
+}
+
+#[derive(Clone, Default)]
+struct Entity {
+    vruntime: f64,
+    deadline: f64,
+    /// Real time run since picked (CFS slice) or since the deadline was set (EEVDF).
+    ran: u64,
+    lag: f64,
+    home: usize,
+}
+
+struct CpuQueue {
+    queued: Vec<TaskId>,
+    current: Option<TaskId>,
+    min_vruntime: f64,
+    skip: Option<TaskId>,
+}
+
+pub struct Fair {
+    eevdf: bool,
+    /// Slices end on a high-resolution timer (HRTICK), not at the next tick.
+    hrtick: bool,
+    cpus: Vec<CpuQueue>,
+    ent: Vec<Entity>,
+    weight: Vec<u64>,
+    factor: f64,
+}
+
+/// The tick of the fair models: HZ = 250.
+pub const TICK_NS: u64 = 4_000_000;
+
+const SCHED_LATENCY: f64 = 6e6;
+const MIN_GRANULARITY: f64 = 0.75e6;
+const WAKEUP_GRANULARITY: f64 = 1e6;
+const BASE_SLICE: f64 = 0.75e6;
+
+impl Fair {
+    pub fn new(cpus: usize, eevdf: bool) -> Self {
+        let queues =
+            (0..cpus).map(|_| CpuQueue { queued: Vec::new(), current: None, min_vruntime: 0.0, skip: None }).collect();
+        Self {
+            eevdf,
+            hrtick: false,
+            cpus: queues,
+            ent: Vec::new(),
+            weight: Vec::new(),
+            factor: 1.0 + (cpus.max(1) as f64).log2(),
+        }
+    }
+
+    fn tree_steps(n: usize) -> u32 {
+        ((n + 1) as f64).log2().ceil() as u32
+    }
+
+    fn members(&self, cpu: usize) -> impl Iterator<Item = TaskId> + '_ {
+        self.cpus[cpu].queued.iter().copied().chain(self.cpus[cpu].current)
+    }
+
+    /// The weighted average vruntime V of a CPU's tasks (queued and current).
+    pub fn avg_vruntime(&self, cpu: usize) -> f64 {
+        let (mut s, mut w) = (0.0, 0.0);
+        for t in self.members(cpu) {
+            s += self.ent[t].vruntime * self.weight[t] as f64;
+            w += self.weight[t] as f64;
+        }
+        if w > 0.0 { s / w } else { self.cpus[cpu].min_vruntime }
+    }
+
+    /// Σ w_i (V - v_i) over a CPU's tasks: zero, whatever they ran (a check).
+    pub fn weighted_lag_sum(&self, cpu: usize) -> f64 {
+        let v = self.avg_vruntime(cpu);
+        self.members(cpu).map(|t| self.weight[t] as f64 * (v - self.ent[t].vruntime)).sum()
+    }
+
+    fn slice_virtual(&self, t: TaskId) -> f64 {
+        BASE_SLICE * self.factor * 1024.0 / self.weight[t] as f64
+    }
+
+    fn total_weight(&self, cpu: usize) -> u64 {
+        self.members(cpu).map(|t| self.weight[t]).sum()
+    }
+
+    fn load(&self, cpu: usize) -> usize {
+        self.cpus[cpu].queued.len() + self.cpus[cpu].current.is_some() as usize
+    }
+
+    fn choose(&self, cpu: usize) -> Option<TaskId> {
+        let q = &self.cpus[cpu].queued;
+        if self.eevdf {
+            let v = self.avg_vruntime(cpu);
+            let eligible = q.iter().copied().filter(|&t| self.ent[t].vruntime <= v + 1e-6);
+            eligible
+                .min_by(|&a, &b| self.ent[a].deadline.total_cmp(&self.ent[b].deadline).then(a.cmp(&b)))
+                .or_else(|| q.iter().copied().min_by(|&a, &b| self.ent[a].vruntime.total_cmp(&self.ent[b].vruntime)))
+        } else {
+            let by_v = |a: &TaskId, b: &TaskId| self.ent[*a].vruntime.total_cmp(&self.ent[*b].vruntime).then(a.cmp(b));
+            let skip = self.cpus[cpu].skip;
+            q.iter().copied().filter(|&t| Some(t) != skip).min_by(by_v).or_else(|| q.iter().copied().min_by(by_v))
+        }
+    }
+
+    /// CFS's ideal slice of `cur` on `cpu`: the latency shared by weight, at least the
+    /// minimum granularity.
+    fn ideal_slice(&self, cpu: usize, cur: TaskId) -> f64 {
+        let total = self.total_weight(cpu).max(1) as f64;
+        (SCHED_LATENCY * self.factor * self.weight[cur] as f64 / total).max(MIN_GRANULARITY * self.factor)
+    }
+
+    fn pull(&mut self, cpu: usize) -> Work {
+        let busiest = (0..self.cpus.len()).filter(|&c| c != cpu).max_by_key(|&c| (self.cpus[c].queued.len(), c));
+        if let Some(b) = busiest
+            && !self.cpus[b].queued.is_empty()
+            && self.load(b) > self.load(cpu) + 1
+        {
+            let t = self.cpus[b].queued.remove(0);
+            // Carried over relative to the queues' minimums.
+            let rel = self.ent[t].vruntime - self.cpus[b].min_vruntime;
+            self.ent[t].vruntime = self.cpus[cpu].min_vruntime + rel;
+            self.ent[t].home = cpu;
+            self.cpus[cpu].queued.push(t);
+        }
+        Work { scanned: self.cpus.len() as u32, ..Work::default() }
+    }
+}
+
+impl Scheduler for Fair {
+    fn kind(&self) -> PolicyKind {
+        if self.eevdf { PolicyKind::Eevdf } else { PolicyKind::Cfs }
+    }
+
+    fn global_lock(&self) -> bool {
+        false
+    }
+
+    /// Today's loopback device is lockless (NETIF_F_LLTX).
+    fn loopback_xmit(&self) -> LoopbackXmit {
+        LoopbackXmit::Lockless
+    }
+
+    fn tick_ns(&self) -> u64 {
+        TICK_NS
+    }
+
+    fn use_hrtick(&mut self, on: bool) {
+        self.hrtick = on;
+    }
+
+    /// hrtick_start_fair: armed only while another task waits (h_nr_running > 1), for
+    /// the rest of the slice: CFS's ideal slice less what the task ran; EEVDF's
+    /// virtual time to its deadline, in real time at its weight.
+    fn hrtick_left(&self, _tasks: &[SimTask], cpu: usize, cur: TaskId) -> Option<u64> {
+        if !self.hrtick || self.cpus[cpu].queued.is_empty() {
+            return None;
+        }
+        let e = &self.ent[cur];
+        if self.eevdf {
+            if e.vruntime >= e.deadline {
+                return Some(0);
+            }
+            let real = (e.deadline - e.vruntime) * self.weight[cur] as f64 / 1024.0;
+            return Some((real.ceil() as u64).max(1));
+        }
+        Some((self.ideal_slice(cpu, cur).ceil() as u64).saturating_sub(e.ran))
+    }
+
+    fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize {
+        *slot(&mut self.weight, id) = weight(tasks[id].nice);
+        slot(&mut self.ent, id);
+        let new = matches!(why, Why::New | Why::Fork { .. });
+        let target = match why {
+            Why::New | Why::Fork { .. } => cpu,
+            // select_idle_sibling: an idle CPU if there is one, else where it last ran.
+            // The models ignore WF_SYNC (wake_affine is not modelled): a sync wake-up
+            // never reaches here as one, but would be placed as any.
+            Why::Wake | Why::WakeSync => (0..self.cpus.len()).find(|&c| self.load(c) == 0).unwrap_or(tasks[id].cpu),
+        };
+        let v = self.avg_vruntime(target);
+        let min = self.cpus[target].min_vruntime;
+        let slice = self.slice_virtual(id);
+        let e = &mut self.ent[id];
+        if self.eevdf {
+            e.vruntime = if new { v } else { v - e.lag };
+        } else if new {
+            e.vruntime = min;
+        } else {
+            e.vruntime = e.vruntime.max(min - SCHED_LATENCY * self.factor / 2.0);
+        }
+        e.home = target;
+        e.ran = 0;
+        e.deadline = e.vruntime + slice;
+        self.cpus[target].queued.push(id);
+        target
+    }
+
+    fn remove(&mut self, _tasks: &[SimTask], id: TaskId) {
+        let cpu = self.ent[id].home;
+        let v = self.avg_vruntime(cpu);
+        self.ent[id].lag = v - self.ent[id].vruntime;
+        let q = &mut self.cpus[cpu];
+        if q.current == Some(id) {
+            q.current = None;
+        } else {
+            q.queued.retain(|&t| t != id);
+        }
+    }
+
+    fn pick(&mut self, _tasks: &[SimTask], cpu: usize, prev: Option<TaskId>, _now: u64) -> Pick {
+        let mut work = Work::default();
+        if let Some(p) = prev
+            && self.cpus[cpu].current == Some(p)
+        {
+            self.cpus[cpu].queued.push(p);
+            work.tree_steps += Self::tree_steps(self.cpus[cpu].queued.len());
+        }
+        self.cpus[cpu].current = None;
+        if self.cpus[cpu].queued.is_empty() {
+            let w = self.pull(cpu);
+            work.scanned += w.scanned;
+        }
+        let next = self.choose(cpu);
+        self.cpus[cpu].skip = None;
+        if let Some(n) = next {
+            work.tree_steps += Self::tree_steps(self.cpus[cpu].queued.len());
+            self.cpus[cpu].queued.retain(|&t| t != n);
+            self.cpus[cpu].current = Some(n);
+            if !self.eevdf {
+                self.ent[n].ran = 0;
+            }
+            let min = self.members(cpu).map(|t| self.ent[t].vruntime).fold(f64::INFINITY, f64::min);
+            if min.is_finite() && min > self.cpus[cpu].min_vruntime {
+                self.cpus[cpu].min_vruntime = min;
+            }
+        }
+        Pick { next, work }
+    }
+
+    fn charge(&mut self, _tasks: &[SimTask], id: TaskId, ns: u64) {
+        let w = self.weight[id] as f64;
+        let e = &mut self.ent[id];
+        e.vruntime += ns as f64 * 1024.0 / w;
+        e.ran += ns;
+    }
+
+    fn tick(&mut self, _tasks: &[SimTask], cpu: usize, cur: TaskId, _now: u64) -> bool {
+        if self.eevdf {
+            if self.ent[cur].vruntime >= self.ent[cur].deadline {
+                self.ent[cur].deadline = self.ent[cur].vruntime + self.slice_virtual(cur);
+                return !self.cpus[cpu].queued.is_empty();
+            }
+            false
+        } else {
+            self.ent[cur].ran as f64 >= self.ideal_slice(cpu, cur).ceil() && !self.cpus[cpu].queued.is_empty()
+        }
+    }
+
+    fn on_yield(&mut self, _tasks: &[SimTask], cpu: usize, cur: TaskId) -> Work {
+        if self.eevdf {
+            self.ent[cur].deadline += self.slice_virtual(cur);
+        } else {
+            self.cpus[cpu].skip = Some(cur);
+        }
+        Work::default()
+    }
+
+    fn wake_preempts(&self, _tasks: &[SimTask], woken: TaskId, cur: TaskId) -> bool {
+        if self.eevdf {
+            self.ent[woken].deadline < self.ent[cur].deadline
+                && self.ent[woken].vruntime <= self.avg_vruntime(self.ent[cur].home)
+        } else {
+            let gran = WAKEUP_GRANULARITY * self.factor * 1024.0 / self.weight[woken] as f64;
+            self.ent[cur].vruntime - self.ent[woken].vruntime > gran
+        }
+    }
+
+    fn fork_child_first(&self) -> bool {
+        false
+    }
+
+    fn idle_balance(&mut self, _tasks: &[SimTask], cpu: usize, _now: u64) -> Work {
+        self.pull(cpu)
+    }
+}

@@ -1,0 +1,186 @@
+//! The simulator's profiles from a results database: `live` from the newest stored
+//! run that measured this machine's thread and process switch (`load.runqueue` yield
+//! rows at 2 tasks), measured now in a child oscost when none has them and the caller
+//! allows it, and `live@RUN` from a stored simulation, which carries the profile it
+//! ran under; the machine's own figures are measured here
+//! ([`crate::profiles::probes`]). The simulator sees only the [`ProfileSource`] this is.
+
+pub mod probes;
+pub mod switch;
+
+use std::path::Path;
+
+use crate::sim::CostProfile;
+use crate::sim::cost::StoredSwitch;
+use crate::sim::profile_source::{ProfileSource, SourceError};
+use crate::store::{RunFilter, Store, StoreError};
+
+/// Why no stored profile could be had.
+#[derive(Debug, thiserror::Error)]
+pub enum StoredProfileError {
+    #[error("{0} holds no runs")]
+    NoDatabase(String),
+    #[error("no run in {0} has them")]
+    NoRunHasThem(String),
+    #[error("every run in {db} that has them was refused: {}", refused.join("; "))]
+    Refused { db: String, refused: Vec<String> },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why measuring the switch costs failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    #[error("the switch costs are only read here, not measured")]
+    NotAllowed,
+    #[error("finding oscost's own executable")]
+    OwnExecutable(#[source] std::io::Error),
+    #[error("running the switch measurement")]
+    Start(#[source] std::io::Error),
+    #[error("measuring the switch costs failed ({0})")]
+    Failed(std::process::ExitStatus),
+}
+
+/// The switch costs of the newest run in `db` that has them.
+pub fn switch_costs(db: &Path) -> Result<StoredSwitch, StoredProfileError> {
+    if !db.exists() && !crate::store::is_postgres(db) {
+        return Err(StoredProfileError::NoDatabase(db.display().to_string()));
+    }
+    newest_switch(&Store::open(db)?)
+}
+
+/// The switch costs of the newest run in `store` that has them.
+fn newest_switch(store: &Store) -> Result<StoredSwitch, StoredProfileError> {
+    let db = store.location();
+    let filter = RunFilter { benchmark: Some(crate::bench::load::runqueue::ID), ..Default::default() };
+    let mut refused = Vec::new();
+    for listing in store.list_runs(&filter)? {
+        let (doc, _) = store.load_run(listing.id)?;
+        match switch::usable_switch(&doc) {
+            Ok(s) => return Ok(s),
+            Err(why) => refused.extend(why),
+        }
+    }
+    if refused.is_empty() {
+        Err(StoredProfileError::NoRunHasThem(db))
+    } else {
+        Err(StoredProfileError::Refused { db, refused })
+    }
+}
+
+/// The profile stored run `run` in `db` ran under; `None` when it is not a simulation.
+pub fn profile_of_run(db: &Path, run: i64) -> Result<Option<CostProfile>, StoredProfileError> {
+    profile_in_store(&Store::open_existing(db)?, run)
+}
+
+/// The profile stored run `run` in `store` ran under; `None` when it is not a
+/// simulation.
+fn profile_in_store(store: &Store, run: i64) -> Result<Option<CostProfile>, StoredProfileError> {
+    let (doc, _) = store.load_run(run)?;
+    Ok(crate::sim::stored::profile_in(&doc))
+}
+
+/// The switch measurement a `live` profile runs when no stored run has the figures.
+const MEASURE_ARGS: [&str; 8] = ["run", "load.runqueue", "--tasks", "2", "--rounds", "3", "--quick", "--no-trace"];
+
+/// Measures the switch costs now: a run of `load.runqueue` at 2 tasks in a child
+/// oscost (this executable), stored in `db` like any run.
+fn measure_into(db: &Path, why: &StoredProfileError) -> Result<(), MeasureError> {
+    eprintln!(
+        "the live profile needs this machine's thread and process switch: {why}, so measuring them now (oscost {} --db {})",
+        MEASURE_ARGS.join(" "),
+        db.display()
+    );
+    let exe = std::env::current_exe().map_err(MeasureError::OwnExecutable)?;
+    let status = std::process::Command::new(exe)
+        .args(MEASURE_ARGS)
+        .arg("--db")
+        .arg(db)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(MeasureError::Start)?;
+    if !status.success() {
+        return Err(MeasureError::Failed(status));
+    }
+    Ok(())
+}
+
+/// A database as the simulator's profile source.
+pub struct StoredProfiles<'a> {
+    db: Database<'a>,
+    measure: bool,
+}
+
+/// The database a source reads: one it opens at each question, or one already open
+/// (a run's own store, handed down).
+enum Database<'a> {
+    At(&'a Path),
+    Open(&'a Store),
+}
+
+impl<'a> StoredProfiles<'a> {
+    /// Reads `db` only: a `live` profile without stored switch costs is refused.
+    pub fn reading(db: &'a Path) -> Self {
+        Self { db: Database::At(db), measure: false }
+    }
+
+    /// Reads `db`, and measures the switch costs into it when no run there has them
+    /// (this executable must be oscost).
+    pub fn measuring(db: &'a Path) -> Self {
+        Self { db: Database::At(db), measure: true }
+    }
+
+    /// Reads `store`, already open, only.
+    pub fn open(store: &'a Store) -> Self {
+        Self { db: Database::Open(store), measure: false }
+    }
+}
+
+impl ProfileSource for StoredProfiles<'_> {
+    fn stored_switch(&self) -> Result<StoredSwitch, SourceError> {
+        Ok(match self.db {
+            Database::At(db) => switch_costs(db)?,
+            Database::Open(store) => newest_switch(store)?,
+        })
+    }
+
+    fn measure_switch(&self) -> Result<StoredSwitch, SourceError> {
+        let Database::At(db) = self.db else { return Err(MeasureError::NotAllowed.into()) };
+        if !self.measure {
+            return Err(MeasureError::NotAllowed.into());
+        }
+        if let Err(why) = switch_costs(db) {
+            measure_into(db, &why)?;
+        }
+        Ok(switch_costs(db)?)
+    }
+
+    fn profile_of_run(&self, run: i64) -> Result<Option<CostProfile>, SourceError> {
+        Ok(match self.db {
+            Database::At(db) => profile_of_run(db, run)?,
+            Database::Open(store) => profile_in_store(store, run)?,
+        })
+    }
+
+    fn machine_probes(&self) -> crate::sim::cost::MachineProbes {
+        crate::profiles::probes::probe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_not_there_has_no_costs_and_reading_never_measures() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("none.db");
+        let source = StoredProfiles::reading(&db);
+        assert!(source.stored_switch().unwrap_err().to_string().contains("holds no runs"));
+        assert!(matches!(
+            source.measure_switch().unwrap_err().downcast_ref::<MeasureError>(),
+            Some(MeasureError::NotAllowed)
+        ));
+        assert!(!db.exists(), "reading created no database");
+    }
+}
