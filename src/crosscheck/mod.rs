@@ -36,8 +36,11 @@ use crate::clock::Calibration;
 use crate::model::ResultRow;
 use crate::runner::MeasureConfig;
 
-/// Ratios within this of 1 agree.
+/// A ratio agrees when its whole interval lies within this of 1.
 pub const AGREEMENT: f64 = 0.05;
+/// Past this many pairs, an interval too close to the band's edge is said to be
+/// undecidable rather than given a count.
+const MAX_DECIDING_PAIRS: f64 = 10_000.0;
 /// Anchor runs whose extremes differ by more than this are said to differ.
 const SPREAD: f64 = 0.10;
 /// The longest one anchor run may take before it is ended.
@@ -91,6 +94,23 @@ pub struct Ratio {
     pub ratio: f64,
     pub low: Option<f64>,
     pub high: Option<f64>,
+    /// The pairs it is taken over.
+    #[serde(skip)]
+    pub pairs: usize,
+}
+
+/// What a ratio's interval says of the band [1 − AGREEMENT, 1 + AGREEMENT]: a point
+/// inside it with an interval reaching past it is no agreement, only a question more
+/// pairs can settle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agreement {
+    /// The whole interval lies inside the band.
+    Agrees,
+    /// The whole interval lies outside the band, on one side.
+    Differs,
+    /// The interval reaches across an edge of the band: about `pairs` pairs in all
+    /// would decide (None without an interval, or too close to an edge to say).
+    Inconclusive { pairs: Option<usize> },
 }
 
 impl Ratio {
@@ -102,11 +122,42 @@ impl Ratio {
         }
         let mean = logs.iter().sum::<f64>() / logs.len() as f64;
         let ci = crate::stats::nested::t_interval(&logs);
-        Some(Ratio { ratio: mean.exp(), low: ci.map(|c| c.1.exp()), high: ci.map(|c| c.2.exp()) })
+        Some(Ratio { ratio: mean.exp(), low: ci.map(|c| c.1.exp()), high: ci.map(|c| c.2.exp()), pairs: logs.len() })
     }
 
-    pub fn agrees(&self) -> bool {
-        (self.ratio - 1.0).abs() <= AGREEMENT
+    /// Where the interval lies against the agreement band.
+    pub fn agreement(&self) -> Agreement {
+        let (band_low, band_high) = (1.0 - AGREEMENT, 1.0 + AGREEMENT);
+        let (Some(low), Some(high)) = (self.low, self.high) else { return Agreement::Inconclusive { pairs: None } };
+        if low >= band_low && high <= band_high {
+            Agreement::Agrees
+        } else if high < band_low || low > band_high {
+            Agreement::Differs
+        } else {
+            Agreement::Inconclusive { pairs: self.pairs_to_decide() }
+        }
+    }
+
+    /// About how many pairs would bring the interval to one side of the band's nearer
+    /// edge, were the ratio and the pairs' spread to stay: the half-width (on the logs)
+    /// shrinks as one over the square root of the pairs.
+    fn pairs_to_decide(&self) -> Option<usize> {
+        let (low, high) = (self.low?, self.high?);
+        let centre = self.ratio.ln();
+        let half = (high.ln() - low.ln()) / 2.0;
+        let edge = [1.0 - AGREEMENT, 1.0 + AGREEMENT].map(|e| (centre - e.ln()).abs());
+        let room = edge[0].min(edge[1]);
+        let needed = self.pairs as f64 * (half / room).powi(2);
+        (needed.is_finite() && needed <= MAX_DECIDING_PAIRS).then(|| needed.ceil() as usize + 1)
+    }
+
+    /// What an inconclusive interval needs, in words.
+    fn undecided(&self, pairs: Option<usize>) -> String {
+        match pairs {
+            Some(n) => format!("{} inconclusive: about {n} pairs would decide", self.text()),
+            None if self.low.is_none() => format!("{} inconclusive: no interval", self.text()),
+            None => format!("{} inconclusive: too near the {:.0}% edge to decide", self.text(), AGREEMENT * 100.0),
+        }
     }
 
     fn text(&self) -> String {
@@ -226,20 +277,24 @@ pub fn note(
     [anchors, ours]: [&[f64]; 2],
 ) -> String {
     let mut parts = Vec::new();
-    match ratio {
+    match ratio.map(|r| (r, r.agreement())) {
         None => parts.push("no ratio".to_string()),
-        Some(r) if r.agrees() => parts.push("agrees within 5%".to_string()),
-        Some(r) if !gaps.is_empty() => {
+        Some((_, Agreement::Agrees)) => parts.push("agrees within 5%".to_string()),
+        Some((r, _)) if !gaps.is_empty() => {
             let named: Vec<String> =
                 gaps.iter().map(|g| format!("{} {:+.1} ns ({})", g.what, g.figure, g.source)).collect();
             let named = named.join(", ");
-            match rest {
-                Some(rest) if rest.agrees() => parts.push(format!("{named}: agrees with them")),
-                Some(rest) => parts.push(format!("{named}; rest x{:.3} not named", rest.ratio)),
+            match rest.map(|rest| (rest, rest.agreement())) {
+                Some((_, Agreement::Agrees)) => parts.push(format!("{named}: agrees with them")),
+                Some((rest, Agreement::Differs)) => parts.push(format!("{named}; rest x{:.3} not named", rest.ratio)),
+                Some((rest, Agreement::Inconclusive { pairs })) => {
+                    parts.push(format!("{named}; rest {}", rest.undecided(pairs)))
+                }
                 None => parts.push(format!("{named}; x{:.3} not named", r.ratio)),
             }
         }
-        Some(r) => match unmeasured {
+        Some((r, Agreement::Inconclusive { pairs })) => parts.push(r.undecided(pairs)),
+        Some((r, Agreement::Differs)) => match unmeasured {
             Some(why) => parts.push(format!("x{:.3}, not measured by oscost: {why}", r.ratio)),
             None => parts.push(format!("x{:.3} not named", r.ratio)),
         },
@@ -640,6 +695,47 @@ mod tests {
         };
         assert!(gaps.is_empty() && rest.is_none(), "{note}");
         assert_eq!(note, "x1.419 not named");
+    }
+
+    /// An interval reaching past the 5% band is no agreement, whatever its centre:
+    /// pairs spread ±20% around 1 are inconclusive and say how many pairs would decide;
+    /// tight ones agree, tight ones 30% off differ, and one pair decides nothing.
+    #[test]
+    fn agreement_needs_the_whole_interval_inside_the_band() {
+        let spread = [0.8, 1.2, 0.85, 1.15, 1.0, 0.9, 1.1];
+        let ratio = Ratio::of(&spread).unwrap();
+        assert!((ratio.ratio - 1.0).abs() < AGREEMENT, "the centre alone would pass: {ratio:?}");
+        let Agreement::Inconclusive { pairs: Some(n) } = ratio.agreement() else { panic!("{:?}", ratio.agreement()) };
+        assert!(n > spread.len(), "{n}");
+        let pairs: Vec<Pair> =
+            spread.iter().map(|r| Pair { anchor: 100.0 * r, oscost: 100.0, gaps: vec![0.0] }).collect();
+        let Outcome::Compared { note, .. } = compare(&side(AnchorId::RawGetppid), pairs) else { panic!("compared") };
+        assert!(!note.contains("agrees"), "{note}");
+        assert!(note.contains("inconclusive: about"), "{note}");
+        assert_eq!(Ratio::of(&[0.99, 1.01, 1.0, 0.995]).unwrap().agreement(), Agreement::Agrees);
+        assert_eq!(Ratio::of(&[1.29, 1.31, 1.3]).unwrap().agreement(), Agreement::Differs);
+        assert_eq!(Ratio::of(&[1.0]).unwrap().agreement(), Agreement::Inconclusive { pairs: None });
+    }
+
+    /// On synthetic pairs: equal figures with 10% noise per pair are called different
+    /// in at most 5% of trials; a real 30% gap with 2% noise is called different in at
+    /// least 95%, and never agreeing.
+    #[test]
+    fn the_verdicts_are_quiet_on_noise_and_fire_on_a_real_gap() {
+        let mut rng = crate::stats::SplitMix64::new(11);
+        let mut trial = |centre: f64, sd: f64| {
+            let ratios: Vec<f64> =
+                (0..5).map(|_| (centre.ln() + sd * crate::stats::nested::normal(&mut rng)).exp()).collect();
+            Ratio::of(&ratios).unwrap().agreement()
+        };
+        let trials = 1000;
+        let noise: Vec<Agreement> = (0..trials).map(|_| trial(1.0, 0.10)).collect();
+        let differs = noise.iter().filter(|a| **a == Agreement::Differs).count();
+        assert!(differs * 20 <= trials, "{differs} of {trials} equal pairs called different");
+        let gap: Vec<Agreement> = (0..trials).map(|_| trial(1.3, 0.02)).collect();
+        let found = gap.iter().filter(|a| **a == Agreement::Differs).count();
+        assert!(found * 20 >= trials * 19, "{found} of {trials} real gaps found");
+        assert!(!gap.contains(&Agreement::Agrees));
     }
 
     /// Fresh processes of the raw loop at two levels (as getppid's are on some
