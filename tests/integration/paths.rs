@@ -312,9 +312,10 @@ fn outputs_onto_a_device_or_a_link_are_refused_and_left_alone() {
     assert!(!db.exists(), "a refused output still opened (or measured into) the database");
 }
 
-/// A bad `--export-json` (a folder) is refused with exit 2 before measuring: no run is
-/// stored. An export that fails after measuring still prints the table and the run
-/// id, then exits non-zero.
+/// A bad `--export-json` (a folder, or a name in a folder that is not there) is
+/// refused with exit 2 before measuring: no run is stored. An export that fails after
+/// measuring (a folder no file can be made in) still prints the table and the run id,
+/// then exits non-zero.
 #[test]
 fn a_bad_export_path_is_refused_before_measuring() {
     let db = temp_db();
@@ -322,23 +323,27 @@ fn a_bad_export_path_is_refused_before_measuring() {
     let before = runs_count(&db.path);
     let folder = db.dir.path().join("a-folder");
     std::fs::create_dir(&folder).unwrap();
-    let out = oscost()
-        .args(["run", "syscall.getppid", "--quick", "--export-json"])
-        .arg(&folder)
-        .arg("--db")
-        .arg(&db.path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("a folder"), "{}", stderr(&out));
-    assert_eq!(runs_count(&db.path), before, "a run was measured and stored");
-
-    // A name in a folder that is not there passes the check, and fails to be written
-    // after measuring: the table and the run id are printed all the same.
     let nowhere = db.dir.path().join("missing-folder/out.json");
+    for (bad, said) in [(&folder, "a folder"), (&nowhere, "no folder")] {
+        let out = oscost()
+            .args(["run", "syscall.getppid", "--quick", "--export-json"])
+            .arg(bad)
+            .arg("--db")
+            .arg(&db.path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(said), "{}", stderr(&out));
+        assert_eq!(runs_count(&db.path), before, "a run was measured and stored");
+    }
+
+    // /proc takes no new file, from root either, though it is a folder: the check
+    // passes and the write fails after measuring, and the table and the run id are
+    // printed all the same.
+    let unwritable = Path::new("/proc/oscost-export-test.json");
     let out = oscost()
         .args(["run", "syscall.getppid", "--quick", "--export-json"])
-        .arg(&nowhere)
+        .arg(unwritable)
         .arg("--db")
         .arg(&db.path)
         .output()
@@ -346,7 +351,7 @@ fn a_bad_export_path_is_refused_before_measuring() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("syscall.getppid") && stdout.contains("stored as run #"), "{stdout}");
-    assert!(stderr(&out).contains("missing-folder/out.json"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("oscost-export-test.json"), "{}", stderr(&out));
     assert_eq!(runs_count(&db.path), before + 1);
 }
 

@@ -220,6 +220,8 @@ pub enum UnsafePath {
     TooManyLinks { path: PathBuf },
     #[error("{} names no file", .path.display())]
     NoFileName { path: PathBuf },
+    #[error("{}: there is no folder {} to write it in", .path.display(), .folder.display())]
+    NoFolder { path: PathBuf, folder: PathBuf },
 }
 
 /// A database path checked (see [`resolve_db`]): absolute, free of links, in a folder
@@ -449,12 +451,16 @@ pub enum BadOutput {
     Io { path: PathBuf, cause: io::Error },
     #[error("{} names no file", .path.display())]
     NoFileName { path: PathBuf },
+    #[error("{}: there is no folder {} to write it in", .path.display(), .folder.display())]
+    NoFolder { path: PathBuf, folder: PathBuf },
 }
 
 /// Checks that `path` can take an output: a regular file (replaced whole by
-/// [`write_atomic`]) or a name not taken yet; a device, a pipe, a socket, a folder or
-/// a symbolic link is refused (replacing `/dev/null` or a link would change what
-/// others rely on; writing through a link is what another user's link asks for).
+/// [`write_atomic`]) or a name not taken yet in a folder that is there; a device, a
+/// pipe, a socket, a folder or a symbolic link is refused (replacing `/dev/null` or a
+/// link would change what others rely on; writing through a link is what another
+/// user's link asks for), and so is a name in a folder that is not there, which could
+/// only fail once the figures it would hold are measured.
 pub fn check_output(path: &Path) -> Result<(), BadOutput> {
     if path.file_name().is_none() {
         return Err(BadOutput::NoFileName { path: path.to_path_buf() });
@@ -464,7 +470,13 @@ pub fn check_output(path: &Path) -> Result<(), BadOutput> {
         Ok(m) => {
             Err(BadOutput::NotAFile { path: path.to_path_buf(), kind: kind_name(FileType::from_raw_mode(m.mode())) })
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+            let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            match std::fs::metadata(folder) {
+                Ok(m) if m.is_dir() => Ok(()),
+                _ => Err(BadOutput::NoFolder { path: path.to_path_buf(), folder: folder.to_path_buf() }),
+            }
+        }
         Err(cause) => Err(BadOutput::Io { path: path.to_path_buf(), cause }),
     }
 }
@@ -511,6 +523,11 @@ mod tests {
     fn outputs_are_regular_files_or_new_names() {
         let d = tempfile::tempdir().unwrap();
         assert!(check_output(&d.path().join("new.json")).is_ok());
+        let nowhere = d.path().join("missing-folder/new.json");
+        assert!(matches!(check_output(&nowhere), Err(BadOutput::NoFolder { .. })), "a folder that is not there");
+        std::fs::write(d.path().join("a-file"), b"").unwrap();
+        let under_a_file = d.path().join("a-file/new.json");
+        assert!(matches!(check_output(&under_a_file), Err(BadOutput::NoFolder { .. })), "a file is no folder");
         std::fs::write(d.path().join("old.json"), b"x").unwrap();
         assert!(check_output(&d.path().join("old.json")).is_ok());
         for (path, kind) in [(d.path().to_path_buf(), "folder"), (PathBuf::from("/dev/null"), "character device")] {
