@@ -77,6 +77,7 @@ fn profiles_and_sizes_are_checked() {
         vec!["--tasks", "100000"],
         vec!["--profile", "k6"],
         vec!["--profile", "live@x"],
+        vec!["--seed", "3", "--seeds", "20"],
     ] {
         let out = oscost()
             .args(["sim", "--policy", "cfs", "--workload", "server"])

@@ -25,6 +25,19 @@ pub enum PlanError {
     Messages,
     #[error("--seeds must be between 1 and {MAX_SEEDS}")]
     Seeds,
+    #[error("--seed runs one seed and --seeds K runs seeds 1..=K: give one of them")]
+    SeedAndSeeds,
+}
+
+/// The seed and the seed count that `--seed` and `--seeds` ask for: `--seed` alone runs
+/// that one seed; `--seeds` alone, or neither, seeds 1..=K (20 unless given). Both at
+/// once (K above 1) is refused rather than settled by ignoring one.
+pub fn seeds_of(seed: Option<u64>, seeds: Option<u64>) -> Result<(u64, u64), PlanError> {
+    match (seed, seeds) {
+        (Some(_), Some(k)) if k > 1 => Err(PlanError::SeedAndSeeds),
+        (Some(s), _) => Ok((s, 1)),
+        (None, k) => Ok((1, k.unwrap_or(super::seeds::DEFAULT_SEEDS))),
+    }
 }
 
 /// Refuses a plan with a size the simulator does not take, before anything runs.
@@ -92,6 +105,11 @@ mod tests {
         assert_eq!(check(&Plan { messages: 0, ..plan() }), Err(PlanError::Messages));
         assert_eq!(PlanError::Messages.to_string(), "--messages must be between 1 and 10000");
         assert_eq!(check(&Plan { seeds: 0, ..plan() }), Err(PlanError::Seeds));
+        assert_eq!(seeds_of(Some(3), None), Ok((3, 1)), "--seed alone is obeyed");
+        assert_eq!(seeds_of(Some(3), Some(1)), Ok((3, 1)));
+        assert_eq!(seeds_of(None, Some(5)), Ok((1, 5)));
+        assert_eq!(seeds_of(None, None), Ok((1, crate::seeds::DEFAULT_SEEDS)));
+        assert_eq!(seeds_of(Some(3), Some(20)), Err(PlanError::SeedAndSeeds), "never one ignored");
         assert_eq!(check(&Plan { seeds: MAX_SEEDS + 1, ..plan() }), Err(PlanError::Seeds));
     }
 

@@ -197,14 +197,14 @@ pub enum Command {
         /// published figure).
         #[arg(long, default_value = "live")]
         profile: String,
-        /// The seed of a deterministic workload's run (and of a stochastic one's with
-        /// --seeds 1).
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// server: run over seeds 1..=K and store each figure's median with its seed
-        /// range (the model's seed-to-seed spread, not a measurement interval).
-        #[arg(long, value_name = "K", default_value_t = crate::sim::seeds::DEFAULT_SEEDS)]
-        seeds: u64,
+        /// The seed of the run (default 1); a stochastic workload (server) then runs this
+        /// one seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// server: run over seeds 1..=K (default 20) and store each figure's median with
+        /// its seed range (the model's seed-to-seed spread, not a measurement interval).
+        #[arg(long, value_name = "K")]
+        seeds: Option<u64>,
         /// travis: the yielders are threads of one process.
         #[arg(long)]
         threads: bool,
