@@ -82,7 +82,11 @@ fn render(noise: &[FigureNoise], docs: &[RunDocument]) -> String {
             n.percent(n.sigma),
             n.percent(n.within),
             n.percent(n.between),
-            format!("±{:.1}%", n.widening * 100.0),
+            if n.between.is_finite() && n.between <= crate::judge::noise::MAX_BETWEEN {
+                format!("±{:.1}%", n.widening * 100.0)
+            } else {
+                "refused".to_string()
+            },
         ]);
     }
     let ids: Vec<String> = docs.iter().map(|d| format!("#{}", d.run.id)).collect();
@@ -90,6 +94,6 @@ fn render(noise: &[FigureNoise], docs: &[RunDocument]) -> String {
     format!(
         "{}\n{t}\n{}\n",
         prose(format!("this machine's noise from {} A/A runs ({}): the A/A spread is the root mean square of consecutive runs' log ratios; within runs, what the runs' own intervals explain of it; between runs, the rest, as one run's standard deviation (σ_b² = (spread² − within²)/2)", docs.len(), ids.join(", "))),
-        prose("compare now widens the interval of a one-run side by its figure's between-run spread when that side ran on a machine with this comparability key (every noise run of that key counts), and run --precision judges a figure with it until it has blocks of rounds of its own; the last column is the least half-width a comparison of one run a side then gets (Student's t over the pairs, in quadrature with its own interval)".into()),
+        prose("compare now widens the interval of a one-run side by its figure's between-run spread when that side ran on a machine with this comparability key (every noise run of that key counts), and run --precision judges a figure with it until it has blocks of rounds of its own; the last column is the least half-width a comparison of one run a side then gets (Student's t over the pairs, in quadrature with its own interval), or \"refused\" where the runs sit a factor of two or more apart as a matter of course: no spread describes that, and compare gives such a figure of one run a side no verdict".into()),
     )
 }

@@ -95,6 +95,15 @@ fn within_se(r: &ResultRow) -> f64 {
         .map_or(0.0, |s| s.stddev / (s.n as f64).sqrt())
 }
 
+/// The largest between-run spread σ_b (log) a figure's noise runs may show and still
+/// be taken as its machine's drift. Runs of one figure a factor of two apart as a
+/// matter of course (σ_b = ln 2) describe a figure that is not one quantity (a
+/// scheduler's choice, a level per process), not a machine's drift; and widening a
+/// comparison by t₀.₉₇₅,ₖ·σ_b from a few such pairs gives a bound of thousands of
+/// percent. Such a figure's noise is refused, and a one-run comparison that would need
+/// it gives no verdict.
+pub const MAX_BETWEEN: f64 = std::f64::consts::LN_2;
+
 /// The between-run spread σ_b from pairs' log ratios `d` and within-run variances `w`.
 pub fn between_of(d: &[f64], w: &[f64]) -> f64 {
     if d.is_empty() {
@@ -194,6 +203,8 @@ pub struct Between {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunNoise {
     figures: BTreeMap<Figure, Between>,
+    /// Figures whose spread is past [`MAX_BETWEEN`], with it.
+    refused: BTreeMap<Figure, f64>,
     pub source: Option<Source>,
 }
 
@@ -205,24 +216,32 @@ impl RunNoise {
 
     /// Each figure's spread from `runs` (the applicable noise runs, oldest first).
     pub fn from_noise(runs: &[RunDocument]) -> Self {
-        let figures: BTreeMap<Figure, Between> = figure_noise(runs)
-            .into_iter()
-            .map(|n| {
-                let figure = (n.key.bench.clone(), n.key.variant().to_string(), n.key.method);
-                (figure, Between { sigma: n.between, pairs: n.pairs })
-            })
-            .collect();
+        let (mut figures, mut refused) = (BTreeMap::new(), BTreeMap::new());
+        for n in figure_noise(runs) {
+            let figure = (n.key.bench.clone(), n.key.variant().to_string(), n.key.method);
+            if n.between.is_finite() && n.between <= MAX_BETWEEN {
+                figures.insert(figure, Between { sigma: n.between, pairs: n.pairs });
+            } else {
+                refused.insert(figure, n.between);
+            }
+        }
         let source = (!figures.is_empty()).then(|| Source {
             runs: runs.len(),
             first: runs.first().map(|d| d.run.started_at.clone()).unwrap_or_default(),
             last: runs.last().map(|d| d.run.started_at.clone()).unwrap_or_default(),
         });
-        RunNoise { figures, source }
+        RunNoise { figures, refused, source }
     }
 
     /// Row `r`'s figure's between-run spread, where the noise runs measured it.
     pub fn of(&self, r: &ResultRow) -> Option<Between> {
         self.figures.get(&figure_of(r)).copied()
+    }
+
+    /// Whether the noise runs measured row `r`'s figure past any model of a machine's
+    /// drift (see [`MAX_BETWEEN`]).
+    pub fn refuses(&self, r: &ResultRow) -> bool {
+        self.refused.contains_key(&figure_of(r))
     }
 
     /// Figures with a spread of their own.

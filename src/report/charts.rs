@@ -366,6 +366,7 @@ fn verdict_style(verdict: Verdict) -> (&'static str, Mark, &'static str) {
         Verdict::NoChange => ("#1f77b4", Mark::Dot, "no change"),
         Verdict::Uncertain(Doubt::NotASwitch) => (GREY, Mark::Ring, "no verdict: not a switch's cost"),
         Verdict::Uncertain(Doubt::Flagged(_)) => (GREY, Mark::Ring, "no verdict: a flag doubts the row"),
+        Verdict::Uncertain(Doubt::MachineNoise) => (GREY, Mark::Ring, "no verdict: the noise runs disagree too much"),
         Verdict::Uncertain(
             Doubt::Straddles | Doubt::BelowMde | Doubt::DesignTooWeak | Doubt::OneRound | Doubt::NoInterval,
         ) => (GREY, Mark::Dot, "uncertain"),

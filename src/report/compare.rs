@@ -171,6 +171,9 @@ pub fn compare_with(
             .filter_map(|(_, n)| n.of(ra))
             .collect();
         let between = (!spreads.is_empty()).then(|| spreads.iter().map(|b| b.sigma).fold(0.0, f64::hypot));
+        // A one-run side whose machine's noise runs disagree past any model: no
+        // interval can hold what the next run of it may do.
+        let noise_refused = [(&sa, noise[0]), (&sb, noise[1])].iter().any(|(s, n)| s.len() == 1 && n.refuses(ra));
         let extra = spreads.iter().map(|b| crate::judge::noise::side_widening(b.sigma, b.pairs)).fold(0.0, f64::hypot);
         // Said only where the interval really took it (a ratio whose interval reaches
         // zero cannot be widened on the log scale, and is left as it is).
@@ -196,6 +199,8 @@ pub fn compare_with(
         } else if let Some(flag) = withholding_flag(&both) {
             // The tool itself doubts a side's figure: no verdict on it.
             Verdict::Uncertain(Doubt::Flagged(flag.as_str()))
+        } else if noise_refused {
+            Verdict::Uncertain(Doubt::MachineNoise)
         } else {
             explained(verdict(lo, hi, threshold, direction(&ra.unit)), ratio, mde)
         };
@@ -798,6 +803,35 @@ mod noise_tests {
         let mut d = RunDocument::for_tests(id, crate::machine::Machine::example(), rows);
         d.run.started_at = format!("2026-11-24T00:00:{:02}Z", id % 60);
         d
+    }
+
+    /// Noise runs of a figure a factor of four apart from run to run are no model of a
+    /// machine's drift: the figure is refused, and a one-run comparison of it gives no
+    /// verdict (widening by them would print an interval of thousands of percent),
+    /// while a quiet figure of the same runs keeps its spread and its verdict.
+    #[test]
+    fn noise_runs_that_disagree_past_any_model_are_refused() {
+        let mut rng = SplitMix64::new(7);
+        let noise: Vec<RunDocument> = (0..4)
+            .map(|i| {
+                let mut d = run(i, &mut rng, if i % 2 == 0 { 1.0 } else { 4.0 });
+                d.run.kind = RunKind::Noise;
+                d
+            })
+            .collect();
+        let model = RunNoise::from_noise(&noise);
+        assert_eq!(model.len(), 1, "getppid keeps its spread");
+        let one = std::slice::from_ref;
+        let (a, b) = (run(100, &mut rng, 1.0), run(101, &mut rng, 1.6));
+        let c = compare_with(one(&a), one(&b), DEFAULT_THRESHOLD, [&model, &model], 200);
+        assert!(model.refuses(&a.results[1]) && !model.refuses(&a.results[0]));
+        assert_eq!(c[1].verdict, Verdict::Uncertain(Doubt::MachineNoise));
+        assert_eq!(c[1].verdict, "uncertain (machine noise too wide)");
+        assert!(c[0].between_runs.is_some() && c[0].verdict != Verdict::Uncertain(Doubt::MachineNoise));
+        // Without the absurd runs, the same pair's 60% gap is called.
+        let quiet = RunNoise::from_noise(&noise[..1]);
+        let c = compare_with(one(&a), one(&b), DEFAULT_THRESHOLD, [&quiet, &quiet], 200);
+        assert_ne!(c[1].verdict, Verdict::Uncertain(Doubt::MachineNoise));
     }
 
     /// A/A noise runs give each figure its between-run spread, and a one-run side's

@@ -62,6 +62,9 @@ pub enum Doubt {
     NotASwitch,
     /// A side's row carries this flag (its stored name), which doubts the figure.
     Flagged(&'static str),
+    /// A one-run side's machine-noise model refuses the figure: its noise runs
+    /// disagree past what any spread between runs describes.
+    MachineNoise,
 }
 
 impl Verdict {
@@ -93,6 +96,7 @@ impl std::fmt::Display for Verdict {
             Verdict::Uncertain(Doubt::OneRound) => f.write_str("uncertain (one round)"),
             Verdict::Uncertain(Doubt::NotASwitch) => f.write_str("uncertain (not a switch's cost)"),
             Verdict::Uncertain(Doubt::Flagged(flag)) => write!(f, "uncertain ({flag})"),
+            Verdict::Uncertain(Doubt::MachineNoise) => f.write_str("uncertain (machine noise too wide)"),
         }
     }
 }
