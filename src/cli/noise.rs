@@ -82,11 +82,7 @@ fn render(noise: &[FigureNoise], docs: &[RunDocument]) -> String {
             n.percent(n.sigma),
             n.percent(n.within),
             n.percent(n.between),
-            if n.between.is_finite() && n.between <= crate::judge::noise::MAX_BETWEEN {
-                format!("±{:.1}%", n.widening * 100.0)
-            } else {
-                "refused".to_string()
-            },
+            if n.is_model() { format!("±{:.1}%", n.widening * 100.0) } else { "refused".to_string() },
         ]);
     }
     let ids: Vec<String> = docs.iter().map(|d| format!("#{}", d.run.id)).collect();

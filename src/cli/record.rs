@@ -75,7 +75,7 @@ pub(super) fn trace(d: std::time::Duration, command: &[String], json: bool, db: 
 
 pub(super) fn sim(plan: crate::sim::run::Plan, profile: &str, json: bool, db: PathBuf) -> Result<i32> {
     crate::sim::command::check(&plan).map_err(|e| UsageError(e.to_string()))?;
-    let source = crate::profiles::StoredProfiles::measuring(&db);
+    let source = crate::profiles::StoredProfiles::Measuring(&db);
     let profile = crate::sim::profile_source::choose(profile, &source)
         .map_err(|e| if e.is_usage() { UsageError(e.to_string()).into() } else { anyhow::Error::from(e) })?;
     report::fit::say(&format!("simulating with the {} profile ({}) …", profile.name, profile.machine));

@@ -70,6 +70,12 @@ pub struct FigureNoise {
 }
 
 impl FigureNoise {
+    /// Whether its between-run spread can stand as the machine's drift (at most
+    /// [`MAX_BETWEEN`]); otherwise it is refused.
+    pub fn is_model(&self) -> bool {
+        self.between.is_finite() && self.between <= MAX_BETWEEN
+    }
+
     /// A spread as a percentage, or `<R%` where it is below the figure's resolution.
     pub fn percent(&self, spread: f64) -> String {
         match self.resolution {
@@ -219,7 +225,7 @@ impl RunNoise {
         let (mut figures, mut refused) = (BTreeMap::new(), BTreeMap::new());
         for n in figure_noise(runs) {
             let figure = (n.key.bench.clone(), n.key.variant().to_string(), n.key.method);
-            if n.between.is_finite() && n.between <= MAX_BETWEEN {
+            if n.is_model() {
                 figures.insert(figure, Between { sigma: n.between, pairs: n.pairs });
             } else {
                 refused.insert(figure, n.between);

@@ -105,50 +105,29 @@ fn measure_into(db: &Path, why: &StoredProfileError) -> Result<(), MeasureError>
     Ok(())
 }
 
-/// A database as the simulator's profile source.
-pub struct StoredProfiles<'a> {
-    db: Database<'a>,
-    measure: bool,
-}
-
-/// The database a source reads: one it opens at each question, or one already open
-/// (a run's own store, handed down).
-enum Database<'a> {
-    At(&'a Path),
-    Open(&'a Store),
-}
-
-impl<'a> StoredProfiles<'a> {
-    /// Reads `db` only: a `live` profile without stored switch costs is refused.
-    pub fn reading(db: &'a Path) -> Self {
-        Self { db: Database::At(db), measure: false }
-    }
-
-    /// Reads `db`, and measures the switch costs into it when no run there has them
+/// A database as the simulator's profile source: one it opens at each question (and
+/// may measure into), or one already open (a run's own store, handed down).
+pub enum StoredProfiles<'a> {
+    /// Reads the database at this path only: a `live` profile without stored switch
+    /// costs is refused.
+    Reading(&'a Path),
+    /// Reads it, and measures the switch costs into it when no run there has them
     /// (this executable must be oscost).
-    pub fn measuring(db: &'a Path) -> Self {
-        Self { db: Database::At(db), measure: true }
-    }
-
-    /// Reads `store`, already open, only.
-    pub fn open(store: &'a Store) -> Self {
-        Self { db: Database::Open(store), measure: false }
-    }
+    Measuring(&'a Path),
+    /// Reads this store, already open, only.
+    Open(&'a Store),
 }
 
 impl ProfileSource for StoredProfiles<'_> {
     fn stored_switch(&self) -> Result<StoredSwitch, SourceError> {
-        Ok(match self.db {
-            Database::At(db) => switch_costs(db)?,
-            Database::Open(store) => newest_switch(store)?,
+        Ok(match *self {
+            Self::Reading(db) | Self::Measuring(db) => switch_costs(db)?,
+            Self::Open(store) => newest_switch(store)?,
         })
     }
 
     fn measure_switch(&self) -> Result<StoredSwitch, SourceError> {
-        let Database::At(db) = self.db else { return Err(MeasureError::NotAllowed.into()) };
-        if !self.measure {
-            return Err(MeasureError::NotAllowed.into());
-        }
+        let Self::Measuring(db) = *self else { return Err(MeasureError::NotAllowed.into()) };
         if let Err(why) = switch_costs(db) {
             measure_into(db, &why)?;
         }
@@ -156,9 +135,9 @@ impl ProfileSource for StoredProfiles<'_> {
     }
 
     fn profile_of_run(&self, run: i64) -> Result<Option<CostProfile>, SourceError> {
-        Ok(match self.db {
-            Database::At(db) => profile_of_run(db, run)?,
-            Database::Open(store) => profile_in_store(store, run)?,
+        Ok(match *self {
+            Self::Reading(db) | Self::Measuring(db) => profile_of_run(db, run)?,
+            Self::Open(store) => profile_in_store(store, run)?,
         })
     }
 
@@ -175,7 +154,7 @@ mod tests {
     fn a_database_not_there_has_no_costs_and_reading_never_measures() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("none.db");
-        let source = StoredProfiles::reading(&db);
+        let source = StoredProfiles::Reading(&db);
         assert!(source.stored_switch().unwrap_err().to_string().contains("holds no runs"));
         assert!(matches!(
             source.measure_switch().unwrap_err().downcast_ref::<MeasureError>(),

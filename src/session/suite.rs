@@ -23,7 +23,7 @@ pub(super) fn add_suite_simulations(suite: &str, run: &mut OpenRun) -> Result<()
     let id = run.id;
     let (doc, _) = run.store().load_run(id)?;
     let own = crate::profiles::switch::usable_switch(&doc);
-    let source = crate::profiles::StoredProfiles::open(run.store());
+    let source = crate::profiles::StoredProfiles::Open(run.store());
     let Some(chosen) = crate::sim::profile_source::suite_profiles(suite, own, &source) else { return Ok(()) };
     for note in &chosen.notes {
         eprintln!("note: {note}");
