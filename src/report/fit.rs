@@ -162,6 +162,65 @@ pub fn flex_table(header: &[&str], rows: &[Vec<String>], right: &[usize], flexib
     t
 }
 
+/// A column of a [`folded_table`]: its header, how it is aligned, whether it wraps
+/// (names, verdicts) and whether it may be left out where the table is too wide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column<'a> {
+    pub header: &'a str,
+    pub right: bool,
+    pub flexible: bool,
+    pub droppable: bool,
+}
+
+impl<'a> Column<'a> {
+    /// A left-aligned column that wraps between words when the table is too wide.
+    pub fn flexible(header: &'a str) -> Self {
+        Column { header, right: false, flexible: true, droppable: false }
+    }
+
+    /// A right-aligned column (a number) kept whole.
+    pub fn right(header: &'a str) -> Self {
+        Column { header, right: true, flexible: false, droppable: false }
+    }
+
+    /// This column, left out where the table does not fit otherwise.
+    pub fn droppable(self) -> Self {
+        Column { droppable: true, ..self }
+    }
+}
+
+/// A table of `columns` and `rows` at `width`: whole where it fits; else without
+/// its droppable columns (named in the second value, for the caller to say so); then
+/// with the flexible ones wrapped between words ([`flex_table`]). `-v` and `--wide`
+/// (a [`Width::Full`] or [`Width::Wide`]) keep every column.
+pub fn folded_table<'a>(columns: &[Column<'a>], rows: &[Vec<String>], width: Width) -> (Table, Vec<&'a str>) {
+    let keep_all = !matches!(width, Width::Fit(_));
+    let whole = |kept: &[usize]| {
+        let header: Vec<&str> = kept.iter().map(|i| columns[*i].header).collect();
+        let cells: Vec<Vec<String>> = rows.iter().map(|r| kept.iter().map(|i| r[*i].clone()).collect()).collect();
+        let pick = |f: fn(&Column<'_>) -> bool| -> Vec<usize> {
+            kept.iter().enumerate().filter(|(_, i)| f(&columns[**i])).map(|(at, _)| at).collect()
+        };
+        flex_table(&header, &cells, &pick(|c| c.right), &pick(|c| c.flexible), width)
+    };
+    let all: Vec<usize> = (0..columns.len()).collect();
+    let full = whole(&all);
+    let fits = |t: &Table| width.columns().is_none_or(|w| widest(&t.to_string()) <= usize::from(w));
+    let unwrapped = width.columns().is_none_or(|w| {
+        let natural: usize = all
+            .iter()
+            .map(|i| rows.iter().map(|r| widest(&r[*i])).chain([widest(columns[*i].header)]).max().unwrap_or(0) + 3)
+            .sum();
+        natural < usize::from(w)
+    });
+    if keep_all || (unwrapped && fits(&full)) || !columns.iter().any(|c| c.droppable) {
+        return (full, Vec::new());
+    }
+    let kept: Vec<usize> = all.iter().copied().filter(|i| !columns[*i].droppable).collect();
+    let dropped = columns.iter().filter(|c| c.droppable).map(|c| c.header).collect();
+    (whole(&kept), dropped)
+}
+
 /// A cell's text wrapped to `width` between its words, continuation lines not indented.
 fn wrap_cell(text: &str, width: usize) -> String {
     wrap_with(text, width, Some(0))
@@ -170,10 +229,15 @@ fn wrap_cell(text: &str, width: usize) -> String {
 /// A message on standard error, wrapped to its terminal's width (`COLUMNS`, else the
 /// terminal's, else the 100 columns of a pipe), as the tables on standard output are.
 pub fn say(message: &str) {
+    eprintln!("{}", for_stderr(message));
+}
+
+/// `message` wrapped as [`say`] prints it (for a caller that prints it its own way).
+pub fn for_stderr(message: &str) -> String {
     let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());
     let terminal = || rustix::termios::tcgetwinsize(std::io::stderr()).ok().map(|w| w.ws_col);
     let w = columns.or_else(terminal).filter(|c| *c >= 40).unwrap_or(DEFAULT_WIDTH);
-    eprintln!("{}", wrap(message, usize::from(w)));
+    wrap(message, usize::from(w))
 }
 
 /// `text`, or its start and `…` when it is longer than `width` characters (a kernel

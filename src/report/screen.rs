@@ -136,21 +136,34 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: u16, run_i
         let Some(headline) = line.headline() else { continue };
         shown.push(Figure::of(line, headline, label, &numbers, &mut thin));
     }
-    // A line a figure where it fits; else the interval under its figure and the names
-    // wrapped between their words.
-    let mut out = figures_table(&shown, None).to_string();
+    // A line a figure where it fits: the per-call header folded in two, else the
+    // per-call column left to `-v`; narrower still, the names wrapped between words.
+    let w16 = width;
+    let layouts = [Layout::Line(PerCall::Shown), Layout::Line(PerCall::Stacked), Layout::Line(PerCall::Dropped)];
+    let mut dropped = false;
+    let mut out = String::new();
+    for layout in layouts {
+        out = figures_table(&shown, layout).to_string();
+        dropped = layout.per_call() == PerCall::Dropped;
+        if super::fit::widest(&out) <= w {
+            break;
+        }
+    }
     if super::fit::widest(&out) > w {
-        let mut narrow = figures_table(&shown, Some(width));
+        let mut narrow = figures_table(&shown, Layout::Narrow(w16));
         out = narrow.to_string();
         if super::fit::widest(&out) > w {
             // Narrower than the numbers: cells broken wherever the width needs.
-            super::fit::table(&mut narrow, super::table::Width::Fit(width));
+            super::fit::table(&mut narrow, super::table::Width::Fit(w16));
             out = narrow.to_string();
         }
     }
     out.push('\n');
     let mut prose = Vec::new();
-    if thin {
+    if dropped {
+        prose.push(format!("per call p50 / p99 left out to fit {w} columns (-v or --wide shows them)"));
+    }
+    if thin && !dropped {
         prose.push(format!("per call p99: \"-\" where a row had fewer than {P99_MIN_SAMPLES} samples"));
     }
     for (i, (code, who)) in notes.iter().enumerate() {
@@ -216,36 +229,81 @@ impl Figure {
     }
 }
 
-/// The figures as a table: one line each (`narrow` None), or fitted to `narrow`
-/// columns with each interval under its figure and the names wrapped between words.
-fn figures_table(figures: &[Figure], narrow: Option<u16>) -> Table {
+/// Where a figures table puts its per-call percentiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PerCall {
+    /// In a column headed on one line.
+    Shown,
+    /// In a column headed on two lines (the header is wider than the figures).
+    Stacked,
+    /// Left to `-v`.
+    Dropped,
+}
+
+/// How a figures table is laid out: a line a figure, or fitted to a width with each
+/// interval under its figure and the names wrapped between words (per-call left out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Line(PerCall),
+    Narrow(u16),
+}
+
+impl Layout {
+    fn per_call(self) -> PerCall {
+        match self {
+            Layout::Line(p) => p,
+            Layout::Narrow(_) => PerCall::Dropped,
+        }
+    }
+}
+
+/// The figures as a table in `layout`.
+fn figures_table(figures: &[Figure], layout: Layout) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled);
-    let per_call = if narrow.is_some() { "per call\np50 / p99" } else { "per call p50 / p99" };
-    let header = ["figure", "batch median ±95%", per_call, "sw/op", "notes"];
-    t.set_header(header.to_vec());
+    let per_call = match layout.per_call() {
+        PerCall::Shown => Some("per call p50 / p99"),
+        PerCall::Stacked => Some("per call\np50 / p99"),
+        PerCall::Dropped => None,
+    };
+    let mut header = vec!["figure", "batch median ±95%"];
+    header.extend(per_call);
+    header.extend(["sw/op", "notes"]);
+    t.set_header(header.clone());
+    let narrow = match layout {
+        Layout::Narrow(w) => Some(w),
+        Layout::Line(_) => None,
+    };
     let sep = if narrow.is_some() { "\n" } else { " " };
-    let cells: Vec<[String; 5]> = figures
+    let cells: Vec<Vec<String>> = figures
         .iter()
         .map(|f| {
             let median =
                 if f.interval.is_empty() { f.median.clone() } else { format!("{}{sep}{}", f.median, f.interval) };
-            [f.label.clone(), median, f.per_call.clone(), f.switches.clone(), f.tags.clone()]
+            let mut row = vec![f.label.clone(), median];
+            if per_call.is_some() {
+                row.push(f.per_call.clone());
+            }
+            row.extend([f.switches.clone(), f.tags.clone()]);
+            row
         })
         .collect();
+    let n = header.len();
     // Narrow, the names take what the numbers leave (three characters of border and
     // padding a column, one more for the outer border), wrapped between their words.
     let label_width = narrow.map(|w| {
         let widest = |i: usize| {
             cells.iter().map(|c| super::fit::widest(&c[i])).chain([super::fit::widest(header[i])]).max().unwrap_or(0)
         };
-        let numbers: usize = (1..5).map(widest).sum();
-        usize::from(w).saturating_sub(numbers + 3 * 5 + 1).max(12)
+        let numbers: usize = (1..n).map(widest).sum();
+        usize::from(w).saturating_sub(numbers + 3 * n + 1).max(12)
     });
-    let right = |s: &String| Cell::new(s).set_alignment(CellAlignment::Right);
-    for [label, median, per_call, switches, tags] in &cells {
-        let label = label_width.map_or_else(|| label.clone(), |lw| super::fit::wrap(label, lw));
-        t.add_row(vec![Cell::new(label), right(median), right(per_call), right(switches), Cell::new(tags)]);
+    for row in &cells {
+        let label = label_width.map_or_else(|| row[0].clone(), |lw| super::fit::wrap(&row[0], lw));
+        let mut line = vec![Cell::new(label)];
+        line.extend(row[1..n - 1].iter().map(|c| Cell::new(c).set_alignment(CellAlignment::Right)));
+        line.push(Cell::new(&row[n - 1]));
+        t.add_row(line);
     }
     t
 }
@@ -440,5 +498,51 @@ mod tests {
         assert!(text.contains("load.wakeup (per call)"), "{text}");
         assert_eq!(compact_label("ctx.pipe", "mode=process placement=same_cpu"), "ctx.pipe process same_cpu");
         assert_eq!(compact_label("load.runqueue", "tasks=8 op=yield"), "load.runqueue tasks=8 yield");
+    }
+
+    /// A suite run's simulated rows carry their model (a cost profile, a sensitivity
+    /// to every assumed term, a judgement) as parameters: none enters a label, and
+    /// each figure takes at most 3 lines at 100 columns and fits 80.
+    #[test]
+    fn a_simulated_row_is_labelled_by_its_figure_not_its_model() {
+        let model = serde_json::json!({"assumed": (0..12).map(|i| serde_json::json!({"term": format!("term{i}"), "low": 193160.56678796056, "high": 195049.1446068563, "ns": 60.0})).collect::<Vec<_>>()});
+        let mut rows = Vec::new();
+        for (policy, nice) in [("linux-2.4", "0"), ("o1-2002", "19")] {
+            let r = ResultRow::from_samples("sim.chat", Method::Batch, "msg/s", vec![194315.0], 1)
+                .unwrap()
+                .with_param("cpus", "8")
+                .with_param("figure", "messages per second")
+                .with_param("messages", "100")
+                .with_param("nice", nice)
+                .with_param("policy", policy)
+                .with_param("seed", "1")
+                .with_param("simulated", "smp2002")
+                .with_param("tasks", "10");
+            let mut r = r;
+            r.params.set(crate::key::SENSITIVITY, model.clone());
+            r.params.set(crate::key::COST_PROFILE, model.clone());
+            r.params.set(crate::key::FRAGILE, true);
+            rows.push(r);
+        }
+        let mut conclusion = ResultRow::from_samples("sim.conclusion", Method::Batch, "ratio", vec![2.82], 1)
+            .unwrap()
+            .with_param("conclusion", "chat, 8 CPUs, nice 0, O(1) / old")
+            .with_param("simulated", "smp2002");
+        conclusion.params.set(crate::key::JUDGEMENT, model.clone());
+        rows.push(conclusion);
+        for width in [100u16, 80] {
+            let text = render_results(&rows, &[], width, Some(1));
+            assert!(!text.contains('{') && !text.contains("term0"), "no model in a label:\n{text}");
+            assert!(super::super::fit::widest(&text) <= usize::from(width), "{text}");
+            let body: Vec<&str> = text.lines().filter(|l| l.starts_with('│')).skip(1).collect();
+            if width == 100 {
+                assert!(body.len() <= 3 * rows.len(), "{} lines for {} figures:\n{text}", body.len(), rows.len());
+            }
+        }
+        let label = crate::model::ResultRow::variant_label(&rows[0]);
+        assert_eq!(
+            label,
+            "cpus=8 figure=messages per second messages=100 nice=0 policy=linux-2.4 seed=1 simulated=smp2002 tasks=10"
+        );
     }
 }

@@ -295,9 +295,29 @@ impl<T> std::fmt::Debug for Param<T> {
 }
 
 /// The parameters that are bookkeeping, not part of what tells variants apart: the
-/// batch size a row was timed with, a path or statement it ran, the cost profile a
-/// simulated figure used.
-const BOOKKEEPING: [&str; 4] = [BATCH_SIZE.name(), "path", STATEMENT.name(), "cost_profile"];
+/// batch size a row was timed with, a path or statement it ran, and a model's inputs
+/// and judgement ([`MODEL_INPUTS`]).
+const BOOKKEEPING: [&str; 3] = [BATCH_SIZE.name(), "path", STATEMENT.name()];
+
+/// The parameters a simulated figure carries as what its model stood on and what it
+/// says of its robustness: a structure each, read by `-v`, the JSON and the reprint's
+/// notes, never part of a label (a label names the figure; these would fill a screen).
+pub const MODEL_INPUTS: [&str; 4] = [COST_PROFILE.name(), SENSITIVITY.name(), JUDGEMENT.name(), FRAGILE.name()];
+
+/// Whether the parameter `name` is left out of a variant's identity and label.
+fn is_bookkeeping(name: &str) -> bool {
+    BOOKKEEPING.contains(&name) || MODEL_INPUTS.contains(&name)
+}
+
+/// A simulated row's whole cost profile.
+pub const COST_PROFILE: Param<Json> = Param::new("cost_profile");
+/// A simulated figure's sensitivity to each assumed cost term.
+pub const SENSITIVITY: Param<Json> = Param::new("sensitivity");
+/// A judged conclusion's judgement.
+pub const JUDGEMENT: Param<Json> = Param::new("judgement");
+/// Whether a simulated row (a conclusion or a figure it is drawn from) is fragile: a
+/// ±50% change of one assumed term flips it.
+pub const FRAGILE: Param<bool> = Param::new("fragile");
 
 /// The calls one timed sample of a batch row holds.
 pub const BATCH_SIZE: Param<u64> = Param::new("batch_size");
@@ -339,7 +359,7 @@ impl Params {
     /// bookkeeping aside (what [`Params::label`] equal would say, without the text).
     pub fn same_variant(&self, other: &Params) -> bool {
         fn told(p: &Params) -> impl Iterator<Item = (&String, &serde_json::Value)> {
-            p.0.iter().filter(|(k, _)| !BOOKKEEPING.contains(&k.as_str()))
+            p.0.iter().filter(|(k, _)| !is_bookkeeping(k))
         }
         told(self).eq(told(other))
     }
@@ -401,7 +421,7 @@ impl Params {
     pub fn variant_params(&self) -> Vec<String> {
         self.0
             .iter()
-            .filter(|(k, _)| !BOOKKEEPING.contains(&k.as_str()))
+            .filter(|(k, _)| !is_bookkeeping(k))
             .map(|(k, v)| match v {
                 serde_json::Value::String(s) => format!("{k}={s}"),
                 other => format!("{k}={other}"),

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use super::cost::CostProfile;
 use super::workload::{Params, Report, simulate};
 use super::{PolicyKind, WorkloadKind};
-use oscost_figure::key::{Json, Param, Text};
+use oscost_figure::key::{Param, Text};
 use oscost_figure::model::{Count, Method, ResultRow};
 
 /// The parameter that holds a row's whole cost profile.
-pub const PROFILE: Param<Json> = Param::new("cost_profile");
+pub use oscost_figure::key::COST_PROFILE as PROFILE;
 /// The parameter that names the profile (`profile NAME`).
 pub const SIMULATED: Param<Text> = Param::new("simulated");
 /// [`SIMULATED`]'s stored name.

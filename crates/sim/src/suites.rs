@@ -8,22 +8,17 @@ use super::cost::{self, CostProfile};
 use super::sensitivity::{Claim, Conclusion, Judgement, Lab};
 use super::workload::Params;
 use super::{PolicyKind, WorkloadKind};
-use oscost_figure::key::{BenchId, Json, Param};
+use oscost_figure::key::{BenchId, Param};
 use oscost_figure::model::ResultRow;
 
 /// The benchmark id of a judged conclusion's row.
 pub const CONCLUSION_BENCHMARK: BenchId = BenchId::new("sim.conclusion");
-/// The parameter that holds a simulated figure's sensitivity.
-pub const SENSITIVITY: Param<Json> = Param::new("sensitivity");
-/// The parameter that holds a conclusion's judgement.
-pub const JUDGEMENT: Param<Json> = Param::new("judgement");
+pub use oscost_figure::key::{FRAGILE, JUDGEMENT, SENSITIVITY};
 /// lat_proc's conclusion: O(1)'s fork+exit well under the old scheduler's. The text's
 /// ratio is 0.38; a ratio of 0.7 or more would no longer be the gain it reports.
 pub const LAT_PROC_THRESHOLD: f64 = 0.7;
-/// A conclusion row's label, and whether a row (a conclusion or a figure it is drawn
-/// from) is fragile.
+/// A conclusion row's label.
 pub const CONCLUSION: Param<oscost_figure::key::Text> = Param::new("conclusion");
-pub const FRAGILE: Param<bool> = Param::new("fragile");
 
 /// Messages each chat user writes in a reprint's cell: 100, chat_c's count of the
 /// 1-CPU nice-0 run, for every cell (the others ran 1000). Why not 1000: every cell's
