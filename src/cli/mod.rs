@@ -278,10 +278,33 @@ fn dispatch(cli: Cli) -> Result<i32> {
         }
         Command::Observe { duration, interval, json } => observe(duration.0, interval.0, json, db()?),
         Command::Trace { duration, json, command } => trace(duration.0, &command, json, db()?),
-        Command::Sim { policy, workload, cpus, tasks, profile, seed, seeds, threads, nice, messages, json } => {
+        Command::Sim {
+            policy,
+            workload,
+            cpus,
+            tasks,
+            profile,
+            seed,
+            seeds,
+            threads,
+            nice,
+            messages,
+            no_sensitivity,
+            json,
+        } => {
             let (seed, seeds) = crate::sim::command::seeds_of(seed, seeds).map_err(|e| UsageError(e.to_string()))?;
-            let plan =
-                crate::sim::run::Plan { policies: policy, workload, cpus, tasks, threads, nice, messages, seed, seeds };
+            let plan = crate::sim::run::Plan {
+                policies: policy,
+                workload,
+                cpus,
+                tasks,
+                threads,
+                nice,
+                messages,
+                seed,
+                seeds,
+                sensitivity: !no_sensitivity,
+            };
             sim(plan, &profile, json, db()?)
         }
         Command::Push { runs, to } => push(&db()?, runs, &to),

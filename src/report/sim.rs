@@ -18,8 +18,9 @@ where
     r.params.get(p).map(|v| v.to_string()).unwrap_or_default()
 }
 
-/// The run as tables, then each profile it used, term by term.
-pub fn render(doc: &RunDocument) -> String {
+/// The run as tables, each with its rows' robustness fitted to `width`, then each
+/// profile it used, term by term.
+pub fn render(doc: &RunDocument, width: super::table::Width) -> String {
     let mut out = format!(
         "oscost sim #{} ({}) · {} · simulated, not measured\n",
         doc.run.id,
@@ -76,10 +77,48 @@ pub fn render(doc: &RunDocument) -> String {
             }
             out.push('\n');
         }
+        let multi = sizes.len() > 1;
+        let lines: Vec<String> = rows.iter().filter_map(|r| robustness(r, multi)).collect();
+        if !lines.is_empty() {
+            out.push_str(&format!(
+                "  under ±{:.0}% of each assumed term (the term that moves it most; the order against {}):\n",
+                crate::sim::sensitivity::SWING * 100.0,
+                order.first().map_or("", String::as_str)
+            ));
+        }
+        for line in lines {
+            out.push_str(&super::fit::hanging(&line, width, 6));
+            out.push('\n');
+        }
     }
     out
 }
 
+/// A row's robustness in one line: the range ±50% of each assumed term moves its
+/// figure over (the widest term named), and beside another policy whether its order
+/// against the first holds under every such variant (`robust`) or which terms turn it
+/// over (`fragile`). None for a row without a sensitivity.
+fn robustness(r: &ResultRow, with_size: bool) -> Option<String> {
+    use crate::sim::sensitivity::{Judgement, Sensitivity, Swing};
+    let s: Sensitivity = serde_json::from_value(r.params.get(crate::key::SENSITIVITY)?.clone()).ok()?;
+    let mut line = format!("    {}", param(r, POLICY));
+    if with_size {
+        line.push_str(&format!(" at {}", param(r, TASKS)));
+    }
+    let span = |w: &Swing| (w.high - w.low).abs();
+    let widest = s.assumed.iter().max_by(|a, b| span(a).total_cmp(&span(b)));
+    let (lo, hi) =
+        s.assumed.iter().flat_map(|w| [w.low, w.high]).fold((r.median, r.median), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    match widest {
+        Some(w) if num(lo) != num(hi) => line.push_str(&format!(": {}–{} ({})", num(lo), num(hi), w.term)),
+        _ => line.push_str(": unmoved"),
+    }
+    let judged = r.params.get(crate::key::JUDGEMENT).and_then(|v| serde_json::from_value::<Judgement>(v.clone()).ok());
+    if let Some(j) = judged {
+        line.push_str(&format!("; {} {}", j.claim.text(), j.mark()));
+    }
+    Some(line)
+}
 /// Each distinct profile of the run's rows, described term by term.
 pub fn profiles(doc: &RunDocument) -> Vec<String> {
     let mut seen: Vec<crate::sim::CostProfile> = Vec::new();

@@ -19,7 +19,7 @@ pub fn render_fresh_run(doc: &RunDocument, skipped: &[Skipped], width: Width) ->
 
 fn render_run_as(doc: &RunDocument, skipped: &[Skipped], width: Width, preflight_said: bool) -> String {
     if doc.run.kind == RunKind::Sim {
-        let mut out = super::sim::render(doc);
+        let mut out = super::sim::render(doc, width);
         out.push('\n');
         for line in super::sim::profiles(doc) {
             // A term's basis runs long: wrapped under its text, the columns kept.

@@ -230,7 +230,8 @@ fn conduct(
         b.finish_and_clear();
     }
     if let Some(suite) = suite.filter(|_| storage_error.is_none()) {
-        add_suite_simulations(suite, &mut run)?;
+        let scale = if req.quick { crate::sim::suites::Scale::Quick } else { crate::sim::suites::Scale::Full };
+        add_suite_simulations(suite, scale, &mut run)?;
     }
     let stopped_by = executor.stop_signal();
     let status = final_status(storage_error.is_some(), stopped_by.is_some(), !tally.failures.is_empty());

@@ -19,7 +19,7 @@ pub fn execute_suite(req: RunRequest, suite: &str) -> Result<RunOutcome> {
 /// profile and under `live` (its switch costs from this very run, else from the newest
 /// run in the run's own store that has them). Said on standard error, as the run's
 /// notes are.
-pub(super) fn add_suite_simulations(suite: &str, run: &mut OpenRun) -> Result<()> {
+pub(super) fn add_suite_simulations(suite: &str, scale: crate::sim::suites::Scale, run: &mut OpenRun) -> Result<()> {
     let id = run.id;
     let (doc, _) = run.store().load_run(id)?;
     let own = crate::profiles::switch::usable_switch(&doc);
@@ -29,8 +29,15 @@ pub(super) fn add_suite_simulations(suite: &str, run: &mut OpenRun) -> Result<()
         eprintln!("note: {note}");
     }
     let names: Vec<&str> = chosen.profiles.iter().map(|p| p.name.as_str()).collect();
-    eprintln!("simulating the suite's experiments ({}) …", names.join(", "));
-    let rows = crate::sim::suites::rows(suite, &chosen.profiles, sys::interrupted);
+    let scale_note = match scale {
+        crate::sim::suites::Scale::Full => String::new(),
+        crate::sim::suites::Scale::Quick => format!(
+            ", --quick: chat at {} messages a user, no term swept ±50%",
+            crate::sim::suites::QUICK_CHAT_MESSAGES
+        ),
+    };
+    eprintln!("simulating the suite's experiments ({}{scale_note}) …", names.join(", "));
+    let rows = crate::sim::suites::rows(suite, &chosen.profiles, scale, sys::interrupted);
     run.store().add_benchmark(id, &rows, &[])?;
     Ok(())
 }

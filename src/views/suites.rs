@@ -127,20 +127,20 @@ fn marked(d: &RunDocument, profile: &str, label: String, fitted: bool, conclusio
 /// the simulated one, its range over the assumed terms' ±50%, the term that moves it
 /// most, and the mark (robust, fragile and why, or not met).
 fn conclusions_text(d: &RunDocument, suite: &str, profile: &str) -> String {
-    let judged: Vec<Judgement> =
-        crate::sim::suites::conclusions(suite).iter().filter_map(|c| judged(d, profile, &c.label)).collect();
+    let judged: Vec<Judgement> = crate::sim::suites::conclusions(suite, crate::sim::suites::Scale::Full)
+        .iter()
+        .filter_map(|c| judged(d, profile, &c.label))
+        .collect();
     if judged.is_empty() {
         return String::new();
     }
-    let mut out = format!(
-        "\n{}\n",
-        wrapped(
-            &format!(
-                "The texts' conclusions under {profile}, each assumed term at −50% and +50% in turn (the rest held, the fit not redone):"
-            ),
-            2
-        )
-    );
+    let swept = judged.iter().all(|j| j.swept);
+    let how = if swept {
+        "each assumed term at −50% and +50% in turn (the rest held, the fit not redone)"
+    } else {
+        "at the profile's values alone (a --quick run sweeps no term: no conclusion is called robust)"
+    };
+    let mut out = format!("\n{}\n", wrapped(&format!("The texts' conclusions under {profile}, {how}:"), 2));
     let w = judged.iter().map(|j| j.label.chars().count()).max().unwrap_or(0);
     for j in &judged {
         let (lo, hi) = j.range();
@@ -150,14 +150,13 @@ fn conclusions_text(d: &RunDocument, suite: &str, profile: &str) -> String {
             .max_by(|a, b| (a.high - a.low).abs().total_cmp(&(b.high - b.low).abs()))
             .map(|s| format!("; most: {} ({}–{})", s.term, num(s.low), num(s.high)))
             .unwrap_or_default();
+        let swings = if j.swept { format!("  over the swings {}–{}{most}", num(lo), num(hi)) } else { String::new() };
         let line = format!(
-            "  {:<w$}  published {} ({})  simulated {}  over the swings {}–{}{most}  {}",
+            "  {:<w$}  published {} ({})  simulated {}{swings}  {}",
             j.label,
             num(j.published),
             j.claim.text(),
             num(j.ratio),
-            num(lo),
-            num(hi),
             j.mark()
         );
         out.push_str(&wrapped(&line, 6));
@@ -379,10 +378,16 @@ fn molnar_chat(d: &RunDocument) -> Block {
             molnar_cell(d, f, WorkloadKind::Chat, &want, measured, conclusion)
         })
         .collect();
+    // A `--quick` run simulated fewer: the count its rows carry.
+    let messages = d
+        .results
+        .iter()
+        .filter(|r| r.benchmark == WorkloadKind::Chat.id())
+        .find_map(|r| r.params.get(crate::sim::run::MESSAGES))
+        .unwrap_or(crate::sim::suites::CHAT_MESSAGES);
     Block {
         title: format!(
-            "chat_c (10 rooms of 20 users, each message relayed by chat_s to the room; simulated at {} messages a user)",
-            crate::sim::suites::CHAT_MESSAGES
+            "chat_c (10 rooms of 20 users, each message relayed by chat_s to the room; simulated at {messages} messages a user)"
         ),
         unit: "messages per second; \"here\" is today's kernel".into(),
         cells,
@@ -789,7 +794,12 @@ mod tests {
         clear.ipi.ns = 100.0;
         let label = "lat_proc fork+exit, O(1) / old";
         for (profile, fragile) in [(decided, true), (clear, false)] {
-            let rows = crate::sim::suites::rows("lmbench", std::slice::from_ref(&profile), || false);
+            let rows = crate::sim::suites::rows(
+                "lmbench",
+                std::slice::from_ref(&profile),
+                crate::sim::suites::Scale::Full,
+                || false,
+            );
             let d = doc(rows);
             let j = judged(&d, "smp2002", label).expect("the conclusion is judged");
             assert_eq!(j.fragile, fragile, "{j:?}");
@@ -816,7 +826,12 @@ mod tests {
     fn a_suites_simulated_rows_round_trip_through_export_and_import() {
         let mut profile = crate::sim::cost::smp2002_assumed();
         profile.lock_transfer.ns = 1100.0;
-        let mut d = doc(crate::sim::suites::rows("lmbench", std::slice::from_ref(&profile), || false));
+        let mut d = doc(crate::sim::suites::rows(
+            "lmbench",
+            std::slice::from_ref(&profile),
+            crate::sim::suites::Scale::Full,
+            || false,
+        ));
         d.run.started_at = "2026-11-26T12:00:00Z".into();
         assert!(d.results.iter().any(|r| r.benchmark == CONCLUSION_BENCHMARK), "the suite judges a conclusion");
         let json = crate::report::export::json::to_json(&[(d.clone(), vec![])]);
@@ -835,7 +850,12 @@ mod tests {
         for (suite, profile) in
             [("molnar02", crate::sim::fit::smp2002().unwrap()), ("travis98", crate::sim::cost::pentium200().unwrap())]
         {
-            let d = doc(crate::sim::suites::rows(suite, std::slice::from_ref(&profile), || false));
+            let d = doc(crate::sim::suites::rows(
+                suite,
+                std::slice::from_ref(&profile),
+                crate::sim::suites::Scale::Full,
+                || false,
+            ));
             println!("{}", (find(suite).unwrap().render)(&d));
         }
     }

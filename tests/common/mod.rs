@@ -13,6 +13,23 @@ pub struct TempDb {
     pub path: PathBuf,
 }
 
+/// A small simulation on a fitted profile with no sensitivity sweep: a sim run in a
+/// second or two, for tests about runs and paths rather than the simulator.
+pub const SMALL_SIM: &[&str] =
+    &["sim", "--policy", "o1", "--workload", "travis", "--no-sensitivity", "--tasks", "2", "--profile", "pentium200"];
+
+/// Travis's table on his own profile: two policies, six sizes, no sensitivity sweep.
+pub const TRAVIS_SIM: &[&str] = &[
+    "sim",
+    "--policy",
+    "linux-2.0,linux-2.0-yieldfix",
+    "--workload",
+    "travis",
+    "--no-sensitivity",
+    "--profile",
+    "pentium200",
+];
+
 pub fn temp_db() -> TempDb {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("results.db");

@@ -40,7 +40,10 @@ fn an_observed_run_round_trips() {
 
 #[test]
 fn a_simulated_run_round_trips() {
-    round_trips("sim", &["sim", "--policy", "linux-2.0,o1", "--workload", "travis", "--tasks", "2,8"]);
+    round_trips(
+        "sim",
+        &["sim", "--policy", "linux-2.0,o1", "--workload", "travis", "--no-sensitivity", "--tasks", "2,8"],
+    );
 }
 
 #[test]

@@ -98,7 +98,7 @@ fn own_paths_work_and_shared_or_foreign_ones_are_refused() {
     std::fs::write(&empty, b"").unwrap();
     assert!(oscost().args(["runs", "--db"]).arg(&empty).output().unwrap().status.success());
     let own = dir.path().join("sub/new.db");
-    run_ok(&["sim", "--policy", "o1", "--workload", "travis", "--tasks", "2", "--profile", "pentium200"], &own);
+    run_ok(SMALL_SIM, &own);
     assert_eq!(std::fs::metadata(dir.path().join("sub")).unwrap().mode() & 0o777, 0o700);
     let link = dir.path().join("link.db");
     std::os::unix::fs::symlink(&empty, &link).unwrap();
@@ -319,7 +319,7 @@ fn outputs_onto_a_device_or_a_link_are_refused_and_left_alone() {
 #[test]
 fn a_bad_export_path_is_refused_before_measuring() {
     let db = temp_db();
-    run_ok(&["sim", "--policy", "o1", "--workload", "travis", "--tasks", "2"], &db.path);
+    run_ok(&["sim", "--policy", "o1", "--workload", "travis", "--no-sensitivity", "--tasks", "2"], &db.path);
     let before = runs_count(&db.path);
     let folder = db.dir.path().join("a-folder");
     std::fs::create_dir(&folder).unwrap();
@@ -364,7 +364,7 @@ fn runs_count(db: &Path) -> usize {
 #[test]
 fn report_keeps_an_existing_report_without_force() {
     let db = temp_db();
-    run_ok(&["sim", "--policy", "o1", "--workload", "travis", "--tasks", "2"], &db.path);
+    run_ok(&["sim", "--policy", "o1", "--workload", "travis", "--no-sensitivity", "--tasks", "2"], &db.path);
     let cwd = tempfile::tempdir().unwrap();
     let report = cwd.path().join("report.html");
     std::fs::write(&report, "mine").unwrap();
@@ -405,7 +405,7 @@ fn a_damaged_database_is_refused_before_measuring() {
 #[test]
 fn a_read_only_database_names_its_path_and_why() {
     let db = temp_db();
-    run_ok(&["sim", "--policy", "o1", "--workload", "travis", "--tasks", "2"], &db.path);
+    run_ok(&["sim", "--policy", "o1", "--workload", "travis", "--no-sensitivity", "--tasks", "2"], &db.path);
     let mut cmd = oscost();
     if oscost::sys::is_root() {
         for p in [db.dir.path(), &db.path] {
@@ -474,7 +474,7 @@ fn a_password_on_the_command_line_leaves_ps() {
 fn completion_reads_no_database_through_a_planted_link() {
     let (base, tmp) = sticky_folder();
     let db = base.path().join("r.db");
-    run_ok(&["sim", "--policy", "o1", "--workload", "travis", "--tasks", "2", "--profile", "pentium200"], &db);
+    run_ok(SMALL_SIM, &db);
     let offered = |db: &Path| -> Vec<String> {
         let out = oscost()
             .env("OSCOST_DB", db)

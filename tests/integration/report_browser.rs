@@ -230,8 +230,8 @@ fn a_report_of_run_all_draws_every_figure() {
 #[test]
 fn a_sim_report_draws_the_laboratory_with_axes() {
     let db = temp_db();
-    let sim = ["sim", "--policy", "linux-2.0,linux-2.0-yieldfix", "--workload", "travis", "--profile", "pentium200"];
-    run_ok(&sim, &db.path);
+    let sim = TRAVIS_SIM;
+    run_ok(sim, &db.path);
     let html = report(&db, &["latest"], "sim.html");
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.contains("Simulated, not measured") && !text.contains("<th>mitigations</th>"), "no machine header");

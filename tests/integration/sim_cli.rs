@@ -28,6 +28,9 @@ fn a_first_simulation_on_a_fresh_database_measures_what_live_needs() {
         assert_eq!(r["params"]["simulated"], "profile live", "{r}");
         assert_eq!(r["n"], 1, "a simulated figure is one deterministic value: {r}");
         assert_eq!(r["ci_low"], r["median"]);
+        // As a suite's cells: the figure under ±50% of every assumed term.
+        let assumed = r["params"]["sensitivity"]["assumed"].as_array().expect("a sensitivity");
+        assert!(assumed.iter().any(|s| s["term"] == "ipi"), "{r}");
         // Every term of the stored profile says where it comes from.
         let profile = &r["params"]["cost_profile"];
         for term in ["syscall", "switch", "address_space", "scan_per_task", "remote_line", "lock_transfer", "fork"] {
@@ -51,14 +54,14 @@ fn a_first_simulation_on_a_fresh_database_measures_what_live_needs() {
 #[test]
 fn a_fitted_profile_gives_the_same_output_every_time_and_prints_as_a_table() {
     let db = temp_db();
-    let args = ["sim", "--policy", "linux-2.0,linux-2.0-yieldfix", "--workload", "travis", "--profile", "pentium200"];
+    let args = TRAVIS_SIM;
     let mut json_args = args.to_vec();
     json_args.push("--json");
     let a = json_of(&run_ok(&json_args, &db.path));
     let b = json_of(&run_ok(&json_args, &db.path));
     assert_eq!(medians(&a), medians(&b));
     assert_eq!(rows(&a, "sim.travis").len(), 2 * 6 * 2, "two policies, six sizes, two figures");
-    let text = String::from_utf8_lossy(&run_ok(&args, &db.path).stdout).into_owned();
+    let text = String::from_utf8_lossy(&run_ok(args, &db.path).stdout).into_owned();
     // Policy rows by size, no interval, the profile term by term with its fit.
     assert!(text.contains("simulated, not measured"), "{text}");
     assert!(text.lines().any(|l| l.starts_with("tasks") && l.contains(" 40")), "{text}");

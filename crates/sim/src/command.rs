@@ -2,7 +2,11 @@
 //! every combination the plan names, under one profile, until a stop is asked.
 
 use super::CostProfile;
+use super::PolicyKind;
 use super::run::Plan;
+use super::sensitivity::{Claim, Conclusion, Lab};
+use super::workload::Params;
+use oscost_figure::key::{FRAGILE, JUDGEMENT, SENSITIVITY};
 use oscost_figure::model::ResultRow;
 
 /// The most tasks one simulation takes (virtual work grows with them).
@@ -59,21 +63,71 @@ pub fn check(plan: &Plan) -> Result<(), PlanError> {
 
 /// Every simulation of `plan` under `profile`, as rows; `stop` is asked before each.
 /// A stochastic workload (the server) runs over the plan's seeds as the reprints do:
-/// each figure's median over seeds 1..=K, with its seed range.
+/// each figure's median over seeds 1..=K, with its seed range. Every row carries what
+/// a suite's cells carry: its sensitivity to each assumed term at ±50% and each fitted
+/// term's slope; beside two policies or more, each policy's order against the first
+/// judged as a suite's conclusions are (robust, or fragile with the terms that turn it
+/// over), under [`JUDGEMENT`] and [`FRAGILE`].
 pub fn rows(plan: &Plan, profile: &CostProfile, stop: impl Fn() -> bool) -> Vec<ResultRow> {
-    let mut rows = Vec::new();
+    let mut lab = Lab::new(profile.clone());
+    let mut made: Vec<(Params, ResultRow)> = Vec::new();
     for p in plan.params() {
         if stop() {
             break;
         }
-        if super::seeds::is_stochastic(p.workload) && plan.seeds > 1 {
+        let rows = if super::seeds::is_stochastic(p.workload) && plan.seeds > 1 {
             let spreads = super::seeds::over_seeds(&p, profile, plan.seeds, &stop);
-            rows.extend(super::seeds::rows(&p, profile, &spreads));
+            super::seeds::rows(&p, profile, &spreads)
         } else {
-            rows.extend(super::run::simulate_rows(&p, profile));
+            super::run::simulate_rows(&p, profile)
+        };
+        for mut row in rows {
+            if plan.sensitivity {
+                let s = lab.sensitivity(&p, &figure_of(&row));
+                row.params.set(SENSITIVITY, serde_json::to_value(s).expect("plain data"));
+            }
+            made.push((p.clone(), row));
         }
     }
-    rows
+    if let Some(first) = plan.policies.first().filter(|_| plan.sensitivity) {
+        judge_orders(&mut made, *first, &mut lab, &stop);
+    }
+    made.into_iter().map(|(_, row)| row).collect()
+}
+
+/// A row's figure name.
+fn figure_of(row: &ResultRow) -> String {
+    row.params.get(super::run::FIGURE).unwrap_or_default().to_string()
+}
+
+/// Each row of a policy other than `first` judged as the claim its simulation makes:
+/// its figure above or below `first`'s at the same size. A pair within 10% of each
+/// other makes no claim (the judgement says so by its absence).
+fn judge_orders(made: &mut [(Params, ResultRow)], first: PolicyKind, lab: &mut Lab, stop: &impl Fn() -> bool) {
+    for i in 0..made.len() {
+        let (p, row) = &made[i];
+        if p.policy == first || stop() {
+            continue;
+        }
+        let den = Params { policy: first, ..p.clone() };
+        let figure = figure_of(row);
+        let Some(base) = made.iter().find(|(q, r)| *q == den && figure_of(r) == figure) else { continue };
+        let ratio = if base.1.median != 0.0 { row.median / base.1.median } else { f64::NAN };
+        let Some(claim) = Claim::of_published(ratio, 1.0) else { continue };
+        let Some(name) = lab.figure_name(p, &figure) else { continue };
+        let c = Conclusion {
+            label: format!("{} / {}", p.policy.name(), first.name()),
+            num: p.clone(),
+            den,
+            figure: name,
+            claim,
+            published: ratio,
+        };
+        let j = lab.judge(&c);
+        let row = &mut made[i].1;
+        row.params.set(FRAGILE, j.fragile);
+        row.params.set(JUDGEMENT, serde_json::to_value(&j).expect("plain data"));
+    }
 }
 
 #[cfg(test)]
@@ -92,6 +146,7 @@ mod tests {
             messages: 10,
             seed: 1,
             seeds: 1,
+            sensitivity: false,
         }
     }
 
@@ -140,5 +195,39 @@ mod tests {
         // One seed: the row of that seed alone.
         let one = rows(&Plan { seeds: 1, seed: 7, ..server }, &profile, || false);
         assert!(one.iter().all(|r| r.params.raw("seed").and_then(|v| v.as_u64()) == Some(7)));
+    }
+
+    /// As a suite's cells: every row with its sensitivity, and beside two policies the
+    /// second's order against the first judged under it. Travis on Travis's own
+    /// profile: O(1)'s switch is cheaper than 2.0's goodness scan over 4 tasks,
+    /// whatever any assumed term does within ±50%.
+    #[test]
+    fn every_row_carries_its_sensitivity_and_a_second_policy_its_order() {
+        let profile = crate::cost::pentium200().unwrap();
+        let plan = Plan {
+            policies: vec![PolicyKind::Linux20, PolicyKind::O1],
+            workload: WorkloadKind::Travis,
+            tasks: Some(vec![4]),
+            sensitivity: true,
+            ..plan()
+        };
+        let made = rows(&plan, &profile, || false);
+        assert!(!made.is_empty());
+        for r in &made {
+            assert!(r.params.contains(SENSITIVITY.name()), "{:?}", r.params);
+        }
+        let policy = |r: &ResultRow| r.params.get(crate::run::POLICY).unwrap_or_default().to_string();
+        let o1_switch = made
+            .iter()
+            .find(|r| policy(r) == "o1" && r.params.get(crate::run::FIGURE) == Some("time per switch"))
+            .expect("o1's switch");
+        let j: crate::sensitivity::Judgement =
+            serde_json::from_value(o1_switch.params.get(JUDGEMENT).expect("judged").clone()).unwrap();
+        assert_eq!((j.label.as_str(), j.claim), ("o1 / linux-2.0", Claim::Below(1.0)));
+        assert_eq!(j.mark(), "robust");
+        assert!(made.iter().filter(|r| policy(r) == "linux-2.0").all(|r| !r.params.contains(JUDGEMENT.name())));
+        // Without: neither.
+        let bare = rows(&Plan { sensitivity: false, ..plan }, &profile, || false);
+        assert!(bare.iter().all(|r| !r.params.contains(SENSITIVITY.name()) && !r.params.contains(JUDGEMENT.name())));
     }
 }

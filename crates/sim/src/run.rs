@@ -59,6 +59,9 @@ pub struct Plan {
     /// A stochastic workload runs over seeds 1..=`seeds` and stores each figure's
     /// median with its seed range ([`super::seeds`]); 1 runs `seed` alone.
     pub seeds: u64,
+    /// Each figure's sensitivity and the policies' order judged under it
+    /// ([`super::command::rows`]).
+    pub sensitivity: bool,
 }
 
 /// Each workload's sizes when none are given.

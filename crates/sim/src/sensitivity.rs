@@ -111,6 +111,14 @@ impl Lab {
         self.memo[&key].iter().find(|(n, _)| *n == figure).map(|(_, v)| *v)
     }
 
+    /// `figure` as experiment `p`'s workload names it (its report's own text); None
+    /// for a figure the workload does not report.
+    pub fn figure_name(&mut self, p: &Params, figure: &str) -> Option<&'static str> {
+        self.figure(p, figure, "", 1.0)?;
+        let key = (format!("{p:?}"), String::new(), 1.0f64.to_bits());
+        self.memo[&key].iter().find(|(n, _)| *n == figure).map(|(n, _)| *n)
+    }
+
     /// The sensitivity of `figure` of experiment `p`.
     pub fn sensitivity(&mut self, p: &Params, figure: &str) -> Sensitivity {
         let mut out = Sensitivity { swing: SWING, ..Default::default() };
@@ -137,6 +145,25 @@ impl Lab {
             }
         }
         out
+    }
+
+    /// A conclusion judged at the profile's values alone: whether it holds, with no
+    /// variant swept (its mark says so; never `robust`).
+    pub fn judge_unswept(&mut self, c: &Conclusion) -> Judgement {
+        let num = self.figure(&c.num, c.figure, "", 1.0);
+        let den = self.figure(&c.den, c.figure, "", 1.0);
+        let ratio = num.zip(den).filter(|(_, d)| *d != 0.0).map_or(f64::NAN, |(n, d)| n / d);
+        Judgement {
+            label: c.label.clone(),
+            claim: c.claim,
+            published: c.published,
+            ratio,
+            holds: c.claim.holds(ratio),
+            fragile: false,
+            flipped_by: Vec::new(),
+            swings: Vec::new(),
+            swept: false,
+        }
     }
 
     /// A conclusion judged under the profile and its ±50% variants.
@@ -172,6 +199,7 @@ impl Lab {
             fragile: holds && !flipped_by.is_empty(),
             flipped_by,
             swings,
+            swept: true,
         }
     }
 }
@@ -241,13 +269,24 @@ pub struct Judgement {
     pub flipped_by: Vec<String>,
     /// The ratio with each assumed term at −50% and +50%.
     pub swings: Vec<Swing>,
+    /// Whether the assumed terms were swept at all (a `--quick` suite judges at the
+    /// profile's values alone).
+    #[serde(default = "swept_by_default")]
+    pub swept: bool,
+}
+
+/// A judgement stored before unswept ones existed was swept.
+fn swept_by_default() -> bool {
+    true
 }
 
 impl Judgement {
-    /// "robust", "fragile (ipi, migration_refill ±50%)" or "not met".
+    /// "robust", "fragile (ipi, migration_refill ±50%)", "met, not swept" or "not met".
     pub fn mark(&self) -> String {
         if !self.holds {
             "not met".into()
+        } else if !self.swept {
+            "met, not swept".into()
         } else if self.fragile {
             format!("fragile ({} ±{:.0}%)", self.flipped_by.join(", "), SWING * 100.0)
         } else {

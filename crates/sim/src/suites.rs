@@ -29,6 +29,35 @@ pub const CONCLUSION: Param<oscost_figure::key::Text> = Param::new("conclusion")
 /// with the command that makes it). The reprint says so where the model and the text
 /// part.
 pub const CHAT_MESSAGES: u64 = 100;
+/// Messages each chat user writes in a `--quick` suite's cells: a fifth of
+/// [`CHAT_MESSAGES`], the chat cells being most of a suite's simulation time.
+pub const QUICK_CHAT_MESSAGES: u64 = 20;
+
+/// How much of each experiment a suite simulates: as the reprint states it, or the
+/// `--quick` run's shorter chat with no term swept: no cell's sensitivity, every
+/// conclusion judged at the profile's values alone (never `robust`; the header says
+/// so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    Full,
+    Quick,
+}
+
+impl Scale {
+    /// Messages each chat user writes.
+    pub fn chat_messages(self) -> u64 {
+        match self {
+            Scale::Full => CHAT_MESSAGES,
+            Scale::Quick => QUICK_CHAT_MESSAGES,
+        }
+    }
+
+    /// Whether each assumed term is swept ±50% for the cells' sensitivity and the
+    /// conclusions' robustness: about 30 simulations a cell.
+    pub fn sweeps(self) -> bool {
+        self == Scale::Full
+    }
+}
 
 /// The O(1) scheduler that stands for Molnar's measured one in every molnar02 and
 /// lat_proc cell and conclusion: his January 2002 patch for 2.5.2-pre6 (`o1-2002`), the
@@ -41,7 +70,7 @@ pub const LAT_PROC_FORKS: usize = 300;
 pub const LAT_PROC_CPUS: usize = 2;
 
 /// The experiments of one reprint, or none for a suite with nothing to simulate.
-pub fn experiments(suite: &str) -> Vec<Params> {
+pub fn experiments(suite: &str, scale: Scale) -> Vec<Params> {
     let p = |policy, workload, cpus, tasks| Params::new(policy, workload, cpus, tasks);
     match suite {
         "travis98" => {
@@ -61,7 +90,7 @@ pub fn experiments(suite: &str) -> Vec<Params> {
             for policy in [PolicyKind::Linux24, MOLNAR_O1] {
                 for cpus in [1, 8] {
                     for nice in [0, 19] {
-                        let messages = CHAT_MESSAGES;
+                        let messages = scale.chat_messages();
                         v.push(Params { nice, messages, ..p(policy, WorkloadKind::Chat, cpus, 10) });
                     }
                 }
@@ -132,7 +161,7 @@ fn lat_proc_conclusion() -> Option<Conclusion> {
 /// "the fix is faster" (after / before) and "threads switch faster" (thread / process)
 /// at each size, molnar02's O(1) / old for chat, loop_yield and lat_proc. A published
 /// ratio within 10% of its threshold claims no side and is left out.
-pub fn conclusions(suite: &str) -> Vec<Conclusion> {
+pub fn conclusions(suite: &str, scale: Scale) -> Vec<Conclusion> {
     let mut out = Vec::new();
     match suite {
         "travis98" => {
@@ -181,7 +210,7 @@ pub fn conclusions(suite: &str) -> Vec<Conclusion> {
             for (label, cpus, nice, system, row) in runs {
                 let base = Params {
                     nice,
-                    messages: CHAT_MESSAGES,
+                    messages: scale.chat_messages(),
                     ..Params::new(PolicyKind::Linux24, WorkloadKind::Chat, cpus, 10)
                 };
                 out.extend(o1_over_old(
@@ -225,12 +254,13 @@ fn conclusion_row(j: &Judgement, profile: &CostProfile) -> ResultRow {
 /// Every experiment of `suite` under each of `profiles`, as rows, each figure with its
 /// sensitivity, then the suite's conclusions judged; `stop` is asked between
 /// simulations.
-pub fn rows(suite: &str, profiles: &[CostProfile], stop: impl Fn() -> bool) -> Vec<ResultRow> {
+pub fn rows(suite: &str, profiles: &[CostProfile], scale: Scale, stop: impl Fn() -> bool) -> Vec<ResultRow> {
     let mut out = Vec::new();
     for profile in profiles {
         let mut lab = Lab::new(profile.clone());
         let mut made: Vec<(Params, usize)> = Vec::new();
-        for p in experiments(suite) {
+        let swept = scale.sweeps();
+        for p in experiments(suite, scale) {
             if stop() {
                 return out;
             }
@@ -242,18 +272,20 @@ pub fn rows(suite: &str, profiles: &[CostProfile], stop: impl Fn() -> bool) -> V
                 super::run::simulate_rows(&p, profile)
             };
             for mut row in made_rows {
-                let figure = row.params.get(super::run::FIGURE).unwrap_or_default().to_string();
-                let s = lab.sensitivity(&p, &figure);
-                row.params.set(SENSITIVITY, serde_json::to_value(s).expect("plain data"));
+                if swept {
+                    let figure = row.params.get(super::run::FIGURE).unwrap_or_default().to_string();
+                    let s = lab.sensitivity(&p, &figure);
+                    row.params.set(SENSITIVITY, serde_json::to_value(s).expect("plain data"));
+                }
                 made.push((p.clone(), out.len()));
                 out.push(row);
             }
         }
-        for c in conclusions(suite) {
+        for c in conclusions(suite, scale) {
             if stop() {
                 return out;
             }
-            let j = lab.judge(&c);
+            let j = if swept { lab.judge(&c) } else { lab.judge_unswept(&c) };
             if j.fragile {
                 // The figures the conclusion is drawn from carry its mark too.
                 for (p, i) in &made {

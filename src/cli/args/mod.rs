@@ -214,6 +214,11 @@ pub enum Command {
         /// chat: messages each user writes (chat_c's count; chat_c ran 100 and 1000).
         #[arg(long, default_value_t = 20)]
         messages: u64,
+        /// Leave out each figure's sensitivity (every assumed term at ±50%, each fitted
+        /// term's slope) and the policies' order judged under it: about 30 simulations
+        /// a figure fewer.
+        #[arg(long)]
+        no_sensitivity: bool,
         #[arg(long)]
         json: bool,
     },
