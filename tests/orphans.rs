@@ -45,7 +45,7 @@ fn kill_9_under_seccomp_notify_leaves_no_task_of_the_run() {
             .expect("start oscost");
         // Once a worker runs (the coordinator and a worker are two marked processes),
         // at a moment that moves from trial to trial while it forks.
-        wait_marked(&mark, 2, Duration::from_secs(60));
+        wait_marked(&mark, 2, &mut child);
         std::thread::sleep(Duration::from_millis(300 + 397 * trial as u64 % 1200));
         child.kill().unwrap();
         child.wait().unwrap();
@@ -65,10 +65,10 @@ fn spawn_group_leader(mark: &str) -> Child {
     Command::new("sleep").arg("600").env(MARK, mark).process_group(0).spawn().expect("start sleep")
 }
 
-/// Waits up to 20 s for `child` to end; how it ended, if it did.
+/// Waits for `child` to end (up to [`HANG`]); how it ended, if it did.
 fn ended_within(child: &mut Child) -> Option<std::process::ExitStatus> {
     let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(20) {
+    while start.elapsed() < HANG {
         if let Some(status) = child.try_wait().unwrap() {
             return Some(status);
         }

@@ -232,6 +232,12 @@ pub fn say(message: &str) {
     eprintln!("{}", for_stderr(message));
 }
 
+/// `message` wrapped to standard error's terminal when it is one; to a pipe or a file,
+/// as it is (one line an event, for whatever reads the log).
+pub fn for_stderr_terminal(message: &str) -> String {
+    if rustix::termios::isatty(std::io::stderr()) { for_stderr(message) } else { message.to_string() }
+}
+
 /// `message` wrapped as [`say`] prints it (for a caller that prints it its own way).
 pub fn for_stderr(message: &str) -> String {
     let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());

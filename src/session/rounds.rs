@@ -65,7 +65,7 @@ impl Tally {
 
     /// A line said above the progress bar.
     pub(super) fn say(&self, msg: &str) {
-        let msg = crate::report::fit::for_stderr(msg);
+        let msg = crate::report::fit::for_stderr_terminal(msg);
         match &self.bar {
             Some(b) => b.suspend(|| eprintln!("{msg}")),
             None => eprintln!("{msg}"),

@@ -4,6 +4,28 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The bound on every wait for the machine to do something (a process to start, a row
+/// to be stored, a stop to finish): one that only catches a hang. The tests wait for
+/// the event itself; nothing they wait for takes a tenth of this, even with both CPUs
+/// saturated by other work.
+pub const HANG: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Waits for `child` to end, killing it and failing the test after [`HANG`].
+pub fn wait_or_hang(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for a child") {
+            return status;
+        }
+        if start.elapsed() > HANG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} hung: still running after {HANG:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 pub fn oscost() -> Command {
     Command::new(env!("CARGO_BIN_EXE_oscost"))
 }
@@ -78,11 +100,11 @@ pub fn assert_sane_rows(doc: &serde_json::Value) {
     }
 }
 
-/// Waits (up to a minute) until the database at `db` holds at least one result row.
+/// Waits until the database at `db` holds at least one result row (up to [`HANG`]).
 pub fn wait_for_stored_result(db: &Path) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let deadline = std::time::Instant::now() + HANG;
     loop {
-        assert!(std::time::Instant::now() < deadline, "no benchmark was stored in time");
+        assert!(std::time::Instant::now() < deadline, "no benchmark was stored: hung");
         std::thread::sleep(std::time::Duration::from_millis(100));
         if let Ok(c) = rusqlite::Connection::open(db)
             && c.query_row("SELECT COUNT(*) FROM results", [], |r| r.get::<_, i64>(0)).unwrap_or(0) > 0
@@ -116,10 +138,10 @@ pub fn marked(mark: &str) -> Vec<u32> {
     out
 }
 
-/// Waits up to 5 s for the marked processes to end; returns any still there.
+/// Waits for the marked processes to end (up to [`HANG`]); returns any still there.
 pub fn wait_unmarked(mark: &str) -> Vec<u32> {
     let start = std::time::Instant::now();
-    while !marked(mark).is_empty() && start.elapsed() < std::time::Duration::from_secs(5) {
+    while !marked(mark).is_empty() && start.elapsed() < HANG {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     marked(mark)
@@ -149,10 +171,14 @@ pub fn spawn_marked(args: &[&str], db: &Path, mark: &str) -> std::process::Child
         .expect("start oscost")
 }
 
-/// Waits (up to `limit`) until at least `n` processes are marked `mark`; returns how many.
-pub fn wait_marked(mark: &str, n: usize, limit: std::time::Duration) -> usize {
+/// Waits until at least `n` processes are marked `mark`, or `run` has ended (it will
+/// start no more), or [`HANG`]; returns how many are marked.
+pub fn wait_marked(mark: &str, n: usize, run: &mut std::process::Child) -> usize {
     let start = std::time::Instant::now();
-    while marked(mark).len() < n && start.elapsed() < limit {
+    while marked(mark).len() < n && start.elapsed() < HANG {
+        if run.try_wait().expect("wait for the run").is_some() {
+            break;
+        }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     marked(mark).len()

@@ -14,7 +14,7 @@ use std::process::{Child, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{oscost, temp_db};
+use common::{HANG, oscost, temp_db};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -86,7 +86,7 @@ fn eventually(limit: Duration, mut ok: impl FnMut() -> bool) -> bool {
 
 /// Asserts nothing a coordinator changed is left.
 fn assert_nothing_left(pid: u32, thp_before: &Option<String>) {
-    assert!(eventually(Duration::from_secs(5), || neighbours_of(pid).is_empty()), "a neighbour outlived run {pid}");
+    assert!(eventually(HANG, || neighbours_of(pid).is_empty()), "a neighbour outlived run {pid}");
     assert!(cgroups_of(pid).is_empty(), "cgroups left: {:?}", cgroups_of(pid));
     assert!(records_of(pid).is_empty(), "journal records left: {:?}", records_of(pid));
     assert_eq!(&thp(), thp_before, "the THP setting was not put back");
@@ -263,7 +263,7 @@ fn settings_come_back_after_ctrl_c_and_after_kill_9_by_the_next_run() {
     // Ctrl-C in the middle of a THP round: everything is put back by the run itself.
     let (mut child, other) = start_holding_run(&db.path);
     let pid = child.id();
-    assert!(eventually(Duration::from_secs(60), || thp().as_deref() == Some(other.as_str())), "THP never changed");
+    assert!(eventually(HANG, || thp().as_deref() == Some(other.as_str())), "THP never changed");
     assert!(!cgroups_of(pid).is_empty() && !records_of(pid).is_empty(), "the cgroup and its record exist mid-run");
     rustix::process::kill_process(rustix::process::Pid::from_raw(pid as i32).unwrap(), rustix::process::Signal::INT)
         .unwrap();
@@ -275,7 +275,7 @@ fn settings_come_back_after_ctrl_c_and_after_kill_9_by_the_next_run() {
     // stay changed, recorded; the next run puts them back before it measures.
     let (mut child, other) = start_holding_run(&db.path);
     let pid = child.id();
-    assert!(eventually(Duration::from_secs(60), || thp().as_deref() == Some(other.as_str())), "THP never changed");
+    assert!(eventually(HANG, || thp().as_deref() == Some(other.as_str())), "THP never changed");
     let stderr = child.stderr.take().unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
@@ -481,7 +481,7 @@ fn an_administrators_change_after_kill_9_is_left_and_said() {
     let db = temp_db();
     let mut child = thp_run(&db, mode, Stdio::null());
     let pid = child.id();
-    assert!(eventually(Duration::from_secs(60), || thp().as_deref() == Some(mode)), "THP never changed");
+    assert!(eventually(HANG, || thp().as_deref() == Some(mode)), "THP never changed");
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!records_of(pid).is_empty(), "a killed run's record stays until the next run");
@@ -516,7 +516,7 @@ fn an_administrators_change_during_a_run_wins_and_is_said() {
     let (mode, admin) = mode_and_admin(&found);
     let db = temp_db();
     let child = thp_run(&db, mode, Stdio::piped());
-    assert!(eventually(Duration::from_secs(60), || thp().as_deref() == Some(mode)), "THP never changed");
+    assert!(eventually(HANG, || thp().as_deref() == Some(mode)), "THP never changed");
     std::fs::write(THP, admin).unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -124,7 +124,7 @@ fn interrupt_leaves_nothing(args: &[&str]) {
     assert!(ok.success());
     assert_eq!(child.wait().unwrap().code(), Some(130));
     let start = std::time::Instant::now();
-    while !group_members(pgid).is_empty() && start.elapsed() < std::time::Duration::from_secs(5) {
+    while !group_members(pgid).is_empty() && start.elapsed() < HANG {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert!(group_members(pgid).is_empty(), "left behind: {:?}", group_members(pgid));

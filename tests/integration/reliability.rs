@@ -51,7 +51,7 @@ fn eight_concurrent_runs_on_one_fresh_database_all_land() {
     let children: Vec<Child> =
         (0..8).map(|_| spawn_run(&["run", "syscall.getppid", "syscall.getuid", "--quick"], &db.path)).collect();
     for c in children {
-        let (code, err) = wait_bounded(c, Duration::from_secs(120));
+        let (code, err) = wait_bounded(c, HANG);
         assert_eq!(code, Some(0), "{err}");
     }
     let runs = runs_json(&db.path);
@@ -69,7 +69,7 @@ fn stop_with(signal: i32, expected_code: i32) {
     wait_for_stored_result(&db.path);
     let status = std::process::Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status();
     assert!(status.unwrap().success());
-    let (code, err) = wait_bounded(child, Duration::from_secs(20));
+    let (code, err) = wait_bounded(child, HANG);
     assert_eq!(code, Some(expected_code), "{err}");
     assert!(err.contains("stopped by"), "{err}");
     let runs = runs_json(&db.path);
@@ -192,7 +192,7 @@ fn a_reader_that_closes_the_pipe_is_no_panic() {
         let mut o = child.stdout.take().unwrap();
         let _ = o.read(&mut first);
         drop(o); // the reader goes away, as `| head -c 1` would
-        let (code, err) = wait_bounded(child, Duration::from_secs(20));
+        let (code, err) = wait_bounded(child, HANG);
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert!(matches!(code, Some(0) | Some(141)), "{args:?}: {code:?} {err}");
     }
@@ -243,7 +243,7 @@ fn ctrl_c_under_a_condition_stops_hand_offs_before_any_deadline_runs_out() {
     let db = temp_db();
     for trial in 0..trials {
         let mark = new_mark();
-        let child = oscost()
+        let mut child = oscost()
             .args(["run", "ctx.eventfd", "ctx.pipe", "ctx.futex", "--condition", "nice:1", "--quick", "--db"])
             .arg(&db.path)
             .env(MARK, &mark)
@@ -251,12 +251,12 @@ fn ctrl_c_under_a_condition_stops_hand_offs_before_any_deadline_runs_out() {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start oscost");
-        wait_marked(&mark, 2, Duration::from_secs(60));
+        wait_marked(&mark, 2, &mut child);
         std::thread::sleep(Duration::from_millis(200 + 331 * trial % 1500));
         let stopped = Instant::now();
         let status = std::process::Command::new("kill").arg("-INT").arg(child.id().to_string()).status();
         assert!(status.unwrap().success());
-        let (code, err) = wait_bounded(child, Duration::from_secs(60));
+        let (code, err) = wait_bounded(child, HANG);
         let took = stopped.elapsed();
         assert!(matches!(code, Some(130) | Some(0)), "trial {trial}: {code:?} {err}");
         eprintln!("trial {trial}: the stop took {took:?}");
