@@ -147,7 +147,7 @@ pub(super) fn write_output(path: &Path, text: &str) -> Result<()> {
 pub(super) fn import(db: &Path, file: &Path) -> Result<i32> {
     use crate::runs::transfer::ImportError;
     let done = crate::runs::transfer::import(db, file).map_err(|e| match e {
-        ImportError::Refused { .. } => UsageError(e.to_string()).into(),
+        ImportError::Refused { .. } | ImportError::Unsafe(_) => UsageError(e.to_string()).into(),
         ImportError::Store(e) => e.into(),
         read => anyhow::Error::from(read),
     })?;

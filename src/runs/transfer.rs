@@ -18,6 +18,9 @@ pub enum ImportError {
         #[source]
         source: std::io::Error,
     },
+    /// The file's path breaks the rules a database path keeps (bad input).
+    #[error("{0}; nothing was imported")]
+    Unsafe(#[from] crate::files::UnsafePath),
     /// The file is not an export oscost takes (bad input).
     #[error("{}: {why}; nothing was imported", .path.display())]
     Refused { path: PathBuf, why: crate::report::import::ImportError },
@@ -28,7 +31,12 @@ pub enum ImportError {
 /// Imports an export run by run inside one transaction (SQLite writes each as it is
 /// read, so memory holds one run whatever the file's size); any problem imports nothing.
 pub fn import(db: &Path, file: &Path) -> Result<Vec<Imported>, ImportError> {
-    let open = || std::fs::File::open(file).map_err(|source| ImportError::Read { path: file.to_path_buf(), source });
+    let open = || {
+        crate::files::open_input(file).map_err(|e| match e {
+            crate::files::UnsafePath::Io { path, cause } => ImportError::Read { path, source: cause },
+            unsafe_path => ImportError::Unsafe(unsafe_path),
+        })
+    };
     let refused = |why: crate::report::import::ImportError| ImportError::Refused { path: file.to_path_buf(), why };
     // Into a database not there yet, the file is read once to check it, so a bad file
     // leaves no empty database behind; an existing one rolls back instead.

@@ -443,7 +443,7 @@ fn a_password_on_the_command_line_leaves_ps() {
         .spawn()
         .unwrap();
     let cmdline = format!("/proc/{}/cmdline", child.id());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let deadline = std::time::Instant::now() + HANG;
     let mut hidden = false;
     while std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none() {
         let shown = std::fs::read(&cmdline).unwrap_or_default();
@@ -500,4 +500,92 @@ fn completion_reads_no_database_through_a_planted_link() {
         through_link.contains(&"latest".to_string()) && !through_link.contains(&"1".to_string()),
         "{through_link:?}"
     );
+}
+
+/// `import FILE` and `--noop PATH` keep the rules of `--db`: a link another user
+/// planted in a sticky folder is not followed (as root), a file in a folder other
+/// users can write, a file of another user, a folder or a device are refused with
+/// exit 2 before anything is read, stored or measured; an own file in an own folder,
+/// and an own link to it, are taken.
+#[test]
+fn import_and_noop_keep_the_rules_of_db() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    run_ok(&["run", "syscall.getppid", "--quick", "--rounds", "1"], &db);
+    let export = dir.path().join("runs.json");
+    run_ok(&["export", "latest", "--format", "json", "-o", export.to_str().unwrap()], &db);
+    let noop = dir.path().join("noop");
+    std::fs::copy("/bin/true", &noop).unwrap();
+    std::fs::set_permissions(&noop, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fresh = || dir.path().join(format!("fresh-{}.db", new_mark()));
+    let import = |file: &Path, into: &Path| oscost().args(["import"]).arg(file).arg("--db").arg(into).output().unwrap();
+    let measure = |noop: &Path, into: &Path| {
+        oscost()
+            .args(["run", "spawn.fork_exec", "--quick", "--rounds", "1", "--noop"])
+            .arg(noop)
+            .arg("--db")
+            .arg(into)
+            .output()
+            .unwrap()
+    };
+    // Own files in an own folder, directly and through an own link.
+    let own_link = dir.path().join("runs-link.json");
+    std::os::unix::fs::symlink(&export, &own_link).unwrap();
+    for file in [&export, &own_link] {
+        let out = import(file, &fresh());
+        assert!(out.status.success(), "{}: {}", file.display(), stderr(&out));
+    }
+    let out = measure(&noop, &fresh());
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // A folder and a device.
+    for (path, kind) in [(dir.path().to_path_buf(), "a folder"), ("/dev/null".into(), "a character device")] {
+        for out in [import(&path, &fresh()), measure(&path, &fresh())] {
+            assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+            assert!(stderr(&out).contains(kind), "{}", stderr(&out));
+        }
+    }
+    // A folder others can write, its entry not the user's (as root: nobody's).
+    if oscost::sys::is_root() {
+        let (_base, tmp) = sticky_folder();
+        let planted_export = tmp.join("runs.json");
+        let planted_noop = tmp.join("noop");
+        plant_link(&export, &planted_export);
+        plant_link(&noop, &planted_noop);
+        let into = fresh();
+        for out in [import(&planted_export, &into), measure(&planted_noop, &into)] {
+            assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+            assert!(stderr(&out).contains("symbolic link of uid 65534"), "{}", stderr(&out));
+        }
+        assert!(!into.exists(), "nothing was stored");
+        let theirs = tmp.join("theirs.json");
+        std::fs::copy(&export, &theirs).unwrap();
+        std::os::unix::fs::lchown(&theirs, Some(NOBODY), Some(NOBODY)).unwrap();
+        let out = import(&theirs, &into);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        // A sticky folder keeps only its trusted users' entries: another's file in it
+        // could be replaced under oscost.
+        assert!(stderr(&out).contains("can be written by other users"), "{}", stderr(&out));
+        assert!(!into.exists(), "nothing was stored");
+        // Another user's file in root's own folder: theirs to change while it is read.
+        let foreign = dir.path().join("foreign.json");
+        std::fs::copy(&export, &foreign).unwrap();
+        std::os::unix::fs::lchown(&foreign, Some(NOBODY), Some(NOBODY)).unwrap();
+        let out = import(&foreign, &into);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("belongs to uid 65534"), "{}", stderr(&out));
+        assert!(!into.exists(), "nothing was stored");
+    } else {
+        eprintln!("skipped: the planted-link part of import_and_noop_keep_the_rules_of_db needs root");
+    }
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let shared_export = shared.join("runs.json");
+    std::fs::copy(&export, &shared_export).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let into = fresh();
+    let out = import(&shared_export, &into);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("can be written by other users"), "{}", stderr(&out));
+    assert!(!into.exists(), "nothing was stored");
 }

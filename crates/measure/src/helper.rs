@@ -35,6 +35,8 @@ pub enum HelperError {
     Sealing(#[source] io::Error),
     #[error("the no-op helper {} cannot be opened: {source}", .path.display())]
     Open { path: std::path::PathBuf, source: io::Error },
+    #[error("the no-op helper: {0}")]
+    UnsafePath(#[from] oscost_platform::files::UnsafePath),
     #[error("fstat of {}: {source}", .path.display())]
     Stat { path: std::path::PathBuf, source: io::Error },
     #[error("the no-op helper {} {why}; it is not executed", .path.display())]
@@ -104,14 +106,13 @@ impl Executable {
         Ok(Self { fd: sealed_memfd(name, bytes)?, origin: format!("oscost's embedded {name} (sealed memfd)") })
     }
 
-    /// Opens `path` and checks the open file: regular, executable, owned by the caller
-    /// (effective uid) or root, and not writable by group or others.
+    /// Opens `path` under the rules of a database path (`files::open_input`: no
+    /// link another user could change, no folder another user can write on the way, a
+    /// regular file of the caller's or root's, opened without blocking) and checks the
+    /// open file: executable, and not writable by group or others.
     pub fn open_verified(path: &Path) -> Result<Self, HelperError> {
         let at = || path.to_path_buf();
-        // Non-blocking: a FIFO planted or named here must not hang the open (it is then
-        // refused as not a regular file).
-        let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK, Mode::empty())
-            .map_err(|e| HelperError::Open { path: at(), source: e.into() })?;
+        let fd = OwnedFd::from(oscost_platform::files::open_input(path)?);
         let st = rustix::fs::fstat(&fd).map_err(|e| HelperError::Stat { path: at(), source: e.into() })?;
         check_trusted(st.st_mode, st.st_uid, rustix::process::geteuid().as_raw())
             .map_err(|why| HelperError::Untrusted { path: at(), why })?;

@@ -205,7 +205,7 @@ pub enum UnsafePath {
     #[error("{} is {kind}, not a regular file", .path.display())]
     NotAFile { path: PathBuf, kind: &'static str },
     #[error(
-        "{} belongs to uid {owner}, not to uid {me} that oscost runs as: oscost opens only its own databases (or root's)",
+        "{} belongs to uid {owner}, not to uid {me} that oscost runs as: oscost opens only its own files (or root's)",
         .path.display()
     )]
     ForeignFile { path: PathBuf, owner: u32, me: u32 },
@@ -277,6 +277,56 @@ impl Held {
 /// are made (mode 0700) when `create_dirs`.
 pub fn resolve_db(path: &Path, create_dirs: bool) -> Result<DbPath, UnsafePath> {
     let me = rustix::process::geteuid().as_raw();
+    match walk(path, create_dirs, me)? {
+        Walked::Missing { dir, here } => {
+            check_db_dir(&dir, me)?;
+            Ok(DbPath { path: here, exists: false, dir: dir.fd })
+        }
+        Walked::File { dir, name, here, st } => {
+            check_db_dir(&dir, me)?;
+            check_db_file(&dir.fd, &name, &here, &st, me)?;
+            Ok(DbPath { path: here, exists: true, dir: dir.fd })
+        }
+    }
+}
+
+/// An input file (`import FILE`, `--noop PATH`) opened under the rules of a database
+/// path ([`resolve_db`]): the path walked a name at a time, a link followed only when
+/// it is the user's or root's where no other user can replace it, every folder passed
+/// keeping its entries; the file a regular one of the user's or root's, opened without
+/// following a link and without blocking (a FIFO never hangs the open), and checked to
+/// be the file the walk found.
+pub fn open_input(path: &Path) -> Result<File, UnsafePath> {
+    let me = rustix::process::geteuid().as_raw();
+    let (dir, name, here, st) = match walk(path, false, me)? {
+        Walked::File { dir, name, here, st } => (dir, name, here, st),
+        Walked::Missing { here, .. } => {
+            return Err(UnsafePath::Io { path: here, cause: io::Error::from(io::ErrorKind::NotFound) });
+        }
+    };
+    if st.st_uid != me && st.st_uid != 0 {
+        return Err(UnsafePath::ForeignFile { path: here, owner: st.st_uid, me });
+    }
+    let io_at = |cause: io::Error| UnsafePath::Io { path: here.clone(), cause };
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(&dir.fd, &name, flags, Mode::empty()).map_err(|e| io_at(e.into()))?;
+    let now = rustix::fs::fstat(&fd).map_err(|e| io_at(e.into()))?;
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+        return Err(io_at(io::Error::other("the file was replaced while it was checked")));
+    }
+    Ok(File::from(fd))
+}
+
+/// Where a walk of a path ended: a regular file in its folder, or no entry there.
+enum Walked {
+    File { dir: Held, name: std::ffi::OsString, here: PathBuf, st: Stat },
+    Missing { dir: Held, here: PathBuf },
+}
+
+/// The walk of [`resolve_db`] and [`open_input`]: `path` resolved one name at a time,
+/// each folder held, the links and folders checked as `resolve_db` says; missing
+/// folders made (mode 0700) when `create_dirs`.
+fn walk(path: &Path, create_dirs: bool, me: u32) -> Result<Walked, UnsafePath> {
     let io_at = |p: &Path, cause: io::Error| UnsafePath::Io { path: p.to_path_buf(), cause };
     let absolute = if path.is_absolute() {
         path.to_path_buf()
@@ -311,8 +361,7 @@ pub fn resolve_db(path: &Path, create_dirs: bool) -> Result<DbPath, UnsafePath> 
         let (fd, st) = match open_entry(&top.fd, &name) {
             Err(e) if e.kind() == io::ErrorKind::NotFound && last => {
                 let dir = stack.pop().expect("the root is never popped");
-                check_db_dir(&dir, me)?;
-                return Ok(DbPath { path: here, exists: false, dir: dir.fd });
+                return Ok(Walked::Missing { dir, here });
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound && create_dirs => {
                 if !top.keeps(me, me) {
@@ -355,9 +404,7 @@ pub fn resolve_db(path: &Path, create_dirs: bool) -> Result<DbPath, UnsafePath> 
             }
             FileType::RegularFile if last => {
                 let dir = stack.pop().expect("the root is never popped");
-                check_db_dir(&dir, me)?;
-                check_db_file(&dir.fd, &name, &here, &st, me)?;
-                return Ok(DbPath { path: here, exists: true, dir: dir.fd });
+                return Ok(Walked::File { dir, name, here, st });
             }
             FileType::RegularFile => return Err(io_at(&here, io::Error::from_raw_os_error(libc::ENOTDIR))),
             other => return Err(UnsafePath::NotAFile { path: here, kind: kind_name(other) }),
