@@ -392,6 +392,7 @@ pub fn info_text(m: &crate::machine::Machine) -> String {
     line("clocksource", m.clocksource.as_deref().unwrap_or("unknown"));
     line("transparent hugepages", m.transparent_hugepages.as_deref().unwrap_or("unknown"));
     line("libc", &m.libc);
+    line("process controls", &m.process_controls.as_ref().map_or_else(|| "unknown".into(), |c| c.text()));
     line("hardware counters", &m.hardware_counters);
     line("oscost", &format!("{} ({})", m.tool_version, m.git_commit));
     if let Some(c) = &m.calibration {

@@ -58,6 +58,10 @@ pub struct Machine {
     /// The traps the preflight found before the run measured anything (`preflight`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preflight: Vec<crate::preflight::Trap>,
+    /// What the process inherited that changes a system call's cost: seccomp filters,
+    /// no_new_privs, speculation controls (`procfs::ProcessControls`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_controls: Option<crate::procfs::ProcessControls>,
 }
 
 fn read_trim(path: impl AsRef<Path>) -> Option<String> {
@@ -156,6 +160,7 @@ pub fn fingerprint(command_line: &str, calibration: Option<Calibration>) -> Mach
         steal: crate::procfs::steal_share().map(steal_band),
         cgroup_limits: Some(crate::procfs::cgroup_cpu_limits()),
         preflight: Vec::new(),
+        process_controls: Some(crate::procfs::ProcessControls::read()),
     }
 }
 
@@ -256,6 +261,7 @@ impl Machine {
             ("clocksource".into(), known(&self.clocksource)),
             ("transparent hugepages".into(), known(&self.transparent_hugepages)),
             ("cgroup limits".into(), known(&self.cgroup_limits)),
+            ("process controls".into(), self.process_controls.as_ref().map_or_else(|| "unknown".into(), |c| c.text())),
             ("libc".into(), self.libc.clone()),
             ("oscost".into(), format!("{} ({})", self.tool_version, self.git_commit)),
         ];
@@ -301,6 +307,9 @@ impl Machine {
             steal: Some("none".into()),
             cgroup_limits: Some("cpu.max=max 100000 cpuset=0-1".into()),
             preflight: Vec::new(),
+            process_controls: Some(crate::procfs::ProcessControls::parse(
+                "Seccomp:\t0\nSeccomp_filters:\t0\nNoNewPrivs:\t0\nSpeculation_Store_Bypass:\tthread vulnerable\nSpeculationIndirectBranch:\tconditional enabled\n",
+            )),
         }
     }
 }

@@ -42,6 +42,7 @@ pub enum TrapCode {
     InheritedNice,
     InheritedPolicy,
     CgroupWeight,
+    InheritedSeccomp,
 }
 
 /// One trap found: which, why it matters here, and what to do.
@@ -83,11 +84,13 @@ pub struct Snapshot {
     pub nice: Option<i32>,
     /// The scheduling policy oscost was started with.
     pub policy: Option<crate::placement::Policy>,
+    /// Seccomp, no_new_privs and speculation controls oscost was started with.
+    pub controls: crate::procfs::ProcessControls,
 }
 
 /// Every trap the snapshot shows, in a fixed order.
 pub fn check(s: &Snapshot) -> Vec<Trap> {
-    [cpu_frequency, smt, busy, steal, clock, affinity, scheduling, cgroup, counters, memory_and_timers]
+    [cpu_frequency, smt, busy, steal, clock, affinity, scheduling, cgroup, counters, memory_and_timers, inherited]
         .iter()
         .flat_map(|f| f(s))
         .collect()
@@ -292,6 +295,22 @@ fn memory_and_timers(s: &Snapshot) -> Vec<Trap> {
     out
 }
 
+/// A seccomp filter inherited from what started oscost (a container's profile, a
+/// unit's `SystemCallFilter=`): every system call runs it before its own work.
+fn inherited(s: &Snapshot) -> Vec<Trap> {
+    let Some(n) = s.controls.filters() else { return Vec::new() };
+    vec![Trap::new(
+        TrapCode::InheritedSeccomp,
+        format!(
+            "this process runs under {n} inherited seccomp filter{} (a container's profile or a unit's SystemCallFilter=): every system call runs {} first, so the system call figures include {}",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "it" } else { "them" }
+        ),
+        "measure outside the filter for the kernel's own cost, or keep it and compare only with runs under the same filter",
+    )]
+}
+
 pub use crate::procfs::parse_cpu_list;
 
 /// Reads the machine: the settings once, the CPUs' work over `window` (this thread
@@ -339,6 +358,7 @@ pub fn snapshot(window: Duration) -> Snapshot {
         timer_slack_ns: crate::sys::timer_slack_ns().ok(),
         nice: crate::sys::nice().ok(),
         policy: crate::sys::current_policy().ok().and_then(crate::placement::Policy::from_raw),
+        controls: crate::procfs::ProcessControls::read(),
     }
 }
 
@@ -371,6 +391,7 @@ mod tests {
             timer_slack_ns: Some(DEFAULT_TIMER_SLACK_NS),
             nice: Some(0),
             policy: Some(crate::placement::Policy::Other),
+            controls: crate::procfs::ProcessControls::parse("Seccomp:\t0\nNoNewPrivs:\t0\n"),
         }
     }
 

@@ -54,6 +54,79 @@ fn status_field(status: &str, name: &str) -> Option<String> {
     status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next().map(str::to_string))
 }
 
+/// What a process inherits that changes what a system call costs: its seccomp mode and
+/// filters (a container's profile, a unit's `SystemCallFilter=`: every call runs them
+/// first), no_new_privs, and the speculation controls it runs with (what
+/// `PR_GET_SPECULATION_CTRL` reports, as /proc/PID/status writes it). Each field is
+/// None where the kernel does not say.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProcessControls {
+    /// 0 none, 1 strict, 2 filter.
+    pub seccomp_mode: Option<u32>,
+    pub seccomp_filters: Option<u32>,
+    pub no_new_privs: Option<bool>,
+    /// Speculative store bypass (`Speculation_Store_Bypass:`).
+    pub store_bypass: Option<String>,
+    /// Indirect branch speculation (`SpeculationIndirectBranch:`).
+    pub indirect_branch: Option<String>,
+}
+
+impl ProcessControls {
+    /// The controls a /proc status file's text states.
+    pub fn parse(status: &str) -> Self {
+        let whole = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_string());
+        let number = |name: &str| status_field(status, name).and_then(|v| v.parse::<u32>().ok());
+        ProcessControls {
+            seccomp_mode: number("Seccomp:"),
+            seccomp_filters: number("Seccomp_filters:"),
+            no_new_privs: number("NoNewPrivs:").map(|n| n != 0),
+            store_bypass: whole("Speculation_Store_Bypass:").filter(|v| !v.is_empty()),
+            indirect_branch: whole("SpeculationIndirectBranch:").filter(|v| !v.is_empty()),
+        }
+    }
+
+    /// This thread's controls (/proc/thread-self/status: seccomp and no_new_privs are
+    /// a thread's own, and what the threads it starts inherit).
+    pub fn read() -> Self {
+        read_status("/proc/thread-self/status").map(|s| Self::parse(&s)).unwrap_or_default()
+    }
+
+    /// The controls in one line: `seccomp filter (2 filters), no_new_privs, store
+    /// bypass: thread vulnerable, indirect branch: conditional enabled`.
+    pub fn text(&self) -> String {
+        let seccomp = match (self.seccomp_mode, self.seccomp_filters) {
+            (Some(0), _) => "no seccomp".to_string(),
+            (Some(1), _) => "seccomp strict".to_string(),
+            (Some(2), Some(n)) => format!("seccomp filter ({n} {})", if n == 1 { "filter" } else { "filters" }),
+            (Some(m), _) => format!("seccomp mode {m}"),
+            (None, _) => "seccomp unknown".to_string(),
+        };
+        let mut parts = vec![seccomp];
+        match self.no_new_privs {
+            Some(true) => parts.push("no_new_privs".into()),
+            Some(false) => {}
+            None => parts.push("no_new_privs unknown".into()),
+        }
+        let said = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+        parts.push(format!("store bypass: {}", said(&self.store_bypass)));
+        parts.push(format!("indirect branch: {}", said(&self.indirect_branch)));
+        parts.join(", ")
+    }
+
+    /// The filters inherited, when the process runs under any.
+    pub fn filters(&self) -> Option<u32> {
+        (self.seccomp_mode == Some(2)).then(|| self.seccomp_filters.unwrap_or(1))
+    }
+}
+
+/// A /proc status file, read up to 64 KiB (they are a few KiB).
+fn read_status(path: &str) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path).ok()?.take(64 * 1024).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
 /// How many tasks (threads, which RLIMIT_NPROC counts) this user runs now.
 pub fn count_user_tasks() -> usize {
     let own = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| status_field(&s, "Uid:"));
@@ -303,5 +376,64 @@ mod tests {
         child.wait().unwrap();
         assert_eq!(process_start_ticks(child.id() as i32), None, "a reaped process has no stat");
         assert_eq!(boot_id().map(|b| b.len()), Some(36));
+    }
+}
+
+#[cfg(test)]
+mod controls {
+    use super::*;
+
+    /// A container's process (Docker's default profile: one filter, no_new_privs set
+    /// by the runtime) and a plain one, from their status files.
+    #[test]
+    fn process_controls_are_read_from_a_status_file() {
+        let contained = "Name:\tsh\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t1\nSpeculation_Store_Bypass:\tthread force mitigated\nSpeculationIndirectBranch:\tconditional force disabled\nCpus_allowed:\t3\n";
+        let c = ProcessControls::parse(contained);
+        assert_eq!((c.seccomp_mode, c.seccomp_filters, c.no_new_privs), (Some(2), Some(1), Some(true)));
+        assert_eq!(c.filters(), Some(1));
+        assert_eq!(
+            c.text(),
+            "seccomp filter (1 filter), no_new_privs, store bypass: thread force mitigated, indirect branch: conditional force disabled"
+        );
+        let plain = ProcessControls::parse("Seccomp:\t0\nSeccomp_filters:\t0\nNoNewPrivs:\t0\n");
+        assert_eq!(plain.filters(), None);
+        assert_eq!(plain.text(), "no seccomp, store bypass: unknown, indirect branch: unknown");
+        assert_eq!(ProcessControls::parse(""), ProcessControls::default());
+    }
+}
+
+#[cfg(test)]
+mod filtered {
+    use super::*;
+
+    /// A real filtered task: a thread that installs an allow-all filter (as a
+    /// container runtime does before it starts a program) reads back one filter and
+    /// no_new_privs, and the preflight names the filter it would inherit; the test's
+    /// other threads stay unfiltered (a filter is a thread's own).
+    #[test]
+    fn a_filtered_thread_reads_its_filter_and_the_preflight_names_it() {
+        let allow = libc::sock_filter { code: 0x06, jt: 0, jf: 0, k: 0x7fff_0000 };
+        let inside =
+            std::thread::spawn(move || crate::sys::install_seccomp_filter(&[allow]).map(|()| ProcessControls::read()))
+                .join()
+                .unwrap();
+        let c = match inside {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("skipped: this kernel takes no seccomp filter here ({e})");
+                return;
+            }
+        };
+        assert_eq!((c.seccomp_mode, c.no_new_privs), (Some(2), Some(true)), "{c:?}");
+        assert!(c.seccomp_filters.unwrap_or(1) >= 1, "{c:?}");
+        let snapshot = crate::preflight::Snapshot { controls: c, ..Default::default() };
+        let traps = crate::preflight::check(&snapshot);
+        assert!(traps.iter().any(|t| t.code == crate::preflight::TrapCode::InheritedSeccomp), "{traps:?}");
+        let quiet = crate::preflight::Snapshot { controls: ProcessControls::read(), ..Default::default() };
+        if quiet.controls.filters().is_none() {
+            assert!(
+                !crate::preflight::check(&quiet).iter().any(|t| t.code == crate::preflight::TrapCode::InheritedSeccomp)
+            );
+        }
     }
 }
