@@ -70,24 +70,64 @@ impl Comparison {
     }
 }
 
-/// What a comparison fails on, for a CI job gating on it (`compare --fail-on`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// What a comparison fails on, for a CI job gating on it (`compare --fail-on`):
+/// `slower`, `slower:5%` or `change`.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FailOn {
-    /// A figure whose verdict is `slower`.
-    Slower,
+    /// A figure whose verdict is `slower`, and, with a size, whose whole interval lies
+    /// beyond a slowdown of that size (0.05: 5% slower at the least).
+    Slower { by: Option<f64> },
     /// A figure whose verdict names any clear change: faster, slower, higher, lower.
     Change,
 }
 
+/// Why a `--fail-on` value is not one.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("--fail-on takes slower, slower:N% (a slowdown of at least N%, 0 < N < 1000) or change, not {0:?}")]
+pub struct BadFailOn(String);
+
+impl std::str::FromStr for FailOn {
+    type Err = BadFailOn;
+
+    fn from_str(text: &str) -> Result<Self, BadFailOn> {
+        let bad = || BadFailOn(text.to_string());
+        match text.trim() {
+            "change" => Ok(FailOn::Change),
+            "slower" => Ok(FailOn::Slower { by: None }),
+            other => {
+                let size = other.strip_prefix("slower:").ok_or_else(bad)?;
+                let n: f64 = size.trim_end_matches('%').trim().parse().map_err(|_| bad())?;
+                if !(n > 0.0 && n < 1000.0) {
+                    return Err(bad());
+                }
+                Ok(FailOn::Slower { by: Some(n / 100.0) })
+            }
+        }
+    }
+}
+
 /// The comparisons among `compared` that `on` fails on. Only a verdict fails: an
 /// `uncertain` figure (its interval does not clear the threshold, or a flag doubts
-/// its row) never does.
+/// its row) never does; with a size, only a slowdown whose interval's nearer end is
+/// that size or more (the slower side's factor, 1/ratio for a rate).
 pub fn failing<'a>(compared: impl IntoIterator<Item = &'a Comparison>, on: FailOn) -> Vec<&'a Comparison> {
-    let fails = |v: Verdict| match on {
-        FailOn::Slower => v == Verdict::Slower,
-        FailOn::Change => v.is_change(),
+    let fails = |c: &Comparison| match on {
+        FailOn::Slower { by } => {
+            let least = if c.ratio >= 1.0 { c.ci_low } else { 1.0 / c.ci_high };
+            c.verdict == Verdict::Slower && by.is_none_or(|x| least >= 1.0 + x)
+        }
+        FailOn::Change => c.verdict.is_change(),
     };
-    compared.into_iter().filter(|c| fails(c.verdict)).collect()
+    compared.into_iter().filter(|c| fails(c)).collect()
+}
+
+/// A verdict as a table prints it: `no change` with the size it excludes (the ratio's
+/// interval inside ±threshold, two one-sided tests at once), else the verdict's words.
+pub fn verdict_text(c: &Comparison) -> String {
+    match c.verdict {
+        Verdict::NoChange => format!("no change above {:.1}%", c.threshold * 100.0),
+        v => v.to_string(),
+    }
 }
 
 /// The comparisons whose verdict a flag withheld: what `--fail-on` names as not
@@ -470,7 +510,7 @@ fn figures_table(rows: &[Comparison], width: Width) -> String {
                     format!("{:.3}", c.ratio)
                 },
                 if c.mde.is_finite() { format!("±{:.1}%", c.mde * 100.0) } else { "-".into() },
-                c.verdict.to_string(),
+                verdict_text(c),
             ]);
             if widened {
                 cells.push(c.between_runs.map_or_else(|| "-".into(), |s| format!("σ {:.1}%", s * 100.0)));
@@ -659,11 +699,58 @@ mod tests {
         assert!(fired <= 2, "{fired} of 40 equal pairs failed the gate");
         let (a, b) = (getppid(100.0, 10, 1), getppid(120.0, 10, 2));
         let slower = compare(&[doc(1, vec![a.clone()])], &[doc(2, vec![b.clone()])], 0.02, 500);
-        assert_eq!(failing(&slower, FailOn::Slower).len(), 1);
+        assert_eq!(failing(&slower, FailOn::Slower { by: None }).len(), 1);
         assert_eq!(failing(&slower, FailOn::Change).len(), 1);
         let faster = compare(&[doc(2, vec![b])], &[doc(1, vec![a])], 0.02, 500);
-        assert!(failing(&faster, FailOn::Slower).is_empty());
+        assert!(failing(&faster, FailOn::Slower { by: None }).is_empty());
         assert_eq!(failing(&faster, FailOn::Change).len(), 1);
+    }
+
+    /// `--fail-on slower:5%`: never on A/A pairs, not on a real 4% slowdown (below the
+    /// size stated), on a real 10% one whenever the design has the power for it (30
+    /// rounds a side of 3% round noise); the values parse as written and nothing
+    /// else does.
+    #[test]
+    fn fail_on_a_size_passes_a_small_slowdown_and_fails_a_real_one() {
+        let gate = FailOn::Slower { by: Some(0.05) };
+        assert_eq!("slower:5%".parse::<FailOn>(), Ok(gate));
+        assert_eq!("slower:5".parse::<FailOn>(), Ok(gate));
+        assert_eq!("slower".parse::<FailOn>(), Ok(FailOn::Slower { by: None }));
+        assert_eq!("change".parse::<FailOn>(), Ok(FailOn::Change));
+        for bad in ["slower:", "slower:-5%", "slower:0", "faster", "slower:x%", ""] {
+            assert!(bad.parse::<FailOn>().is_err(), "{bad:?}");
+        }
+        assert_eq!(equal_pairs().filter(|c| !failing(c, gate).is_empty()).count(), 0, "A/A fails nothing");
+        let (mut small, mut real) = (0, 0);
+        for seed in 0..20 {
+            let base = getppid(100.0, 30, seed);
+            let four =
+                compare(&[doc(1, vec![base.clone()])], &[doc(2, vec![getppid(104.0, 30, seed + 50)])], 0.02, 500);
+            let ten = compare(&[doc(1, vec![base])], &[doc(2, vec![getppid(110.0, 30, seed + 90)])], 0.02, 500);
+            small += usize::from(!failing(&four, gate).is_empty());
+            real += usize::from(!failing(&ten, gate).is_empty());
+        }
+        assert!(small <= 1, "a 4% slowdown failed a 5% gate in {small} of 20");
+        assert!(real >= 19, "a 10% slowdown passed a 5% gate in {} of 20", 20 - real);
+    }
+
+    /// Equivalence: `no change above X%` only where the whole interval lies within
+    /// ±X% (both one-sided tests at once): said of most A/A pairs at a 5% threshold
+    /// (30 rounds a side), and of no pair 10% apart.
+    #[test]
+    fn no_change_is_said_of_alike_runs_and_never_of_a_real_gap() {
+        let said = |centre: f64| {
+            (0..40)
+                .filter(|seed| {
+                    let a = doc(1, vec![getppid(100.0, 30, *seed)]);
+                    let b = doc(2, vec![getppid(centre, 30, seed + 100)]);
+                    let c = compare(&[a], &[b], 0.05, 500);
+                    verdict_text(&c[0]) == "no change above 5.0%"
+                })
+                .count()
+        };
+        assert!(said(100.0) >= 30, "{} of 40 alike pairs", said(100.0));
+        assert!(said(110.0) <= 2, "{} of 40 pairs 10% apart called no change", said(110.0));
     }
 
     /// A hand-off that did not switch is no switch's cost: even a 25% gap earns no
@@ -693,7 +780,7 @@ mod tests {
                 let c = compare(&[doc(1, vec![a])], &[doc(2, vec![b])], 0.02, 500);
                 assert_eq!(c[0].verdict, Verdict::Uncertain(Doubt::Flagged(code.as_str())), "{code}");
                 assert_eq!(c[0].verdict.to_string(), format!("uncertain ({code})"));
-                assert!(failing(&c, FailOn::Change).is_empty() && failing(&c, FailOn::Slower).is_empty());
+                assert!(failing(&c, FailOn::Change).is_empty() && failing(&c, FailOn::Slower { by: None }).is_empty());
                 assert_eq!(withheld(&c).len(), 1);
             }
         }

@@ -271,6 +271,6 @@ mod tests {
     #[test]
     fn without_fail_on_nothing_fails() {
         assert_eq!(gate(std::iter::empty(), None), Gate::default());
-        assert_eq!(gate(std::iter::empty(), Some(FailOn::Slower)), Gate::default());
+        assert_eq!(gate(std::iter::empty(), Some(FailOn::Slower { by: None })), Gate::default());
     }
 }

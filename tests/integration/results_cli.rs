@@ -277,6 +277,13 @@ fn compare_fail_on_gates_an_injected_slowdown_and_passes_an_a_a_pair() {
     assert_eq!(code(&["2", "1", "--fail-on", "slower"]).0, Some(0), "a speed-up is not slower");
     assert_eq!(code(&["2", "1", "--fail-on", "change"]).0, Some(3), "a speed-up is a change");
     assert_eq!(code(&["1", "2"]).0, Some(0), "without --fail-on a verdict is only printed");
+    // A stated size: 20% fails a 5% gate and passes a 50% one; a bad size is bad input.
+    assert_eq!(code(&["1", "2", "--fail-on", "slower:5%"]).0, Some(3));
+    assert_eq!(code(&["1", "2", "--fail-on", "slower:50%"]).0, Some(0), "20% is below a 50% gate");
+    assert_eq!(code(&["1", "3", "--fail-on", "slower:5%"]).0, Some(0), "an A/A pair passes");
+    let (bad, err) = code(&["1", "2", "--fail-on", "slower:lots"]);
+    assert_eq!(bad, Some(2), "{err}");
+    assert!(err.contains("slower:N%"), "{err}");
 }
 
 /// No verdict on a row the tool doubts: two stored runs 20% apart, one of them with its

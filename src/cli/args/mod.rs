@@ -111,9 +111,10 @@ pub enum Command {
         /// figure's spread between runs.
         #[arg(long, value_name = "PCT")]
         threshold: Option<f64>,
-        /// Exit 3 when any figure's verdict is `slower` (or, with `change`, any clear
-        /// change either way), for a CI job to gate on; `uncertain` never fails.
-        #[arg(long, value_enum, value_name = "WHAT")]
+        /// Exit 3 when any figure's verdict is `slower` (`slower:5%`: a slowdown whose
+        /// whole interval is 5% or more; `change`: any clear change either way), for a
+        /// CI job to gate on; `uncertain` never fails.
+        #[arg(long, value_name = "WHAT")]
         fail_on: Option<crate::report::compare::FailOn>,
         /// Print every fingerprint field of both machines, whole (by default: one line
         /// when they agree, else only the fields that differ; JSON always has them all).
