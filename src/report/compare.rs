@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::fit::elide;
 use super::table::Width;
 use crate::machine::Machine;
-use crate::model::{FigureKey, ResultRow, RunDocument};
+use crate::model::{FigureKey, Method, ResultRow, RunDocument};
 use crate::stats::nested::{Nested, ratio_interval};
 pub use crate::stats::verdict::{Direction, Doubt, Verdict, direction, explained, verdict};
 
@@ -449,7 +449,10 @@ pub fn render(
     (view, width): (MachineView, Width),
 ) -> String {
     let m = machines_text(a, b, view, width);
-    let t = figures_table(rows, width);
+    let t = match width {
+        Width::Fit(_) => glance(rows, width),
+        Width::Full(_) | Width::Wide => figures_table(rows, width),
+    };
     let widened = rows.iter().any(|c| c.between_runs.is_some());
     let single = a.len() == 1 && b.len() == 1;
     let unpaired = if holds_conditions(a) || holds_conditions(b) { UNPAIRED_NOTE } else { "" };
@@ -478,7 +481,7 @@ fn figures_table(rows: &[Comparison], width: Width) -> String {
     let fitted = width.columns().is_some();
     let shared_basis = rows.first().map(Comparison::basis).filter(|b| fitted && rows.iter().all(|c| c.basis() == *b));
     let mut header = if fitted {
-        vec!["figure (method)", "A median", "B median", "B/A [95% CI]", "MDE", "verdict"]
+        vec!["figure", "A median", "B median", "B/A [95% CI]", "MDE", "verdict"]
     } else {
         vec!["benchmark", "variant", "method", "A median", "B median", "B/A [95% CI]", "MDE", "verdict"]
     };
@@ -492,8 +495,13 @@ fn figures_table(rows: &[Comparison], width: Width) -> String {
         .iter()
         .map(|c| {
             let mut cells = if fitted {
-                let label = super::screen::compact_label(&super::plain(&c.key.bench), &super::plain(c.key.variant()));
-                vec![format!("{label} ({})", c.key.method.as_str().replace('_', " "))]
+                // A batch figure is the headline; another method says itself.
+                let mut label =
+                    super::screen::compact_label(&super::plain(&c.key.bench), &super::plain(c.key.variant()));
+                if c.key.method != Method::Batch {
+                    label.push_str(&format!(" ({})", c.key.method.as_str().replace('_', " ")));
+                }
+                vec![label]
             } else {
                 vec![
                     super::plain(&c.key.bench).into_owned(),
@@ -521,15 +529,77 @@ fn figures_table(rows: &[Comparison], width: Width) -> String {
             cells
         })
         .collect();
-    // The names, verdicts and sources share what the numbers leave.
-    let mut flexible = if fitted { vec![0, 5] } else { vec![0, 1, 7] };
-    if shared_basis.is_none() {
-        flexible.push(header.len() - 1);
-    }
-    let t = super::fit::flex_table(&header, &cells, &[], &flexible, width);
+    // The names, verdicts and sources share what the numbers leave; at a glance the
+    // sides' medians and spreads go before a cell wraps.
+    let flexible = |i: usize| if fitted { i == 0 || i == 5 } else { i <= 1 || i == 7 };
+    let median = |i: usize| if fitted { (1..=2).contains(&i) } else { (3..=4).contains(&i) };
+    let columns: Vec<super::fit::Column<'_>> = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let c = if flexible(i) || *h == "from" {
+                super::fit::Column::flexible(h)
+            } else {
+                super::fit::Column::right(h)
+            };
+            if median(i) || *h == "between runs" || *h == "from" { c.droppable() } else { c }
+        })
+        .collect();
+    let (t, dropped) = super::fit::folded_table(&columns, &cells, width);
     let mut out = format!("{t}\n");
+    if !dropped.is_empty() {
+        out.push_str(&super::fit::prose(
+            &format!("{} left out to fit the terminal (-v or --wide shows them)", dropped.join(", ")),
+            width,
+        ));
+        out.push('\n');
+    }
     if let Some(basis) = shared_basis {
         out.push_str(&super::fit::prose(&format!("every ratio from {basis}"), width));
+        out.push('\n');
+    }
+    out
+}
+
+/// A comparison at a glance: its typical MDE, the rows with a verdict (a change, or
+/// none above the threshold), and every other row folded into one line a reason with
+/// its count; `-v` prints them all.
+fn glance(rows: &[Comparison], width: Width) -> String {
+    let mut mdes: Vec<f64> = rows.iter().map(|c| c.mde).filter(|m| m.is_finite()).collect();
+    mdes.sort_by(f64::total_cmp);
+    let mut out = String::new();
+    if let Some(m) = mdes.get(mdes.len() / 2) {
+        out.push_str(&super::fit::prose(
+            &format!(
+                "{} compared; typical MDE ±{:.1}% (the median over {} with an interval: the change this design calls with 80% power)",
+                super::counted(rows.len() as u64, "figure", "figures"),
+                m * 100.0,
+                mdes.len()
+            ),
+            width,
+        ));
+        out.push('\n');
+    }
+    let (judged, rest): (Vec<&Comparison>, Vec<&Comparison>) =
+        rows.iter().partition(|c| c.verdict.is_change() || c.verdict == Verdict::NoChange);
+    if !judged.is_empty() {
+        let judged: Vec<Comparison> = judged.into_iter().cloned().collect();
+        out.push_str(&figures_table(&judged, width));
+    }
+    let mut reasons: Vec<(String, usize)> = Vec::new();
+    for c in &rest {
+        let why = c.verdict.to_string();
+        match reasons.iter_mut().find(|(r, _)| *r == why) {
+            Some((_, n)) => *n += 1,
+            None => reasons.push((why, 1)),
+        }
+    }
+    for (why, n) in &reasons {
+        out.push_str(&super::fit::prose(&format!("{why}: {}", super::counted(*n as u64, "figure", "figures")), width));
+        out.push('\n');
+    }
+    if !rest.is_empty() {
+        out.push_str(&super::fit::prose("compare -v prints every figure", width));
         out.push('\n');
     }
     out
@@ -751,6 +821,45 @@ mod tests {
         };
         assert!(said(100.0) >= 30, "{} of 40 alike pairs", said(100.0));
         assert!(said(110.0) <= 2, "{} of 40 pairs 10% apart called no change", said(110.0));
+    }
+
+    /// compare at a glance: forty figures, one 25% slower, one alike within a tight
+    /// interval, the rest noisy: a typical MDE, only the judged rows in the table, each
+    /// on one line, the rest folded a line a reason; within 40 lines and the width at
+    /// 100 and 80 columns; `-v` prints every row.
+    #[test]
+    fn a_comparison_at_a_glance_fits_one_screen() {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for i in 0..40u64 {
+            let id = format!("syscall.call_number_{i}");
+            let (centre, rounds) = match i {
+                0 => (125.0, 10),
+                1 => (100.0, 60),
+                _ => (100.0, 3),
+            };
+            a.push(row(&id, Method::Batch, "ns/call", 100.0, rounds, i));
+            b.push(row(&id, Method::Batch, "ns/call", centre, rounds, i + 1000));
+        }
+        let (a, b) = ([doc(1, a)], [doc(2, b)]);
+        let rows = compare(&a, &b, 0.03, 500);
+        assert!(rows[0].verdict.is_change(), "{:?}", rows[0].verdict);
+        for width in [100u16, 80] {
+            let text = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Fit(width)));
+            assert!(super::super::fit::widest(&text) <= usize::from(width), "{text}");
+            assert!(text.lines().count() <= 40, "{} lines:\n{text}", text.lines().count());
+            assert!(text.contains("typical MDE"), "{text}");
+            let body: Vec<&str> = text.lines().filter(|l| l.starts_with('│')).skip(1).collect();
+            let judged = rows.iter().filter(|c| c.verdict.is_change() || c.verdict == Verdict::NoChange).count();
+            if width == 100 {
+                assert_eq!(body.len(), judged, "a line a judged row at {width}:\n{text}");
+                assert!(body.iter().any(|l| l.contains("call_number_0") && l.contains("slower")), "{text}");
+            }
+            // Narrower, a row may stack, its words whole.
+            assert!(text.contains("syscall.call_number_0 ") && text.contains("slower"), "{text}");
+            assert!(text.contains("uncertain") && text.contains("compare -v prints every figure"), "{text}");
+        }
+        let every = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Full(100)));
+        assert!(every.contains("_number_39") && every.contains("A median"), "{every}");
     }
 
     /// A hand-off that did not switch is no switch's cost: even a 25% gap earns no

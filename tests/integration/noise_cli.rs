@@ -51,7 +51,9 @@ fn noise_runs_give_spreads_that_compare_holds_for_one_run_sides() {
             ),
             "{text}"
         );
-        assert!(text.contains("┆ between runs"), "a between-runs column: {text}");
+        // Every row, with its spread, in -v (at a glance, uncertain rows fold).
+        let every = String::from_utf8_lossy(&run_ok(&[&args[..], &["-v"]].concat(), &db.path).stdout).into_owned();
+        assert!(every.contains("┆ between runs"), "a between-runs column: {every}");
     }
     let json = json_of(&run_ok(&["compare", "4", "5", "--json"], &db.path));
     let spreads: Vec<f64> = figures.iter().map(|f| f["between"].as_f64().unwrap()).collect();
