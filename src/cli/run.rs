@@ -27,7 +27,7 @@ pub(super) fn find_suite(name: &str) -> Result<&'static crate::views::suites::Su
 pub(super) fn plan(args: &RunArgs) -> Result<Plan> {
     let choice = Choice { suite: args.suite.as_deref(), benchmarks: &args.benchmarks, noop: args.noop.as_deref() };
     let options = BenchOptions {
-        placement: Placement { cpu: args.cpu, nice: args.nice, policy: args.policy },
+        placement: Placement { cpu: args.cpu, pair: args.cpus, nice: args.nice, policy: args.policy },
         noop: Err(crate::helper::NoNoop("the plan opens the no-op helper".to_string())),
         parent_mem: args.parent_mem.0.clone(),
         footprint_sizes: args.sizes.0.clone(),

@@ -179,3 +179,27 @@ fn perf_software_counters_are_opt_in_and_agree_with_proc() {
         None => eprintln!("perf_event_open refused software counters here; /proc counts only"),
     }
 }
+
+/// `--cpus A,B`, as `taskset -c A,B` or cyclictest's `-a`: the run is held to the
+/// pair, the cross-CPU figure runs across it, and every row records it.
+#[test]
+fn a_chosen_cpu_pair_is_used_and_recorded() {
+    let allowed = oscost::sys::allowed_cpus().unwrap();
+    if allowed.len() < 2 {
+        eprintln!("skipped: a_chosen_cpu_pair_is_used_and_recorded needs two CPUs");
+        return;
+    }
+    let (a, b) = (allowed[1], allowed[0]);
+    let db = temp_db();
+    let pair = format!("{a},{b}");
+    let doc = json_of(&run_ok(&["run", "ctx.pipe", "--cpus", &pair, "--quick", "--rounds", "1", "--json"], &db.path));
+    let rows = rows(&doc, "ctx.pipe");
+    assert!(!rows.is_empty());
+    let want = format!("cpus={}+{}", a.min(b), a.max(b));
+    for r in &rows {
+        assert_eq!(r["params"]["runner"].as_str(), Some(want.as_str()), "{r}");
+    }
+    assert!(rows.iter().any(|r| r["params"]["placement"] == "cross_cpu"), "the cross-CPU figure ran");
+    let out = oscost().args(["run", "ctx.pipe", "--cpus", &format!("{a},{a}"), "--db"]).arg(&db.path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

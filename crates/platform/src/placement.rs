@@ -58,6 +58,10 @@ impl Policy {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Placement {
     pub cpu: Option<usize>,
+    /// The two CPUs a run is held to (`--cpus A,B`): a cross-CPU figure's pair, a
+    /// same-CPU figure on the higher (as `taskset -c A,B` would, recorded in the row).
+    #[serde(default)]
+    pub pair: Option<[usize; 2]>,
     pub nice: Option<i32>,
     pub policy: Policy,
 }
@@ -67,6 +71,8 @@ pub struct Placement {
 pub enum PlacementError {
     #[error("--cpu {cpu}: this process may run only on CPUs {}", sys::cpu_list_text(allowed))]
     CpuAbsent { cpu: usize, allowed: Vec<usize> },
+    #[error("--cpus {}: two different CPUs this process may run on ({}) are needed", .pair.map(|c| c.to_string()).join(","), sys::cpu_list_text(allowed))]
+    PairAbsent { pair: [usize; 2], allowed: Vec<usize> },
     #[error("--nice {0}: nice values run from -20 to 19")]
     NiceRange(i32),
     #[error("--nice {nice}: {reason}")]
@@ -117,6 +123,11 @@ impl Placement {
         {
             return Err(PlacementError::CpuAbsent { cpu, allowed: allowed.to_vec() });
         }
+        if let Some(pair) = self.pair
+            && (pair[0] == pair[1] || !pair.iter().all(|c| allowed.contains(c)))
+        {
+            return Err(PlacementError::PairAbsent { pair, allowed: allowed.to_vec() });
+        }
         if let Some(n) = self.nice
             && !(-20..=19).contains(&n)
         {
@@ -130,6 +141,9 @@ impl Placement {
     pub fn apply_static(&self) -> Result<(), PlacementError> {
         if let Some(cpu) = self.cpu {
             sys::set_affinity(&[cpu]).map_err(|e| PlacementError::Pin { cpu, reason: e.to_string() })?;
+        }
+        if let Some(pair) = self.pair {
+            sys::set_affinity(&pair).map_err(|e| PlacementError::Pin { cpu: pair[0], reason: e.to_string() })?;
         }
         if let Some(nice) = self.nice {
             sys::set_nice(nice).map_err(|e| PlacementError::Nice { nice, reason: nice_failure(&e) })?;
@@ -152,6 +166,9 @@ impl Placement {
         let mut parts = Vec::new();
         if let Some(c) = self.cpu {
             parts.push(format!("cpu={c}"));
+        }
+        if let Some([a, b]) = self.pair {
+            parts.push(format!("cpus={}+{}", a.min(b), a.max(b)));
         }
         if let Some(n) = self.nice {
             parts.push(format!("nice={n}"));
@@ -269,6 +286,11 @@ mod tests {
         assert!(e.to_string().contains("--cpu 99"), "{e}");
         assert!(Placement { cpu: Some(1), ..Default::default() }.validate(&[0, 1]).is_ok());
         assert!(Placement { nice: Some(40), ..Default::default() }.validate(&[0]).is_err());
+        let pair = |a, b| Placement { pair: Some([a, b]), ..Default::default() };
+        assert!(pair(1, 0).validate(&[0, 1]).is_ok());
+        assert!(matches!(pair(1, 1).validate(&[0, 1]), Err(PlacementError::PairAbsent { .. })));
+        assert!(matches!(pair(0, 7).validate(&[0, 1]), Err(PlacementError::PairAbsent { .. })));
+        assert_eq!(pair(3, 2).label().as_deref(), Some("cpus=2+3"));
     }
 
     #[test]

@@ -6,7 +6,9 @@ use clap::Args;
 use clap_complete::engine::ArgValueCompleter;
 
 use super::complete;
-use super::values::{CountList, HumanDuration, SizeList, StartAt, ValueError, at_least_one, cpu_number, save_name};
+use super::values::{
+    CountList, HumanDuration, SizeList, StartAt, ValueError, at_least_one, cpu_number, cpu_pair, save_name,
+};
 
 use crate::placement::Policy;
 use crate::report::export::ExportFormat;
@@ -91,6 +93,11 @@ pub struct RunArgs {
     /// Pin the benchmark to this CPU (placement-sweeping families pin by themselves).
     #[arg(long, value_name = "N", value_parser = cpu_number)]
     pub cpu: Option<usize>,
+    /// Hold the run to two CPUs, as `taskset -c A,B` or cyclictest's `-a` would: the
+    /// pair a cross-CPU figure runs on (same-CPU figures on the higher), recorded in
+    /// every row (`runner=cpus=A+B`).
+    #[arg(long, value_name = "A,B", value_parser = cpu_pair, conflicts_with = "cpu")]
+    pub cpus: Option<[usize; 2]>,
     /// Run at this nice value (-20..19; lowering needs privilege).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub nice: Option<i32>,

@@ -192,6 +192,15 @@ pub(super) fn cpu_number(s: &str) -> Result<usize, ValueError> {
     s.trim().parse::<usize>().map_err(|_| ValueError::NotACpu(s.to_string()))
 }
 
+/// `--cpus A,B`: two CPU numbers.
+pub(super) fn cpu_pair(s: &str) -> Result<[usize; 2], ValueError> {
+    let mut it = s.split(',').map(cpu_number);
+    match (it.next(), it.next(), it.next()) {
+        (Some(a), Some(b), None) => Ok([a?, b?]),
+        _ => Err(ValueError::NotACpu(s.to_string())),
+    }
+}
+
 /// `--save`: a name the run can be found by again (see `model::check_save_name`).
 pub(super) fn save_name(s: &str) -> Result<String, ValueError> {
     Ok(crate::model::check_save_name(s).map(|()| s.to_string())?)
