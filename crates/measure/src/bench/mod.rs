@@ -370,7 +370,7 @@ pub fn rows_from(id: &str, m: &Measurement, unit: Unit, ops_per_iteration: f64, 
                 ),
             ));
         }
-        if let Some(flag) = coarse_clock(p.median, calib, ops) {
+        if let Some(flag) = coarse_clock(p.median, calib, &m.per_call_ns, ops) {
             p.flag(flag);
         }
         rows.push(p);
@@ -382,9 +382,20 @@ pub fn rows_from(id: &str, m: &Measurement, unit: Unit, ops_per_iteration: f64, 
 pub const COARSE_CLOCK_QUANTA: f64 = 10.0;
 
 /// The `coarse_clock` flag for a per-call median (per operation, `ops` operations to
-/// a bracket) under [`COARSE_CLOCK_QUANTA`] quanta of the bracket's clock.
-fn coarse_clock(median: f64, calib: &Calibration, ops: f64) -> Option<Flag> {
-    let quantum = calib.quantum_ns? / ops;
+/// a bracket) under [`COARSE_CLOCK_QUANTA`] quanta of the bracket's clock. The step is
+/// the larger of the calibration's and the one the row's own brackets returned
+/// (`brackets_ns`, each a bracket's reading less the empty bracket): a counter can
+/// step coarser while the run measures than while it was calibrated (a loaded host's
+/// virtual counter), and the values returned are what the figure is made of.
+fn coarse_clock(median: f64, calib: &Calibration, brackets_ns: &[f64], ops: f64) -> Option<Flag> {
+    let ticks: Vec<u64> = brackets_ns
+        .iter()
+        .map(|ns| ((ns + calib.bracket_ns) * calib.ticks_per_ns).round())
+        .filter(|t| t.is_finite() && *t >= 0.0)
+        .map(|t| t as u64)
+        .collect();
+    let returned = oscost_platform::clock::quantum_of(&ticks) as f64 / calib.ticks_per_ns;
+    let quantum = calib.quantum_ns?.max(returned) / ops;
     (quantum > 0.0 && median < COARSE_CLOCK_QUANTA * quantum).then(|| {
         Flag::new(
             FlagCode::CoarseClock,
@@ -434,13 +445,29 @@ mod tests {
     fn coarse_clock_fires_under_ten_quanta_only() {
         let mut c = oscost_platform::clock::calibrate(1_000_000);
         c.quantum_ns = Some(10.0);
-        assert!(coarse_clock(94.5, &c, 1.0).is_some());
-        assert!(coarse_clock(120.0, &c, 1.0).is_none());
-        assert!(coarse_clock(60.0, &c, 2.0).is_none(), "two operations to a bracket halve the step");
+        assert!(coarse_clock(94.5, &c, &[], 1.0).is_some());
+        assert!(coarse_clock(120.0, &c, &[], 1.0).is_none());
+        assert!(coarse_clock(60.0, &c, &[], 2.0).is_none(), "two operations to a bracket halve the step");
         c.quantum_ns = Some(0.4);
-        assert!(coarse_clock(4.1, &c, 1.0).is_none() && coarse_clock(3.9, &c, 1.0).is_some());
+        assert!(coarse_clock(4.1, &c, &[], 1.0).is_none() && coarse_clock(3.9, &c, &[], 1.0).is_some());
         c.quantum_ns = None;
-        assert!(coarse_clock(1.0, &c, 1.0).is_none());
+        assert!(coarse_clock(1.0, &c, &[], 1.0).is_none());
+    }
+
+    /// The step the row's own brackets returned counts when it is coarser than the
+    /// calibration's: readings that move 10 ns of ticks at a time (a loaded host's
+    /// counter) flag a 60 ns median though the calibration saw single ticks; readings
+    /// of single ticks do not.
+    #[test]
+    fn coarse_clock_reads_the_step_the_brackets_returned() {
+        let mut c = oscost_platform::clock::calibrate(1_000_000);
+        c.quantum_ns = Some(1.0 / c.ticks_per_ns);
+        let step = (10.0 * c.ticks_per_ns).round().max(2.0);
+        // Bracket readings (empty bracket included) on the step, less the bracket.
+        let coarse: Vec<f64> = (0..400).map(|i| f64::from(5 + i % 7) * step / c.ticks_per_ns - c.bracket_ns).collect();
+        assert!(coarse_clock(60.0, &c, &coarse, 1.0).is_some());
+        let fine: Vec<f64> = (0..400).map(|i| f64::from(150 + i % 37) / c.ticks_per_ns - c.bracket_ns).collect();
+        assert!(coarse_clock(60.0, &c, &fine, 1.0).is_none());
     }
 
     #[test]
