@@ -367,6 +367,7 @@ fn verdict_style(verdict: Verdict) -> (&'static str, Mark, &'static str) {
         Verdict::Uncertain(Doubt::NotASwitch) => (GREY, Mark::Ring, "no verdict: not a switch's cost"),
         Verdict::Uncertain(Doubt::Flagged(_)) => (GREY, Mark::Ring, "no verdict: a flag doubts the row"),
         Verdict::Uncertain(Doubt::MachineNoise) => (GREY, Mark::Ring, "no verdict: the noise runs disagree too much"),
+        Verdict::Uncertain(Doubt::BusyMachine) => (GREY, Mark::Ring, "no verdict: measured on a busy machine"),
         Verdict::Uncertain(
             Doubt::Straddles | Doubt::BelowMde | Doubt::DesignTooWeak | Doubt::OneRound | Doubt::NoInterval,
         ) => (GREY, Mark::Dot, "uncertain"),

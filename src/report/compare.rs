@@ -147,6 +147,11 @@ fn matching<'a>(side: &'a [RunDocument], r: &ResultRow) -> Vec<&'a ResultRow> {
     side.iter().filter_map(|d| d.results.iter().find(|x| x.is(&key))).collect()
 }
 
+/// The runs of either side whose preflight found other work keeping their CPUs busy.
+pub fn busy_runs<'a>(a: &'a [RunDocument], b: &'a [RunDocument]) -> Vec<&'a RunDocument> {
+    a.iter().chain(b).filter(|d| d.machine.preflight.iter().any(|t| t.code.is_busy())).collect()
+}
+
 /// A side's rows as runs of rounds.
 fn nested(rows: &[&ResultRow]) -> Option<Nested> {
     let runs: Vec<Vec<&[f64]>> =
@@ -188,6 +193,9 @@ pub fn compare_with(
     resamples: usize,
 ) -> Vec<Comparison> {
     let Some(first) = a.first() else { return Vec::new() };
+    // A side measured while other work kept its CPUs busy: no change is called, on
+    // noise or on a real gap alike (the run is named instead, `busy_runs`).
+    let busy = !busy_runs(a, b).is_empty();
     let mut out = Vec::new();
     for ra in &first.results {
         let (sa, sb) = (matching(a, ra), matching(b, ra));
@@ -242,7 +250,10 @@ pub fn compare_with(
         } else if noise_refused {
             Verdict::Uncertain(Doubt::MachineNoise)
         } else {
-            explained(verdict(lo, hi, threshold, direction(&ra.unit)), ratio, mde)
+            match explained(verdict(lo, hi, threshold, direction(&ra.unit)), ratio, mde) {
+                v if busy && v.is_change() => Verdict::Uncertain(Doubt::BusyMachine),
+                v => v,
+            }
         };
         out.push(Comparison {
             key: ra.key(),
@@ -468,7 +479,19 @@ pub fn render(
             _ => "",
         }
     ) + unpaired;
-    format!("{m}{key}{t}{}", super::fit::prose(&notes, width))
+    let busy: Vec<String> = busy_runs(a, b).iter().map(|d| format!("#{}", d.run.id)).collect();
+    let busy = if busy.is_empty() {
+        String::new()
+    } else {
+        super::fit::prose(
+            &format!(
+                "run {} measured while other work kept the CPUs busy (its preflight said so): no change is called between such runs",
+                busy.join(", ")
+            ),
+            width,
+        ) + "\n"
+    };
+    format!("{m}{key}{busy}{t}{}", super::fit::prose(&notes, width))
 }
 
 /// The comparison's figures as a table. Fitted to the terminal, a figure is named in
@@ -860,6 +883,38 @@ mod tests {
         }
         let every = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Full(100)));
         assert!(every.contains("_number_39") && every.contains("A median"), "{every}");
+    }
+
+    /// Heavy load: a side measured while other work kept the CPUs busy earns no
+    /// change, neither on alike runs nor on a 25% gap (the run is named instead), and
+    /// `--fail-on` passes; the same gap without the trap is called slower.
+    #[test]
+    fn no_change_is_called_for_a_run_measured_on_a_busy_machine() {
+        let busy = |mut d: RunDocument| {
+            d.machine.preflight.push(crate::preflight::Trap {
+                code: crate::preflight::TrapCode::BusyCpu,
+                reason: "CPU 1 was 97% busy".into(),
+                advice: "stop the other work".into(),
+            });
+            d
+        };
+        let mut changes = 0;
+        for seed in 0..40 {
+            let a = [doc(1, vec![getppid(100.0, 10, seed)])];
+            let b = [busy(doc(2, vec![getppid(100.0, 10, seed + 100)]))];
+            changes += compare(&a, &b, 0.02, 500).iter().filter(|c| c.verdict.is_change()).count();
+        }
+        assert_eq!(changes, 0, "a change called on a busy machine's A/A pairs");
+        let a = [doc(1, vec![getppid(100.0, 10, 1)])];
+        let gap = [doc(2, vec![getppid(125.0, 10, 2)])];
+        assert_eq!(compare(&a, &gap, 0.02, 500)[0].verdict, "slower");
+        let gap = [busy(gap[0].clone())];
+        let c = compare(&a, &gap, 0.02, 500);
+        assert_eq!(c[0].verdict, Verdict::Uncertain(Doubt::BusyMachine));
+        assert_eq!(c[0].verdict.to_string(), "uncertain (machine busy)");
+        assert!(failing(&c, FailOn::Slower { by: None }).is_empty());
+        let text = render(&a, &gap, &c, 0.02, (MachineView::Differences, Width::Fit(100)));
+        assert!(text.contains("run #2 measured while other work kept the CPUs busy"), "{text}");
     }
 
     /// A hand-off that did not switch is no switch's cost: even a 25% gap earns no

@@ -35,7 +35,7 @@ pub enum HelperError {
     Sealing(#[source] io::Error),
     #[error("the no-op helper {} cannot be opened: {source}", .path.display())]
     Open { path: std::path::PathBuf, source: io::Error },
-    #[error("the no-op helper: {0}")]
+    #[error("the no-op helper: {0}; it is not executed")]
     UnsafePath(#[from] oscost_platform::files::UnsafePath),
     #[error("fstat of {}: {source}", .path.display())]
     Stat { path: std::path::PathBuf, source: io::Error },

@@ -298,7 +298,12 @@ pub fn resolve_db(path: &Path, create_dirs: bool) -> Result<DbPath, UnsafePath> 
 /// be the file the walk found.
 pub fn open_input(path: &Path) -> Result<File, UnsafePath> {
     let me = rustix::process::geteuid().as_raw();
-    let (dir, name, here, st) = match walk(path, false, me)? {
+    // A folder missing on the way is said of the path asked for, not of the folder.
+    let walked = walk(path, false, me).map_err(|e| match e {
+        UnsafePath::Io { cause, .. } => UnsafePath::Io { path: path.to_path_buf(), cause },
+        other => other,
+    })?;
+    let (dir, name, here, st) = match walked {
         Walked::File { dir, name, here, st } => (dir, name, here, st),
         Walked::Missing { here, .. } => {
             return Err(UnsafePath::Io { path: here, cause: io::Error::from(io::ErrorKind::NotFound) });

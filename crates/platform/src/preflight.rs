@@ -45,6 +45,14 @@ pub enum TrapCode {
     InheritedSeccomp,
 }
 
+impl TrapCode {
+    /// Whether the trap says other work kept the run's CPUs busy as it started: a
+    /// change between runs measured so is as likely that work's as the system's.
+    pub fn is_busy(self) -> bool {
+        matches!(self, TrapCode::BusyCpu | TrapCode::BusySibling)
+    }
+}
+
 /// One trap found: which, why it matters here, and what to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trap {
@@ -472,5 +480,40 @@ mod tests {
         assert!(!s.online.is_empty() && !s.allowed.is_empty());
         assert!(s.allowed.iter().all(|c| s.online.contains(c)), "{s:?}");
         assert!(s.busy.iter().all(|(_, b)| (0.0..=1.0).contains(b)), "{s:?}");
+    }
+}
+
+#[cfg(test)]
+mod filtered {
+    use super::*;
+    use crate::procfs::ProcessControls;
+
+    /// A real filtered task: a thread that installs an allow-all filter (as a
+    /// container runtime does before it starts a program) reads back one filter and
+    /// no_new_privs, and the preflight names the filter it would inherit; the test's
+    /// other threads stay unfiltered (a filter is a thread's own).
+    #[test]
+    fn a_filtered_thread_reads_its_filter_and_the_preflight_names_it() {
+        let allow = libc::sock_filter { code: 0x06, jt: 0, jf: 0, k: 0x7fff_0000 };
+        let inside =
+            std::thread::spawn(move || crate::sys::install_seccomp_filter(&[allow]).map(|()| ProcessControls::read()))
+                .join()
+                .unwrap();
+        let c = match inside {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("skipped: this kernel takes no seccomp filter here ({e})");
+                return;
+            }
+        };
+        assert_eq!((c.seccomp_mode, c.no_new_privs), (Some(2), Some(true)), "{c:?}");
+        assert!(c.seccomp_filters.unwrap_or(1) >= 1, "{c:?}");
+        let snapshot = Snapshot { controls: c, ..Default::default() };
+        let traps = check(&snapshot);
+        assert!(traps.iter().any(|t| t.code == TrapCode::InheritedSeccomp), "{traps:?}");
+        let quiet = Snapshot { controls: ProcessControls::read(), ..Default::default() };
+        if quiet.controls.filters().is_none() {
+            assert!(!check(&quiet).iter().any(|t| t.code == TrapCode::InheritedSeccomp));
+        }
     }
 }

@@ -65,6 +65,9 @@ pub enum Doubt {
     /// A one-run side's machine-noise model refuses the figure: its noise runs
     /// disagree past what any spread between runs describes.
     MachineNoise,
+    /// A side's run was measured while other work kept its CPUs busy (its preflight
+    /// said so): a change between such runs is as likely the other work's.
+    BusyMachine,
 }
 
 impl Verdict {
@@ -97,6 +100,7 @@ impl std::fmt::Display for Verdict {
             Verdict::Uncertain(Doubt::NotASwitch) => f.write_str("uncertain (not a switch's cost)"),
             Verdict::Uncertain(Doubt::Flagged(flag)) => write!(f, "uncertain ({flag})"),
             Verdict::Uncertain(Doubt::MachineNoise) => f.write_str("uncertain (machine noise too wide)"),
+            Verdict::Uncertain(Doubt::BusyMachine) => f.write_str("uncertain (machine busy)"),
         }
     }
 }
