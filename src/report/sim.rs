@@ -99,17 +99,14 @@ pub fn render(doc: &RunDocument, width: super::table::Width) -> String {
 /// against the first holds under every such variant (`robust`) or which terms turn it
 /// over (`fragile`). None for a row without a sensitivity.
 fn robustness(r: &ResultRow, with_size: bool) -> Option<String> {
-    use crate::sim::sensitivity::{Judgement, Sensitivity, Swing};
+    use crate::sim::sensitivity::{Judgement, Sensitivity};
     let s: Sensitivity = serde_json::from_value(r.params.get(crate::key::SENSITIVITY)?.clone()).ok()?;
     let mut line = format!("    {}", param(r, POLICY));
     if with_size {
         line.push_str(&format!(" at {}", param(r, TASKS)));
     }
-    let span = |w: &Swing| (w.high - w.low).abs();
-    let widest = s.assumed.iter().max_by(|a, b| span(a).total_cmp(&span(b)));
-    let (lo, hi) =
-        s.assumed.iter().flat_map(|w| [w.low, w.high]).fold((r.median, r.median), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    match widest {
+    let (lo, hi) = s.range(r.median);
+    match s.widest() {
         Some(w) if num(lo) != num(hi) => line.push_str(&format!(": {}–{} ({})", num(lo), num(hi), w.term)),
         _ => line.push_str(": unmoved"),
     }

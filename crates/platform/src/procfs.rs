@@ -44,7 +44,7 @@ pub struct Resident {
 
 /// This process's resident memory, if readable.
 pub fn resident() -> Option<Resident> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let s = read_status("/proc/self/status")?;
     let kib = |name: &str| status_field(&s, name)?.parse().ok();
     Some(Resident { total: kib("VmRSS:")?, anon: kib("RssAnon:")?, file: kib("RssFile:")? })
 }

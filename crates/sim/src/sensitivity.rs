@@ -67,6 +67,20 @@ pub struct Sensitivity {
     pub fitted: Vec<Slope>,
 }
 
+impl Sensitivity {
+    /// The widest range of the figure (`at` at the profile's values) over the assumed
+    /// terms' swings, as [`Judgement::range`] is of a ratio.
+    pub fn range(&self, at: f64) -> (f64, f64) {
+        self.assumed.iter().flat_map(|s| [s.low, s.high]).fold((at, at), |(lo, hi), v| (lo.min(v), hi.max(v)))
+    }
+
+    /// The assumed term whose swing moves the figure most.
+    pub fn widest(&self) -> Option<&Swing> {
+        let span = |s: &Swing| (s.high - s.low).abs();
+        self.assumed.iter().max_by(|a, b| span(a).total_cmp(&span(b)))
+    }
+}
+
 /// The terms of `profile` that move (non-zero), with their basis.
 fn moving_terms(profile: &CostProfile) -> Vec<(String, f64, &'static str)> {
     profile
@@ -275,7 +289,8 @@ pub struct Judgement {
     pub swept: bool,
 }
 
-/// A judgement stored before unswept ones existed was swept.
+/// A judgement that does not say whether it swept did: only an unswept one writes
+/// `false`.
 fn swept_by_default() -> bool {
     true
 }
