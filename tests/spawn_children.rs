@@ -21,6 +21,7 @@ fn options(noop: &std::path::Path) -> BenchOptions {
         storm_tasks: vec![2],
         rooms: 1,
         messages: 5,
+        wakeup: Default::default(),
     }
 }
 

@@ -370,7 +370,9 @@ pub fn list_text() -> String {
     for b in bench::registry() {
         out.push_str(&format!("{:<24} {}{}\n", b.id, b.summary, if b.in_default_suite { "  [default]" } else { "" }));
         out.push_str(&format!("{:<24}   timing: {}\n", "", b.timing_model));
+        out.push_str(&format!("{:<24}   warm-up: {}\n", "", b.warmup.describe()));
     }
+    out.push_str(&format!("\nthe runner's warm-up: {}\n", bench::RUNNER_WARMUP));
     out
 }
 

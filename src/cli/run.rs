@@ -18,6 +18,9 @@ use crate::session::{self, RunRequest};
 pub(super) use crate::session::plan::Plan;
 use crate::session::plan::{Choice, PlanError};
 
+/// The benchmark `--wakeup-histogram` draws.
+const WAKEUP: &str = "load.wakeup";
+
 /// A suite by name, or a usage error naming the closest.
 pub(super) fn find_suite(name: &str) -> Result<&'static crate::views::suites::Suite> {
     crate::session::plan::find_suite(name).map_err(plan_error)
@@ -36,6 +39,7 @@ pub(super) fn plan(args: &RunArgs) -> Result<Plan> {
         storm_tasks: args.storm_tasks.0.clone(),
         rooms: args.rooms,
         messages: args.messages,
+        wakeup: args.wakeup.options(),
     };
     crate::session::plan::plan(&choice, options).map_err(plan_error)
 }
@@ -58,6 +62,9 @@ pub fn check_run(args: &RunArgs) -> Result<()> {
 
 pub(super) fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let Plan { selected, suite, options } = plan(&args)?;
+    if args.wakeup_histogram.is_some() && !selected.iter().any(|(b, _)| b.id == WAKEUP) {
+        return Err(UsageError(format!("--wakeup-histogram: {WAKEUP} is not among the benchmarks run")).into());
+    }
     for (_, path) in export_paths(&args) {
         check_output(path)?;
     }
@@ -85,6 +92,10 @@ pub(super) fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
                 outln(&format!("(the full table: oscost show {})", outcome.run_id))?;
             }
             None => out(&super::fresh_run_table(&doc, &skipped))?,
+        }
+        if let Some(bound) = args.wakeup_histogram {
+            let rows: Vec<_> = doc.results.iter().filter(|r| r.benchmark == WAKEUP && !r.samples.is_empty()).collect();
+            out(&report::latency_histogram::render(&rows, bound))?;
         }
         for line in &precision_lines {
             outln(line)?;

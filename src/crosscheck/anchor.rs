@@ -3,7 +3,7 @@
 //! from.
 
 use crate::bench::ctx::PLACEMENT;
-use crate::bench::load::wakeup::HOGS;
+use crate::bench::load::wakeup::{HOGS, WakeupOptions};
 use crate::bench::spawn::{FULL_CYCLE, PHASE};
 use crate::bench::syscall::{VIA, VIA_LIBC, VIA_RAW};
 use crate::key::Params;
@@ -76,6 +76,26 @@ impl RowSpec {
         }
         s
     }
+}
+
+/// cyclictest with load.wakeup's settings: `--laptop` leaves /dev/cpu_dma_latency
+/// alone, as oscost does; `-d 0` gives every thread the one interval; a priority takes
+/// SCHED_FIFO, none the ordinary policy load.wakeup's sleepers then have. Its loops
+/// last about 2 s (0.2 s quick) at any interval.
+fn cyclictest_args(quick: bool, w: &WakeupOptions) -> Vec<String> {
+    let seconds = if quick { 0.2 } else { 2.0 };
+    let loops = ((seconds / w.interval.as_secs_f64()) as u64).max(20);
+    let mut args: Vec<String> = ["-q", "-N", "--laptop", "-t"].map(String::from).to_vec();
+    args.push(w.threads.to_string());
+    args.extend(["-d", "0", "-i"].map(String::from));
+    args.push(w.interval.as_micros().to_string());
+    args.push("-l".into());
+    args.push(loops.to_string());
+    match w.priority {
+        Some(p) => args.extend(["--policy=fifo".to_string(), "-p".to_string(), p.to_string()]),
+        None => args.push("--policy=other".into()),
+    }
+    args
 }
 
 /// Two peers of one mode on one CPU (ctx's `mode` and `placement`).
@@ -231,8 +251,9 @@ impl AnchorId {
 
     /// The anchor's arguments; `scale` is 1 for a full run and 0.1 under `--quick`.
     /// `helper` is the path that execs oscost's no-op helper; `export` the file
-    /// hyperfine writes its figures to.
-    pub fn args(self, quick: bool, helper: &str, export: &str) -> Vec<String> {
+    /// hyperfine writes its figures to; `wakeup` the knobs cyclictest shares with
+    /// load.wakeup.
+    pub fn args(self, quick: bool, helper: &str, export: &str, wakeup: &WakeupOptions) -> Vec<String> {
         let n = |full: u64| (if quick { full / 10 } else { full }).to_string();
         let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         match self {
@@ -240,11 +261,7 @@ impl AnchorId {
             AnchorId::PerfPipeThreads => v(&["bench", "sched", "pipe", "-T", "-l", &n(200_000)]),
             AnchorId::PerfSyscall => v(&["bench", "syscall", "basic", "-l", &n(2_000_000)]),
             AnchorId::Hackbench => v(&["-g", "2", "-f", "20", "-l", &n(1_000)]),
-            // --laptop: leave /dev/cpu_dma_latency alone, as oscost does; --policy=other:
-            // the sleeper oscost times is an ordinary task.
-            AnchorId::Cyclictest => {
-                v(&["-q", "-N", "--laptop", "--policy=other", "-t", "1", "-i", "1000", "-l", &n(2_000)])
-            }
+            AnchorId::Cyclictest => cyclictest_args(quick, wakeup),
             AnchorId::Hyperfine => {
                 v(&["-N", "--runs", &n(300), "--warmup", "20", "--style", "none", "--export-json", export, helper])
             }
@@ -299,12 +316,9 @@ impl AnchorId {
                 return Err("load.chat relays every message through a server thread over TCP; \
                             hackbench's senders write straight to receivers over socket pairs");
             }
-            AnchorId::Cyclictest => OscostSide {
-                benches: &["load.wakeup"],
-                row: WAKEUP_ALONE,
-                gaps: Vec::new(),
-                unmeasured: Some("cyclictest sleeps to absolute times, oscost 1 ms from each wake"),
-            },
+            AnchorId::Cyclictest => {
+                OscostSide { benches: &["load.wakeup"], row: WAKEUP_ALONE, gaps: Vec::new(), unmeasured: None }
+            }
             AnchorId::Hyperfine => OscostSide {
                 benches: &["spawn.posix_spawn"],
                 row: POSIX_SPAWN,
@@ -386,10 +400,22 @@ mod tests {
     }
 
     #[test]
+    fn cyclictest_is_given_load_wakeups_settings() {
+        let plain = AnchorId::Cyclictest.args(false, "h", "e", &WakeupOptions::default()).join(" ");
+        assert_eq!(plain, "-q -N --laptop -t 1 -d 0 -i 1000 -l 2000 --policy=other");
+        let w = WakeupOptions { interval: std::time::Duration::from_micros(200), priority: Some(80), threads: 2 };
+        let rt = AnchorId::Cyclictest.args(true, "h", "e", &w).join(" ");
+        assert_eq!(rt, "-q -N --laptop -t 2 -d 0 -i 200 -l 1000 --policy=fifo -p 80");
+    }
+
+    #[test]
     fn quick_runs_a_tenth() {
-        assert_eq!(AnchorId::PerfPipe.args(false, "h", "e"), ["bench", "sched", "pipe", "-l", "200000"]);
-        assert_eq!(AnchorId::PerfPipe.args(true, "h", "e")[4], "20000");
-        let hf = AnchorId::Hyperfine.args(false, "/proc/self/fd/9", "/tmp/x/h.json");
+        assert_eq!(
+            AnchorId::PerfPipe.args(false, "h", "e", &WakeupOptions::default()),
+            ["bench", "sched", "pipe", "-l", "200000"]
+        );
+        assert_eq!(AnchorId::PerfPipe.args(true, "h", "e", &WakeupOptions::default())[4], "20000");
+        let hf = AnchorId::Hyperfine.args(false, "/proc/self/fd/9", "/tmp/x/h.json", &WakeupOptions::default());
         assert_eq!(hf.last().map(String::as_str), Some("/proc/self/fd/9"));
         assert!(hf.windows(2).any(|w| w[0] == "--export-json" && w[1] == "/tmp/x/h.json"));
     }

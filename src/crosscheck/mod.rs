@@ -19,6 +19,7 @@
 //! cannot be read is reported with why, and the others still run.
 
 pub mod anchor;
+pub mod knobs;
 pub mod parse;
 mod program;
 
@@ -31,6 +32,7 @@ pub use anchor::AnchorId;
 use anchor::{OscostSide, Scale};
 use program::{Located, RunError};
 
+use crate::bench::load::wakeup::WakeupOptions;
 use crate::bench::{BenchOptions, Scope};
 use crate::clock::Calibration;
 use crate::model::ResultRow;
@@ -61,6 +63,9 @@ pub struct Args {
     /// Write the comparisons as JSON instead of lines
     #[arg(long)]
     pub json: bool,
+    /// cyclictest's -i, -p and -t, given to both cyclictest and load.wakeup
+    #[command(flatten)]
+    pub wakeup: knobs::WakeupArgs,
 }
 
 /// Bad input to the command.
@@ -70,6 +75,10 @@ pub enum UsageError {
     UnknownAnchor(String, String),
     #[error("--pairs must be at least 2 (an interval needs two pairs), got {0}")]
     TooFewPairs(usize),
+    #[error(transparent)]
+    Wakeup(#[from] crate::bench::OptionError),
+    #[error("--wakeup-interval {0:?} is not a whole number of µs, which cyclictest's -i takes")]
+    IntervalNotInMicroseconds(Duration),
 }
 
 /// The anchors asked for, in their fixed order.
@@ -454,9 +463,9 @@ enum SideError {
 }
 
 impl Oscost {
-    fn new(quick: bool) -> Self {
+    fn new(quick: bool, wakeup: WakeupOptions) -> Self {
         let noop = crate::helper::Executable::embedded().map(std::sync::Arc::new).map_err(Into::into);
-        let opts = BenchOptions::smallest(noop, 100);
+        let opts = BenchOptions { wakeup, ..BenchOptions::smallest(noop, 100) };
         let cfg = if quick { MeasureConfig::quick() } else { MeasureConfig::standard() };
         Oscost { cfg, calib: crate::session::calibrate(quick), opts }
     }
@@ -496,11 +505,17 @@ impl Oscost {
 
 /// Runs the anchors, `pairs` pairs each, calling `done` with each entry as it finishes.
 /// Returns every entry; a stop signal ends the run after the entry it interrupted.
-pub fn run(anchors: &[AnchorId], pairs: usize, quick: bool, mut done: impl FnMut(&Entry)) -> Vec<Entry> {
+pub fn run(
+    anchors: &[AnchorId],
+    pairs: usize,
+    quick: bool,
+    wakeup: WakeupOptions,
+    mut done: impl FnMut(&Entry),
+) -> Vec<Entry> {
     let mut oscost: Option<Oscost> = None;
     let mut entries = Vec::new();
     for &a in anchors {
-        let entry = run_anchor(a, pairs, quick, &mut oscost);
+        let entry = run_anchor(a, pairs, quick, wakeup, &mut oscost);
         done(&entry);
         entries.push(entry);
         if crate::sys::stop_signal().is_some() {
@@ -525,12 +540,12 @@ fn failed(a: AnchorId, e: &RunError) -> Outcome {
     }
 }
 
-fn run_anchor(a: AnchorId, pairs: usize, quick: bool, oscost: &mut Option<Oscost>) -> Entry {
+fn run_anchor(a: AnchorId, pairs: usize, quick: bool, wakeup: WakeupOptions, oscost: &mut Option<Oscost>) -> Entry {
     let located = match program::locate(a.program()) {
         Located::Found(p) => p,
         Located::Missing(why) => return entry(a, String::new(), Outcome::Skipped { why }),
     };
-    let prepared = match program::Prepared::new(a, &located, quick) {
+    let prepared = match program::Prepared::new(a, &located, quick, &wakeup) {
         Ok(p) => p,
         Err(why) => return entry(a, located.shown.clone(), Outcome::Failed { why: why.to_string() }),
     };
@@ -549,7 +564,7 @@ fn run_anchor(a: AnchorId, pairs: usize, quick: bool, oscost: &mut Option<Oscost
             return entry(a, command, Outcome::NoEquivalent { figures, anchor_figure, note: why.to_string() });
         }
     };
-    let oscost = oscost.get_or_insert_with(|| Oscost::new(quick));
+    let oscost = oscost.get_or_insert_with(|| Oscost::new(quick, wakeup));
     let mut done = Vec::new();
     for i in 0..pairs {
         let mut anchor = None;
@@ -592,6 +607,11 @@ pub fn command(args: &Args) -> Result<i32, UsageError> {
     if args.pairs < 2 {
         return Err(UsageError::TooFewPairs(args.pairs));
     }
+    let wakeup = args.wakeup.options();
+    crate::bench::load::wakeup::check(&wakeup)?;
+    if !wakeup.interval.subsec_nanos().is_multiple_of(1000) {
+        return Err(UsageError::IntervalNotInMicroseconds(wakeup.interval));
+    }
     if let Err(e) = crate::sys::install_interrupt_flag() {
         eprintln!("warning: the signal handlers could not be installed ({e}); Ctrl-C ends the anchors abruptly");
     }
@@ -599,7 +619,7 @@ pub fn command(args: &Args) -> Result<i32, UsageError> {
     if !args.json {
         printed = emit(&header(args.pairs));
     }
-    let entries = run(&anchors, args.pairs, args.quick, |e| {
+    let entries = run(&anchors, args.pairs, args.quick, wakeup, |e| {
         if !args.json && printed.is_ok() {
             printed = emit(&render_entry(e));
         }

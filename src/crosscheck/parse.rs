@@ -147,9 +147,31 @@ fn field(line: &str, key: &str) -> Option<String> {
     line[at..].split_whitespace().next().map(str::to_string)
 }
 
-/// The first thread's line (crosscheck runs one thread).
+/// Every thread's line, pooled: cycles summed, the average weighted by each thread's
+/// cycles (what load.wakeup's mean over its sleepers' pooled wakes is), the extremes
+/// of all.
 pub fn cyclictest(text: &str) -> Result<Cyclictest, ParseError> {
-    let line = text.lines().map(str::trim).find(|l| l.starts_with("T:")).ok_or(ParseError::Missing("T:"))?;
+    let mut pooled: Option<Cyclictest> = None;
+    for line in text.lines().map(str::trim).filter(|l| l.starts_with("T:")) {
+        let t = cyclictest_thread(line)?;
+        pooled = Some(match pooled {
+            None => t,
+            Some(p) => {
+                let cycles = p.cycles + t.cycles;
+                Cyclictest {
+                    cycles,
+                    min: p.min.min(t.min),
+                    avg: (p.avg * p.cycles as f64 + t.avg * t.cycles as f64) / cycles as f64,
+                    max: p.max.max(t.max),
+                }
+            }
+        });
+    }
+    pooled.ok_or(ParseError::Missing("T:"))
+}
+
+/// One thread's summary line.
+fn cyclictest_thread(line: &str) -> Result<Cyclictest, ParseError> {
     let number = |key: &'static str| -> Result<f64, ParseError> {
         let token = field(line, key).ok_or_else(|| bad(line, format!("no {key}")))?;
         token
@@ -305,6 +327,10 @@ Time: 0.239
         let tight = "T: 0 (12345) P: 0 I:1000 C:1000000 Min:1 Act:2 Avg:3 Max:4";
         assert_eq!(cyclictest(tight).unwrap().cycles, 1_000_000);
         assert_eq!(cyclictest("# /dev/cpu_dma_latency set to 0us\n"), Err(ParseError::Missing("T:")));
+        // Two threads pool: cycles add, the average is weighted by them.
+        let two = "T: 0 ( 1) P:80 I:200 C:  300 Min: 1000 Act: 2 Avg: 2000 Max: 9000\n\
+                   T: 1 ( 2) P:80 I:200 C:  100 Min:  500 Act: 2 Avg: 6000 Max: 7000\n";
+        assert_eq!(cyclictest(two).unwrap(), Cyclictest { cycles: 400, min: 500.0, avg: 3000.0, max: 9000.0 });
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! oscost row uses when it has one, ended when it runs past its bound or oscost is
 //! stopped, and reaped on every path.
 
+use crate::bench::load::wakeup::WakeupOptions;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -253,7 +254,7 @@ pub enum PrepareError {
 }
 
 impl Prepared {
-    pub fn new(a: AnchorId, found: &Found, quick: bool) -> Result<Self, PrepareError> {
+    pub fn new(a: AnchorId, found: &Found, quick: bool, wakeup: &WakeupOptions) -> Result<Self, PrepareError> {
         let held = found.exe.inherit().map_err(|source| PrepareError::Pass { shown: found.shown.clone(), source })?;
         let helper = match a {
             AnchorId::Hyperfine => Some(Executable::embedded()?.inherit().map_err(PrepareError::HelperPass)?),
@@ -279,7 +280,7 @@ impl Prepared {
         let spec = Spec {
             exec: held.exec_path(),
             arg0: found.arg0.clone(),
-            args: a.args(quick, &helper_path, &export_path),
+            args: a.args(quick, &helper_path, &export_path, wakeup),
             pin,
         };
         let mut shown = spec.arg0.clone();

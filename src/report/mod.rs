@@ -9,6 +9,7 @@ pub mod history;
 pub mod html;
 pub mod import;
 pub mod json;
+pub mod latency_histogram;
 pub mod listing;
 pub mod matrix;
 pub mod paired;

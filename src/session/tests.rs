@@ -91,6 +91,7 @@ const fn bench(id: &'static str, rounds: RoundPlan) -> BenchDef {
         family: Family::Syscall,
         summary: "a benchmark the mock executor answers for (test only)",
         timing_model: "none: the rows are canned",
+        warmup: crate::bench::Warmup::None("a mock measures nothing"),
         in_default_suite: false,
         rounds,
         cost: one_probe,

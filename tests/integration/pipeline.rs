@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use oscost::bench::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from};
+use oscost::bench::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, Warmup, no_check, rows_from};
 use oscost::model::{Count, Flag, FlagCode, Method, ResultRow, RunDocument, Skipped};
 use oscost::report;
 use oscost::runner::{BenchError, MeasureConfig, Probe, Watch};
@@ -86,6 +86,7 @@ const fn timed(
         family: Family::Syscall,
         summary,
         timing_model,
+        warmup: Warmup::None("a test benchmark's rows are given"),
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: one,

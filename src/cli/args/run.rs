@@ -139,6 +139,13 @@ pub struct RunArgs {
     /// Messages each chat user sends.
     #[arg(long, value_name = "N", default_value_t = 100, value_parser = at_least_one)]
     pub messages: usize,
+    /// load.wakeup's sleepers, as cyclictest's -i, -p and -t set them.
+    #[command(flatten)]
+    pub wakeup: crate::crosscheck::knobs::WakeupArgs,
+    /// After the table, load.wakeup's latencies in cyclictest's -h layout: a line a µs
+    /// from 0 to US − 1, a column a row, then totals, extremes and overflows.
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(1..=100_000), conflicts_with_all = ["json", "quiet"])]
+    pub wakeup_histogram: Option<u32>,
 }
 
 /// `--precision`: a percentage above 0 and below 100.

@@ -45,6 +45,9 @@ pub struct BenchOptions {
     /// Chat rooms and messages per user.
     pub rooms: usize,
     pub messages: usize,
+    /// The wake-up sleepers' interval, priority and number (cyclictest's knobs).
+    #[serde(default)]
+    pub wakeup: load::wakeup::WakeupOptions,
 }
 
 impl BenchOptions {
@@ -62,6 +65,7 @@ impl BenchOptions {
             storm_tasks: vec![2],
             rooms: 1,
             messages,
+            wakeup: load::wakeup::WakeupOptions::default(),
         }
     }
 }
@@ -82,6 +86,21 @@ pub enum OptionError {
     Limits { option: String, source: load::group::LimitError },
     #[error("--rooms and --messages must be at least 1")]
     NoChat,
+    #[error(
+        "--wakeup-interval {} is outside {} to {}",
+        humantime::format_duration(*.0),
+        humantime::format_duration(*load::wakeup::INTERVAL_RANGE.start()),
+        humantime::format_duration(*load::wakeup::INTERVAL_RANGE.end())
+    )]
+    WakeupInterval(Duration),
+    #[error("--wakeup-threads {0}: give 1 to {max}", max = load::wakeup::MAX_THREADS)]
+    WakeupThreads(usize),
+    #[error("--wakeup-priority {priority}: SCHED_FIFO priorities run from 1 to {max} here")]
+    WakeupPriority { priority: u8, max: i32 },
+    #[error(
+        "--wakeup-priority {priority} needs privilege: this user's RLIMIT_RTPRIO is {limit} (run as root, or raise it with ulimit -r)"
+    )]
+    RealTimeRefused { priority: u8, limit: u64 },
     #[error("--stride must be at least 1 byte")]
     ZeroStride,
     #[error("--parent-mem {} MiB is more than the {} MiB of memory available now", .size >> 20, .available >> 20)]
@@ -265,6 +284,38 @@ pub enum RoundPlan {
     Once,
 }
 
+/// What runs untimed before a benchmark's first kept sample: stated for every
+/// benchmark (`oscost list`), since a figure taken cold and one taken warm answer
+/// different questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Warmup {
+    /// The probe runner's warm-up ([`RUNNER_WARMUP`]).
+    Runner,
+    /// Something untimed first, then the runner's warm-up.
+    RunnerAfter(&'static str),
+    /// The benchmark's own, described.
+    Own(&'static str),
+    /// Nothing: the first timed iteration is a sample; what that means for it.
+    None(&'static str),
+}
+
+/// The probe runner's warm-up, as `oscost list` states it.
+pub const RUNNER_WARMUP: &str = "untimed batches, doubling until one lasts 1 ms, then repeated until \
+    the round's warm-up has passed (30 ms a benchmark, 10 ms with --quick, shared among its rounds, \
+    at least 2 ms a round)";
+
+impl Warmup {
+    /// The statement, naming the runner's warm-up ([`RUNNER_WARMUP`] says what it is).
+    pub fn describe(&self) -> String {
+        match self {
+            Warmup::Runner => "the runner's".to_string(),
+            Warmup::RunnerAfter(first) => format!("{first}, then the runner's"),
+            Warmup::Own(text) => text.to_string(),
+            Warmup::None(what) => format!("none: {what}"),
+        }
+    }
+}
+
 /// One benchmark in the registry.
 #[derive(Debug)]
 pub struct BenchDef {
@@ -273,6 +324,8 @@ pub struct BenchDef {
     pub summary: &'static str,
     /// What one timed iteration contains.
     pub timing_model: &'static str,
+    /// What runs untimed before the first kept sample.
+    pub warmup: Warmup,
     pub in_default_suite: bool,
     pub rounds: RoundPlan,
     /// What the benchmark's time is made of at a scope with these options and

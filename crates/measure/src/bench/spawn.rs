@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::{
-    BenchDef, BenchOptions, Cost, Ctx, Family, OptionError, Output, RoundPlan, Scope, no_check, rows_from, tag,
+    BenchDef, BenchOptions, Cost, Ctx, Family, OptionError, Output, RoundPlan, Scope, Warmup, no_check, rows_from, tag,
 };
 use crate::helper::Inherited;
 use crate::runner::{BenchError, Failure, MeasureConfig, SplitProbe, Watch, WholeCycle, measure_split};
@@ -410,12 +410,24 @@ pub fn check_address_space(sizes: &[u64], limit: Option<u64>, base: u64) -> Resu
 const CYCLE: &str =
     "create, child runs to its end, reap with the exit status checked; per-call rows split parent_resumes / full_cycle";
 
+/// A creation benchmark's warm-up: the runner's before the batch rows; the per-call
+/// phases are timed right after the batch pass, on the same probe.
+const SPLIT: Warmup = Warmup::Own(
+    "the runner's before the batch rows; the per-call phases follow the batch pass, with none of their own",
+);
+/// An exec benchmark's warm-up: as [`SPLIT`], after the target is run once to verify it.
+const EXEC: Warmup = Warmup::Own(
+    "the exec target runs once, untimed, to verify it; then the runner's before the batch rows, \
+     the per-call phases following the batch pass",
+);
+
 pub static BENCHES: [BenchDef; 10] = [
     BenchDef {
         id: FORK_EXIT,
         family: Family::Spawn,
         summary: "fork, the child _exits at once, the parent waits (clone current process)",
         timing_model: CYCLE,
+        warmup: SPLIT,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: budget,
@@ -427,6 +439,7 @@ pub static BENCHES: [BenchDef; 10] = [
         family: Family::Spawn,
         summary: "vfork, the child exits at once (x86_64)",
         timing_model: CYCLE,
+        warmup: SPLIT,
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: budget,
@@ -438,6 +451,7 @@ pub static BENCHES: [BenchDef; 10] = [
         family: Family::Spawn,
         summary: "clone(CLONE_VM): a child sharing the address space, the kernel half of a thread (x86_64)",
         timing_model: CYCLE,
+        warmup: SPLIT,
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: budget,
@@ -449,6 +463,7 @@ pub static BENCHES: [BenchDef; 10] = [
         family: Family::Spawn,
         summary: "fork + exec of oscost's static no-op helper (spawn new process)",
         timing_model: CYCLE,
+        warmup: EXEC,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: budget,
@@ -460,6 +475,7 @@ pub static BENCHES: [BenchDef; 10] = [
         family: Family::Spawn,
         summary: "fork + exec of /bin/true, dynamically linked, as a real program",
         timing_model: CYCLE,
+        warmup: EXEC,
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: budget,
@@ -471,6 +487,7 @@ pub static BENCHES: [BenchDef; 10] = [
         family: Family::Spawn,
         summary: "posix_spawn of the static no-op helper",
         timing_model: CYCLE,
+        warmup: EXEC,
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: budget,
@@ -482,6 +499,7 @@ pub static BENCHES: [BenchDef; 10] = [
         family: Family::Spawn,
         summary: "fork + exec of /bin/sh -c running the no-op helper (lmbench's fork+/bin/sh -c)",
         timing_model: CYCLE,
+        warmup: EXEC,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: budget,
@@ -493,6 +511,7 @@ pub static BENCHES: [BenchDef; 10] = [
         family: Family::Spawn,
         summary: "pthread_create + pthread_join of a thread that returns at once (spawn new thread)",
         timing_model: CYCLE,
+        warmup: SPLIT,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: budget,
@@ -504,6 +523,7 @@ pub static BENCHES: [BenchDef; 10] = [
         family: Family::Spawn,
         summary: "latency from pthread_create until the new thread first runs",
         timing_model: "cycle counter before pthread_create, and read by the new thread as its first action",
+        warmup: Warmup::None("its own loop keeps every creation from the first"),
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: budget,
@@ -515,6 +535,9 @@ pub static BENCHES: [BenchDef; 10] = [
         family: Family::Spawn,
         summary: "fork+exit with a parent of --parent-mem touched private anonymous memory (its RssAnon recorded per row), THP off and on; fitted ns per MiB",
         timing_model: "one fork+exit+wait cycle per iteration at each parent size; the fit is least squares over every batch mean",
+        warmup: Warmup::Own(
+            "the parent's memory is touched first, then the runner's whole warm-up (30 ms, 10 ms with --quick) at each size",
+        ),
         in_default_suite: false,
         rounds: RoundPlan::Once,
         cost: sweep,

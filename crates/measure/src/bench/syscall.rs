@@ -14,7 +14,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 
-use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
+use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, Warmup, no_check, rows_from, tag};
 use crate::runner::{BenchError, Failure, MeasureConfig, NoArg, Probe, Watch};
 use crate::tracepass::measure;
 use oscost_figure::key::{BenchId, Param, Text};
@@ -373,6 +373,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "unimplemented call number: bare kernel entry and exit, the floor",
         timing_model: RAW,
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: bare,
@@ -384,6 +385,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "getppid: a trivial real system call",
         timing_model: RAW,
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: one,
@@ -395,6 +397,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "getuid: a trivial real system call",
         timing_model: RAW,
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: one,
@@ -406,6 +409,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "gettid: a trivial real system call",
         timing_model: RAW,
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: one,
@@ -417,6 +421,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "getpid raw and through the C library (caught if cached)",
         timing_model: "raw: one `syscall`; libc: one call of the C library's getpid(), compared with our pid",
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: two,
@@ -428,6 +433,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "clock_gettime(MONOTONIC) through the vDSO and as a raw system call",
         timing_model: "vdso: one libc clock_gettime() (user space); raw: one `syscall`",
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: two,
@@ -439,6 +445,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "gettimeofday through the vDSO and as a raw system call",
         timing_model: "vdso: one libc gettimeofday() (user space); raw: one `syscall`",
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: two,
@@ -450,6 +457,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "openat + close of an existing file in the temp directory",
         timing_model: "two raw system calls: openat(O_RDONLY) and close of the returned fd",
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: one,
@@ -461,6 +469,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "newfstatat of an existing file in the temp directory",
         timing_model: RAW,
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: one,
@@ -472,6 +481,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "read 1 byte from /dev/zero",
         timing_model: "one raw read(fd, buf, 1), result must be 1",
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: one,
@@ -483,6 +493,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "write 1 byte to /dev/null",
         timing_model: "one raw write(fd, buf, 1), result must be 1",
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: one,
@@ -494,6 +505,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "sched_yield with no other runnable task on the CPU (checked by switch counts)",
         timing_model: RAW,
+        warmup: Warmup::Runner,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: one,
@@ -505,6 +517,7 @@ pub static BENCHES: [BenchDef; 13] = [
         family: Family::Syscall,
         summary: "getrandom of 16 bytes from the kernel's generator (raw, not the vDSO)",
         timing_model: "one raw getrandom(buf, 16, 0), result must be 16",
+        warmup: Warmup::Runner,
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: one,

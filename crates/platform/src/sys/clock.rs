@@ -50,15 +50,28 @@ pub fn nanosleep_zero() -> i64 {
     raw_of_libc(unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) })
 }
 
-/// Sleeps `ns` nanoseconds with clock_nanosleep(CLOCK_MONOTONIC, relative).
-/// Raw result: 0 or `-errno`.
+/// CLOCK_MONOTONIC in nanoseconds, read through the vDSO: the clock absolute sleeps
+/// ([`sleep_until_ns`]) are set on, so a deadline and the reading after it share one
+/// time base (CLOCK_MONOTONIC_RAW is not slewed by NTP and would drift from it).
 #[inline(always)]
-pub fn sleep_ns(ns: u64) -> i64 {
-    let ts =
-        libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long };
-    // SAFETY: `ts` is valid; a null remainder pointer is allowed. clock_nanosleep
-    // returns the errno itself (not -1).
-    -i64::from(unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) })
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Sleeps until CLOCK_MONOTONIC reads `deadline_ns` (clock_nanosleep with
+/// TIMER_ABSTIME, as cyclictest sleeps). Raw result: 0 or `-errno`.
+#[inline(always)]
+pub fn sleep_until_ns(deadline_ns: u64) -> i64 {
+    let ts = libc::timespec {
+        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `ts` is valid; a null remainder pointer is allowed (and unused with
+    // TIMER_ABSTIME). clock_nanosleep returns the errno itself (not -1).
+    -i64::from(unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) })
 }
 
 /// A relative timeout for futex waits.

@@ -98,6 +98,12 @@ pub fn set_rttime_soft_limit(soft_us: Option<u64>) -> io::Result<()> {
     Ok(rustix::process::setrlimit(Resource::Rttime, Rlimit { current, maximum: now.maximum })?)
 }
 
+/// The soft RLIMIT_RTPRIO: the highest real-time priority an unprivileged thread may
+/// take; None if unlimited.
+pub fn rtprio_soft_limit() -> Option<u64> {
+    rustix::process::getrlimit(Resource::Rtprio).current
+}
+
 /// The soft limit on this user's processes (RLIMIT_NPROC); None if unlimited.
 pub fn nproc_limit() -> Option<u64> {
     rustix::process::getrlimit(Resource::Nproc).current

@@ -9,7 +9,7 @@
 //! task on the other CPU. `mode=self` rows time the mechanism alone (one send and one
 //! receive in one task, nobody waiting), so the switch's share can be read off.
 
-use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, no_check, rows_from, tag};
+use super::{BenchDef, BenchOptions, Cost, Ctx, Family, Output, RoundPlan, Scope, Warmup, no_check, rows_from, tag};
 use crate::runner::{BenchError, MeasureConfig, NoArg, Probe, Watch};
 use crate::tracepass::measure;
 use oscost_figure::key::{BenchId, Param, Text};
@@ -408,12 +408,16 @@ fn sleep0_probes(_: Scope, _: &BenchOptions, _: &MeasureConfig) -> Cost {
 
 const HANDOFF_MODEL: &str = "a round trip from the measuring task (send the token, block until it returns) = 2 hand-offs; figures per hand-off; mode=self: one send + one receive in one task";
 
+/// A hand-off benchmark's warm-up: the peer is asked to answer first.
+const PEER_CHECKED: Warmup = Warmup::RunnerAfter("one untimed round trip, which checks that the peer answers");
+
 pub static BENCHES: [BenchDef; 8] = [
     BenchDef {
         id: PIPE,
         family: Family::Ctx,
         summary: "one byte each way over two pipes (lmbench lat_ctx, perf bench sched pipe)",
         timing_model: HANDOFF_MODEL,
+        warmup: PEER_CHECKED,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: headline_probes,
@@ -425,6 +429,7 @@ pub static BENCHES: [BenchDef; 8] = [
         family: Family::Ctx,
         summary: "a shared word with FUTEX_WAIT/FUTEX_WAKE (private for threads, shared mapping for processes)",
         timing_model: HANDOFF_MODEL,
+        warmup: PEER_CHECKED,
         in_default_suite: true,
         rounds: RoundPlan::Spread,
         cost: headline_probes,
@@ -436,6 +441,7 @@ pub static BENCHES: [BenchDef; 8] = [
         family: Family::Ctx,
         summary: "two eventfd counters, one per direction",
         timing_model: HANDOFF_MODEL,
+        warmup: PEER_CHECKED,
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: headline_probes,
@@ -447,6 +453,7 @@ pub static BENCHES: [BenchDef; 8] = [
         family: Family::Ctx,
         summary: "one byte each way over an AF_UNIX stream socket pair",
         timing_model: HANDOFF_MODEL,
+        warmup: PEER_CHECKED,
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: headline_probes,
@@ -458,6 +465,7 @@ pub static BENCHES: [BenchDef; 8] = [
         family: Family::Ctx,
         summary: "mutex + condition variable turn-taking (threads only)",
         timing_model: HANDOFF_MODEL,
+        warmup: PEER_CHECKED,
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: condvar_probes,
@@ -469,6 +477,7 @@ pub static BENCHES: [BenchDef; 8] = [
         family: Family::Ctx,
         summary: "two tasks alternating by sched_yield on one CPU",
         timing_model: "one sched_yield of the measuring task, which runs the peer until it yields back = 2 hand-offs",
+        warmup: Warmup::Runner,
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: two,
@@ -480,6 +489,7 @@ pub static BENCHES: [BenchDef; 8] = [
         family: Family::Ctx,
         summary: "nanosleep with a zero interval (sleep(0)): default and 1 ns timer slack, with a runnable peer, and the regular/affinity/priority/both scenarios",
         timing_model: "one nanosleep({0,0}) call, with the switches it caused counted and the timer slack recorded",
+        warmup: Warmup::Runner,
         in_default_suite: false,
         rounds: RoundPlan::Spread,
         cost: sleep0_probes,
@@ -491,6 +501,9 @@ pub static BENCHES: [BenchDef; 8] = [
         family: Family::Ctx,
         summary: "pipe hand-off between processes on one CPU with a working set walked before each hand-off, minus the same walk without switching",
         timing_model: footprint::TIMING_MODEL,
+        warmup: Warmup::Own(
+            "the working set is touched first and the round trip's batch size found in untimed batches; the walk without switching is timed from its first batch",
+        ),
         in_default_suite: false,
         rounds: RoundPlan::Once,
         cost: footprint::cost,

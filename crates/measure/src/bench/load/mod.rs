@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{BenchDef, BenchOptions, Cost, Family, OptionError, RoundPlan, Scope, no_check};
+use super::{BenchDef, BenchOptions, Cost, Family, OptionError, RoundPlan, Scope, Warmup, no_check};
 use crate::runner::MeasureConfig;
 use crate::tasks::Mode;
 use oscost_figure::key::BenchId;
@@ -31,9 +31,10 @@ fn chat_cost(_: Scope, o: &BenchOptions, cfg: &MeasureConfig) -> Cost {
     let deliveries = chat::ChatSize { rooms: o.rooms, messages: o.messages, nice: None }.expected() as f64;
     Cost::fixed(seconds(2.0 * chat::repetitions(cfg) as f64 * (deliveries / 1e6 + 0.005)))
 }
-/// Five sleeper runs of the batch and per-call budgets together.
-fn wakeup_cost(_: Scope, _: &BenchOptions, cfg: &MeasureConfig) -> Cost {
-    Cost::fixed((cfg.batch_budget + cfg.per_call_budget) * 5)
+/// Five sleeper passes of the batch and per-call budgets together (or of the fewest
+/// wakes, at a long interval).
+fn wakeup_cost(_: Scope, o: &BenchOptions, cfg: &MeasureConfig) -> Cost {
+    Cost::fixed(o.wakeup.pass(cfg.batch_budget + cfg.per_call_budget) * 5)
 }
 /// One window of three times the batch and per-call budgets.
 fn fairness_cost(_: Scope, _: &BenchOptions, cfg: &MeasureConfig) -> Cost {
@@ -64,6 +65,10 @@ fn check_storm(o: &BenchOptions) -> Result<(), OptionError> {
     check_counts("--storm-tasks", &o.storm_tasks, 1, Mode::Thread, 0)
 }
 
+fn check_wakeup(o: &BenchOptions) -> Result<(), OptionError> {
+    wakeup::check(&o.wakeup)
+}
+
 fn check_chat(o: &BenchOptions) -> Result<(), OptionError> {
     if o.rooms == 0 || o.messages == 0 {
         return Err(OptionError::NoChat);
@@ -78,6 +83,9 @@ pub static BENCHES: [BenchDef; 5] = [
         family: Family::Load,
         summary: "switch time against the number of runnable tasks on one CPU: sched_yield loops and a pipe token ring, threads and processes",
         timing_model: "yield: one sched_yield of the measuring task; ring: one lap of the token through N tasks; both divided by the switches the kernel counted per iteration",
+        warmup: Warmup::Own(
+            "the runner's whole warm-up (30 ms, 10 ms with --quick) at each task count, every task already runnable",
+        ),
         in_default_suite: false,
         rounds: RoundPlan::Once,
         cost: sweep,
@@ -89,6 +97,7 @@ pub static BENCHES: [BenchDef; 5] = [
         family: Family::Load,
         summary: "N sched_yield loops on all CPUs: system context switches per second, per-task progress and its evenness",
         timing_model: storm_model(),
+        warmup: Warmup::None("the first of its ten intervals starts when every task is ready"),
         in_default_suite: false,
         rounds: RoundPlan::Once,
         cost: storm_cost,
@@ -100,6 +109,7 @@ pub static BENCHES: [BenchDef; 5] = [
         family: Family::Load,
         summary: "chat rooms of 20 users over loopback TCP (80 threads per room), every delivery counted, at nice 0 and 19",
         timing_model: "from releasing the client senders to the last receiver's last message; messages delivered per second",
+        warmup: Warmup::None("every run is a sample; the connections are made before the clock starts"),
         in_default_suite: false,
         rounds: RoundPlan::Once,
         cost: chat_cost,
@@ -109,12 +119,13 @@ pub static BENCHES: [BenchDef; 5] = [
     BenchDef {
         id: BenchId::new("load.wakeup"),
         family: Family::Load,
-        summary: "how late a 1 ms sleeper wakes while K hogs share its CPU at nice 0 and 19",
-        timing_model: "one clock_nanosleep(1 ms); the sample is the time past 1 ms",
+        summary: "how late a sleeper wakes while K hogs share its CPU at nice 0 and 19 (cyclictest's -i, -p, -t)",
+        timing_model: "one clock_nanosleep to an absolute deadline an interval (1 ms) after the last; the sample is how late the clock read after it",
+        warmup: Warmup::None("every wake is a sample, as every cycle is one of cyclictest's"),
         in_default_suite: false,
         rounds: RoundPlan::Once,
         cost: wakeup_cost,
-        check: no_check,
+        check: check_wakeup,
         run: wakeup::run_wakeup,
     },
     BenchDef {
@@ -122,6 +133,7 @@ pub static BENCHES: [BenchDef; 5] = [
         family: Family::Load,
         summary: "CPU shares of hogs at nice 0,0,5,10 on one CPU against the shares the kernel's weights promise",
         timing_model: "CPU time per task from schedstat over five intervals; share = task / all",
+        warmup: Warmup::None("the first of its five intervals starts when the hogs are running"),
         in_default_suite: false,
         rounds: RoundPlan::Once,
         cost: fairness_cost,

@@ -1,26 +1,102 @@
 //! Interactivity and fairness under CPU hogs.
 //!
-//! `load.wakeup` — timing model: one clock_nanosleep of 1 ms by a task pinned to one
-//! CPU; the sample is how much later than 1 ms it returned, while K spinning hogs share
-//! its CPU at a given nice level. The sleeper's timer slack is set to 1 ns, so the
-//! figure is the scheduler's delay, not the 50 µs of timer coalescing every task has
-//! by default (`ctx.sleep0` shows that one).
+//! `load.wakeup` — timing model: cyclictest's. Each sleeper thread, pinned to one CPU
+//! with K spinning hogs at a given nice level, sleeps to absolute deadlines a fixed
+//! interval apart (clock_nanosleep on CLOCK_MONOTONIC with TIMER_ABSTIME); the sample
+//! is how late it read the clock after each deadline. A wake later than a whole
+//! interval skips the deadlines it missed, as cyclictest does. The sleepers' timer
+//! slack is set to 1 ns, so the figure is the scheduler's delay, not the 50 µs of
+//! timer coalescing every task has by default (`ctx.sleep0` shows that one). No
+//! warm-up: every wake is a sample, as every cycle is one of cyclictest's, and the
+//! first deadline is set after the hogs are running.
+//!
+//! The knobs are cyclictest's ([`WakeupOptions`]): the interval (`-i`), a SCHED_FIFO
+//! priority for the sleepers (`-p`), and the number of sleepers (`-t N -d 0`: one
+//! interval for all, all on the one CPU); a row pools every sleeper's wakes.
 //!
 //! `load.fairness` — K spinning tasks with given nice levels share one CPU for a fixed
 //! time; each task's share of the CPU time (from `/proc/<pid>/task/<tid>/schedstat`) is
 //! compared with the share the kernel's load weights promise.
 
-use crate::bench::{Ctx, Output};
+use std::time::Duration;
+
+use crate::bench::{Ctx, OptionError, Output};
 use crate::runner::BenchError;
 use crate::tasks::Mode;
-use crate::tasks::{AffinityGuard, PeerPlacement};
+use crate::tasks::PeerPlacement;
 use crate::tasks::{Member, TaskGroup};
 use oscost_figure::model::{Count, Flag, FlagCode, Method, ResultRow};
 use oscost_platform::sys;
 
-const PERIOD_NS: u64 = 1_000_000;
 /// The CPU hogs beside the sleeper (the crosscheck picks the row without any).
 pub const HOGS: oscost_figure::key::Param<u64> = oscost_figure::key::Param::new("hogs");
+/// The hogs' nice level.
+pub const HOG_NICE: oscost_figure::key::Param<i64> = oscost_figure::key::Param::new("hog_nice");
+/// The sleepers' interval, ns, when not the default 1 ms.
+pub const INTERVAL: oscost_figure::key::Param<u64> = oscost_figure::key::Param::new("interval_ns");
+/// The sleepers, when more than one.
+pub const THREADS: oscost_figure::key::Param<u64> = oscost_figure::key::Param::new("threads");
+/// The sleepers' SCHED_FIFO priority, when they run real-time.
+pub const PRIORITY: oscost_figure::key::Param<u64> = oscost_figure::key::Param::new("priority");
+
+/// The fewest wakes a sleeper takes, whatever the budget.
+const MIN_WAKES: usize = 20;
+/// The most wakes a sleeper takes in one pass.
+const MAX_WAKES: usize = 4096;
+/// The shortest and longest interval taken: below 10 µs a sleeper is a spinner with
+/// extra steps; above 100 ms its twenty wakes outlast any budget.
+pub const INTERVAL_RANGE: std::ops::RangeInclusive<Duration> = Duration::from_micros(10)..=Duration::from_millis(100);
+/// The most sleepers taken.
+pub const MAX_THREADS: usize = 64;
+
+/// cyclictest's knobs, as `load.wakeup` takes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WakeupOptions {
+    /// The time between a sleeper's deadlines (`-i`).
+    pub interval: Duration,
+    /// The sleepers' SCHED_FIFO priority (`-p`); None: SCHED_OTHER, cyclictest's `-p 0`.
+    pub priority: Option<u8>,
+    /// Sleepers, all on one CPU with one interval (`-t N -d 0`).
+    pub threads: usize,
+}
+
+impl Default for WakeupOptions {
+    fn default() -> Self {
+        Self { interval: Duration::from_millis(1), priority: None, threads: 1 }
+    }
+}
+
+impl WakeupOptions {
+    /// The wall time of one pass of the sleepers under a budget: the budget, or the
+    /// fewest wakes at a longer interval.
+    pub fn pass(&self, budget: Duration) -> Duration {
+        budget.max(self.interval * MIN_WAKES as u32)
+    }
+}
+
+/// Refuses an interval, a sleeper count or a priority `load.wakeup` cannot take, and
+/// a priority this process may not set (neither root nor an RLIMIT_RTPRIO that high).
+pub fn check(o: &WakeupOptions) -> Result<(), OptionError> {
+    if !INTERVAL_RANGE.contains(&o.interval) {
+        return Err(OptionError::WakeupInterval(o.interval));
+    }
+    if o.threads == 0 || o.threads > MAX_THREADS {
+        return Err(OptionError::WakeupThreads(o.threads));
+    }
+    super::group::check_limits(Mode::Thread, o.threads + 4, 0)
+        .map_err(|source| OptionError::Limits { option: format!("--wakeup-threads {}", o.threads), source })?;
+    if let Some(p) = o.priority {
+        let max = sys::max_priority(libc::SCHED_FIFO);
+        if p == 0 || i32::from(p) > max {
+            return Err(OptionError::WakeupPriority { priority: p, max });
+        }
+        let limit = sys::rtprio_soft_limit();
+        if !sys::is_root() && limit.is_some_and(|l| l < u64::from(p)) {
+            return Err(OptionError::RealTimeRefused { priority: p, limit: limit.unwrap_or(0) });
+        }
+    }
+    Ok(())
+}
 
 fn hog(m: &Member) -> i32 {
     let mut x = 0u64;
@@ -32,39 +108,89 @@ fn hog(m: &Member) -> i32 {
     0
 }
 
-fn lateness_samples(budget_ns: u64) -> Result<Vec<f64>, BenchError> {
-    let start = sys::monotonic_raw_ns();
-    let mut out = Vec::with_capacity(4096);
-    while out.len() < 20 || (sys::monotonic_raw_ns() - start < budget_ns && out.len() < 4096) {
-        let t0 = sys::monotonic_raw_ns();
-        let r = sys::sleep_ns(PERIOD_NS);
-        let t1 = sys::monotonic_raw_ns();
+/// One sleeper: pinned to `cpu`, at the options' policy, sleeping to deadlines an
+/// interval apart for `pass_ns` (and at least [`MIN_WAKES`] wakes); how late each
+/// wake read the clock, ns.
+fn sleeper(cpu: &[usize], o: &WakeupOptions, pass_ns: u64) -> Result<Vec<f64>, BenchError> {
+    sys::set_affinity(cpu).map_err(|e| BenchError::setup("pinning a sleeper", e))?;
+    let _slack = sys::TimerSlack::set(1).map_err(|e| BenchError::setup("setting the timer slack", e))?;
+    if let Some(p) = o.priority {
+        sys::set_policy(libc::SCHED_FIFO, i32::from(p))
+            .map_err(|e| BenchError::setup(&format!("taking SCHED_FIFO priority {p}"), e))?;
+    }
+    let interval = o.interval.as_nanos() as u64;
+    let mut out = Vec::with_capacity(((pass_ns / interval) as usize).clamp(MIN_WAKES, MAX_WAKES));
+    let start = sys::monotonic_ns();
+    let mut next = start + interval;
+    while out.len() < MIN_WAKES || (next - start <= pass_ns && out.len() < MAX_WAKES) {
+        let r = sys::sleep_until_ns(next);
+        let now = sys::monotonic_ns();
         if r != 0 {
-            return Err(if sys::interrupted() {
-                BenchError::Interrupted
-            } else {
-                BenchError::Failed(format!("clock_nanosleep: {}", std::io::Error::from_raw_os_error(-r as i32)))
-            });
+            if sys::interrupted() {
+                return Err(BenchError::Interrupted);
+            }
+            if -r == i64::from(libc::EINTR) {
+                continue;
+            }
+            return Err(BenchError::Failed(format!(
+                "clock_nanosleep: {}",
+                std::io::Error::from_raw_os_error(-r as i32)
+            )));
         }
-        out.push((t1 - t0) as f64 - PERIOD_NS as f64);
+        out.push(now.saturating_sub(next) as f64);
+        next += interval;
+        while next <= now {
+            next += interval;
+        }
     }
     Ok(out)
 }
 
+/// Every sleeper's wakes over one pass, pooled; each sleeper is a thread of its own,
+/// so the worker's own policy and slack are left as they were.
+fn sleepers(cpu: &[usize], o: &WakeupOptions, pass_ns: u64) -> Result<Vec<f64>, BenchError> {
+    std::thread::scope(|s| {
+        let running: Vec<_> = (0..o.threads).map(|_| s.spawn(|| sleeper(cpu, o, pass_ns))).collect();
+        let mut all = Vec::new();
+        for r in running {
+            all.extend(r.join().map_err(|_| BenchError::Failed("a sleeper thread panicked".into()))??);
+        }
+        Ok(all)
+    })
+}
+
+/// Whether this thread may take the options' real-time priority, tried on a thread of
+/// its own: the check before measuring reads the limits, but a root without
+/// CAP_SYS_NICE (a container) is refused all the same.
+fn priority_refused(o: &WakeupOptions) -> Option<String> {
+    let p = o.priority?;
+    let tried = std::thread::spawn(move || sys::set_policy(libc::SCHED_FIFO, i32::from(p))).join();
+    match tried {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => {
+            Some(format!("SCHED_FIFO priority {p} was refused ({e}): it needs CAP_SYS_NICE or RLIMIT_RTPRIO ≥ {p}"))
+        }
+        Err(_) => Some("the thread trying the priority panicked".into()),
+    }
+}
+
 pub fn run_wakeup(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
+    let o = ctx.opts.wakeup;
+    if let Some(why) = priority_refused(&o) {
+        out.skip("load.wakeup", &format!("priority={}", o.priority.unwrap_or(0)), why);
+        return Ok(());
+    }
     let allowed = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
     let (cpu, _) = PeerPlacement::SameCpu.cpus(&allowed)?;
-    let _pin = AffinityGuard::pin(&cpu)?;
-    let _slack = sys::TimerSlack::set(1).map_err(|e| BenchError::setup("setting the timer slack", e))?;
-    let budget = (ctx.cfg.batch_budget + ctx.cfg.per_call_budget).as_nanos() as u64;
+    let pass = o.pass(ctx.cfg.batch_budget + ctx.cfg.per_call_budget).as_nanos() as u64;
     let variants: [(usize, i32); 5] = [(0, 0), (1, 0), (4, 0), (1, 19), (4, 19)];
     for (k, nice) in variants {
         let group = if k > 0 { Some(TaskGroup::start(Mode::Thread, k, &cpu, Some(nice), hog)?) } else { None };
-        let samples = lateness_samples(budget);
+        let samples = sleepers(&cpu, &o, pass);
         let mut watched = vec![crate::kcounts::Task::current()];
         watched.extend(group.iter().flat_map(|g| g.tasks.iter().copied()));
-        let trace = crate::tracepass::trace_window(ctx.cfg, &watched, || {
-            lateness_samples(crate::tracepass::TRACE_WINDOW.as_nanos() as u64)
+        let trace = crate::tracepass::trace_window_following(ctx.cfg, &watched, || {
+            sleepers(&cpu, &o, crate::tracepass::TRACE_WINDOW.as_nanos() as u64)
                 .map(|s| s.len() as u64)
                 .map_err(Into::into)
         });
@@ -77,8 +203,18 @@ pub fn run_wakeup(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             ResultRow::from_samples("load.wakeup", Method::PerCall, oscost_figure::unit::Unit::NsLate, samples, n)
                 .ok_or_else(|| BenchError::Failed("no wake-ups".into()))?
                 .with(HOGS, k as u64)
-                .with_param("hog_nice", nice)
-                .with_param("period_ns", PERIOD_NS);
+                .with(HOG_NICE, i64::from(nice));
+        // cyclictest's defaults are left unwritten (as absent parameters match them),
+        // so the default rows read as short as they always did.
+        if o.interval != WakeupOptions::default().interval {
+            row = row.with(INTERVAL, o.interval.as_nanos() as u64);
+        }
+        if o.threads > 1 {
+            row = row.with(THREADS, o.threads as u64);
+        }
+        if let Some(p) = o.priority {
+            row = row.with(PRIORITY, u64::from(p));
+        }
         crate::bench::attach_trace(&mut row, trace);
         out.push(row);
     }
