@@ -11,7 +11,7 @@ use super::fit::elide;
 use super::table::Width;
 use crate::machine::Machine;
 use crate::model::{FigureKey, Method, ResultRow, RunDocument};
-use crate::stats::nested::{Nested, ratio_interval};
+use crate::stats::nested::{Nested, ratio_interval, unit_ratio_interval};
 pub use crate::stats::verdict::{Direction, Doubt, Verdict, direction, explained, verdict};
 
 /// The default noise threshold (a fraction): verdicts need the interval of B/A to lie
@@ -26,14 +26,32 @@ pub const DEFAULT_THRESHOLD: f64 = 0.03;
 /// Fixed seed: the same two runs always give the same intervals.
 const BOOTSTRAP_SEED: u64 = 0x0005_C057;
 
+/// What a comparison's ratio and interval are of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Estimator {
+    /// The geometric means of each side's rounds' medians (runs' medians when a side
+    /// pools runs), with Welch's t-interval on their logs: the level that varies,
+    /// steady where rounds sit at two levels.
+    UnitGeomean,
+    /// The pooled medians, with the hierarchical bootstrap: a side of one round, or
+    /// with a unit at zero or below.
+    PooledMedian,
+}
+
 /// One matched figure.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
     #[serde(flatten)]
     pub key: FigureKey,
     pub unit: crate::unit::Unit,
+    /// Each side's pooled median (its headline, as `show` prints it).
     pub a_median: f64,
     pub b_median: f64,
+    /// The figures `ratio` is B's over A's, by `estimator`.
+    pub a_centre: f64,
+    pub b_centre: f64,
+    pub estimator: Estimator,
     pub ratio: f64,
     pub ci_low: f64,
     pub ci_high: f64,
@@ -168,7 +186,7 @@ fn side_median(rows: &[&ResultRow]) -> f64 {
 /// another independent source of error, as a sum of variances adds.
 fn widened(e: crate::stats::RatioEstimate, extra: f64) -> (f64, f64, f64) {
     let (r, lo, hi) = (e.ratio, e.ci_low, e.ci_high);
-    if !(r > 0.0 && lo > 0.0 && hi.is_finite()) {
+    if !(r > 0.0 && lo > 0.0 && hi.is_finite()) || extra == 0.0 {
         return (r, lo, hi);
     }
     let grow = |half: f64| (half.max(0.0).powi(2) + extra * extra).sqrt();
@@ -203,14 +221,23 @@ pub fn compare_with(
             continue;
         }
         let (na, nb) = (nested(&sa), nested(&sb));
-        let est = match (&na, &nb) {
-            (Some(x), Some(y)) => ratio_interval(x, y, resamples, BOOTSTRAP_SEED),
-            _ => None,
-        };
         let units = |n: &Option<Nested>| n.as_ref().map_or(0, Nested::units);
         let (a_median, b_median) = match (&na, &nb) {
             (Some(x), Some(y)) => (x.estimate, y.estimate),
             _ => (side_median(&sa), side_median(&sb)),
+        };
+        // The units' geometric means where each side has two positive units; the
+        // pooled medians' bootstrap otherwise (a verdict needs two units anyway).
+        let unit = match (&na, &nb) {
+            (Some(x), Some(y)) => unit_ratio_interval(x, y),
+            _ => None,
+        };
+        let (est, a_centre, b_centre, estimator) = match (unit, &na, &nb) {
+            (Some(u), _, _) => (Some(u.estimate), u.a, u.b, Estimator::UnitGeomean),
+            (None, Some(x), Some(y)) => {
+                (ratio_interval(x, y, resamples, BOOTSTRAP_SEED), a_median, b_median, Estimator::PooledMedian)
+            }
+            _ => (None, a_median, b_median, Estimator::PooledMedian),
         };
         // Each one-run side's spread between runs, from its own machine's noise runs.
         let spreads: Vec<crate::judge::noise::Between> = [(&sa, noise[0]), (&sb, noise[1])]
@@ -231,7 +258,7 @@ pub fn compare_with(
             Some(e) if between.is_some() => widened(e, extra),
             Some(e) => (e.ratio, e.ci_low, e.ci_high),
             // Without samples (fits), the ratio stands alone and earns no verdict.
-            None => (b_median / a_median, f64::NAN, f64::NAN),
+            None => (b_centre / a_centre, f64::NAN, f64::NAN),
         };
         let mde = crate::stats::power::mde(lo, hi, threshold).unwrap_or(f64::NAN);
         let both: Vec<&ResultRow> = sa.iter().chain(&sb).copied().collect();
@@ -260,6 +287,9 @@ pub fn compare_with(
             unit: ra.unit.clone(),
             a_median,
             b_median,
+            a_centre,
+            b_centre,
+            estimator,
             ratio,
             ci_low: lo,
             ci_high: hi,
@@ -469,7 +499,7 @@ pub fn render(
     let unpaired = if holds_conditions(a) || holds_conditions(b) { UNPAIRED_NOTE } else { "" };
     let key: String = key_differences(a, b).lines().iter().map(|l| super::fit::prose(l, width) + "\n").collect();
     let notes = format!(
-        "verdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it (hierarchical bootstrap: runs, then rounds, then samples){}\n",
+        "verdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it; A and B are the geometric means of the rounds' medians (the runs' when a side pools runs) and B/A their ratio, with Welch's t-interval on the logs (a side of one round: the pooled medians, hierarchical bootstrap){}\n",
         threshold * 100.0,
         match (single, widened) {
             (true, true) =>
@@ -504,9 +534,9 @@ fn figures_table(rows: &[Comparison], width: Width) -> String {
     let fitted = width.columns().is_some();
     let shared_basis = rows.first().map(Comparison::basis).filter(|b| fitted && rows.iter().all(|c| c.basis() == *b));
     let mut header = if fitted {
-        vec!["figure", "A median", "B median", "B/A [95% CI]", "MDE", "verdict"]
+        vec!["figure", "A", "B", "B/A [95% CI]", "MDE", "verdict"]
     } else {
-        vec!["benchmark", "variant", "method", "A median", "B median", "B/A [95% CI]", "MDE", "verdict"]
+        vec!["benchmark", "variant", "method", "A", "B", "B/A [95% CI]", "MDE", "verdict"]
     };
     if widened {
         header.push("between runs");
@@ -533,8 +563,8 @@ fn figures_table(rows: &[Comparison], width: Width) -> String {
                 ]
             };
             cells.extend([
-                super::fmt_value(c.a_median, &c.unit),
-                super::fmt_value(c.b_median, &c.unit),
+                super::fmt_value(c.a_centre, &c.unit),
+                super::fmt_value(c.b_centre, &c.unit),
                 if c.ci_low.is_finite() {
                     format!("{:.3} [{:.3}, {:.3}]", c.ratio, c.ci_low, c.ci_high)
                 } else {
@@ -882,7 +912,7 @@ mod tests {
             assert!(text.contains("uncertain") && text.contains("compare -v prints every figure"), "{text}");
         }
         let every = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Full(100)));
-        assert!(every.contains("_number_39") && every.contains("A median"), "{every}");
+        assert!(every.contains("number_39") && every.contains("verdict"), "{every}");
     }
 
     /// Heavy load: a side measured while other work kept the CPUs busy earns no
