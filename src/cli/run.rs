@@ -18,6 +18,13 @@ use crate::session::{self, RunRequest};
 pub(super) use crate::session::plan::Plan;
 use crate::session::plan::{Choice, PlanError};
 
+/// The relative half-width `--precision` asks of each figure, or the one `--detect`
+/// implies (checked by [`plan`] to exceed compare's threshold).
+fn precision_target(args: &RunArgs) -> Option<f64> {
+    let detect = |pct: f64| crate::stats::power::precision_for(pct / 100.0, report::compare::DEFAULT_THRESHOLD);
+    args.precision.map(|pct| pct / 100.0).or_else(|| args.detect.and_then(detect))
+}
+
 /// The benchmark `--wakeup-histogram` draws.
 const WAKEUP: &str = "load.wakeup";
 
@@ -28,6 +35,15 @@ pub(super) fn find_suite(name: &str) -> Result<&'static crate::views::suites::Su
 
 /// `run`'s arguments as a checked plan (see [`crate::session::plan::plan`]).
 pub(super) fn plan(args: &RunArgs) -> Result<Plan> {
+    if let Some(pct) = args.detect
+        && precision_target(args).is_none()
+    {
+        return Err(UsageError(format!(
+            "--detect {pct}%: compare calls a change only past its {:.0}% threshold; ask for a larger one",
+            report::compare::DEFAULT_THRESHOLD * 100.0
+        ))
+        .into());
+    }
     let choice = Choice { suite: args.suite.as_deref(), benchmarks: &args.benchmarks, noop: args.noop.as_deref() };
     let options = BenchOptions {
         placement: Placement { cpu: args.cpu, pair: args.cpus, nice: args.nice, policy: args.policy },
@@ -80,7 +96,7 @@ pub(super) fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let run = [(doc, skipped)];
     let unwritten = write_exports(&args, &run);
     let [(doc, skipped)] = run;
-    let judgement = args.precision.map(|pct| session::judge_precision(&outcome, &doc, pct / 100.0));
+    let judgement = precision_target(&args).map(|target| session::judge_precision(&outcome, &doc, target));
     let precision_lines =
         judgement.as_ref().map(|j| report::precision::summary(j, session::ADAPTIVE_MAX_ROUNDS)).unwrap_or_default();
     if args.json {
@@ -97,8 +113,9 @@ pub(super) fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
             let rows: Vec<_> = doc.results.iter().filter(|r| r.benchmark == WAKEUP && !r.samples.is_empty()).collect();
             out(&report::latency_histogram::render(&rows, bound))?;
         }
+        let width = super::width();
         for line in &precision_lines {
-            outln(line)?;
+            outln(&report::fit::prose(line, width))?;
         }
         outln(&format!(
             "stored as run #{} in {} ({:.1} s)",
@@ -151,8 +168,9 @@ pub(super) fn run_request(
         progress: !args.json && !args.quiet && std::io::stderr().is_terminal(),
         quiet: args.quiet,
         strict: args.strict,
-        precision: args.precision.map(|pct| session::PrecisionGoal {
-            target: pct / 100.0,
+        precision: precision_target(args).map(|target| session::PrecisionGoal {
+            target,
+            detect: args.detect.map(|pct| pct / 100.0),
             max_time: args.max_time.0,
             max_rounds: session::ADAPTIVE_MAX_ROUNDS,
         }),

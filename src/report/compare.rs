@@ -651,11 +651,39 @@ fn glance(rows: &[Comparison], width: Width) -> String {
         out.push_str(&super::fit::prose(&format!("{why}: {}", super::counted(*n as u64, "figure", "figures")), width));
         out.push('\n');
     }
+    let below: Vec<&Comparison> =
+        rest.iter().copied().filter(|c| c.verdict == Verdict::Uncertain(Doubt::BelowMde)).collect();
+    if let Some(command) = resolving_command(&below) {
+        out.push_str(&super::fit::prose(&command, width));
+        out.push('\n');
+    }
     if !rest.is_empty() {
         out.push_str(&super::fit::prose("compare -v prints every figure", width));
         out.push('\n');
     }
     out
+}
+
+/// The runs that would tell the changes below the MDE from noise: their benchmarks
+/// (their families, past four) measured with `--detect` at the typical change seen,
+/// at least a point past the threshold (a change inside it is no verdict at any
+/// precision), once before and once after.
+fn resolving_command(below: &[&Comparison]) -> Option<String> {
+    let threshold = below.first()?.threshold;
+    let mut ids: Vec<String> = below.iter().map(|c| c.key.bench.to_string()).collect();
+    ids.sort();
+    ids.dedup();
+    if ids.len() > 4 {
+        ids = ids.iter().map(|id| id.split('.').next().unwrap_or(id).to_string()).collect();
+        ids.dedup();
+    }
+    let seen: Vec<f64> = below.iter().map(|c| c.ratio.ln().abs().exp() - 1.0).filter(|x| x.is_finite()).collect();
+    let typical = crate::stats::median(&seen).max(threshold + 0.01);
+    let pct = (typical * 100.0).ceil();
+    Some(format!(
+        "to tell a {pct:.0}% change in those from noise: oscost run {} --detect {pct:.0}%, before and after, then compare",
+        ids.join(" ")
+    ))
 }
 
 /// The line under a two-sided comparison naming where its between-run spreads came
@@ -734,6 +762,33 @@ mod tests {
 
     fn getppid(centre: f64, rounds: usize, seed: u64) -> ResultRow {
         row("syscall.getppid", Method::Batch, "ns/call", centre, rounds, seed)
+    }
+
+    #[test]
+    fn rows_below_their_mde_are_given_the_run_that_would_tell_them() {
+        let base =
+            compare(&[doc(1, vec![getppid(100.0, 3, 1)])], &[doc(2, vec![getppid(100.0, 3, 2)])], 0.03, 200).remove(0);
+        let below = |bench: &str, ratio: f64| Comparison {
+            key: crate::model::FigureKey::new(bench.into(), Method::Batch, crate::model::Params::new()),
+            ratio,
+            verdict: Verdict::Uncertain(Doubt::BelowMde),
+            ..base.clone()
+        };
+        let rows = [below("syscall.getppid", 1.06), below("syscall.getppid", 0.95), below("ctx.pipe", 1.02)];
+        let refs: Vec<&Comparison> = rows.iter().collect();
+        // The typical change seen (5.3%, 5.3% and 2%: median 5.3%) rounded up, each
+        // benchmark once.
+        assert_eq!(
+            resolving_command(&refs).unwrap(),
+            "to tell a 6% change in those from noise: oscost run ctx.pipe syscall.getppid --detect 6%, before and after, then compare"
+        );
+        // Changes inside the threshold ask for a point past it; many benchmarks, their families.
+        let small: Vec<Comparison> =
+            ["syscall.a", "syscall.b", "ctx.c", "ctx.d", "spawn.e"].iter().map(|b| below(b, 1.001)).collect();
+        let refs: Vec<&Comparison> = small.iter().collect();
+        let line = resolving_command(&refs).unwrap();
+        assert!(line.contains("oscost run ctx spawn syscall --detect 4%"), "{line}");
+        assert_eq!(resolving_command(&[]), None);
     }
 
     /// Forty comparisons of two runs drawn alike (noise only), ten rounds a side.

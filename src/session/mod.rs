@@ -109,6 +109,8 @@ pub struct RunRequest {
 #[derive(Debug, Clone, Copy)]
 pub struct PrecisionGoal {
     pub target: f64,
+    /// The change two runs like this one are to tell (`--detect`), which set `target`.
+    pub detect: Option<f64>,
     pub max_time: std::time::Duration,
     /// The ceiling on one benchmark's rounds (`ADAPTIVE_MAX_ROUNDS` from the command
     /// line).

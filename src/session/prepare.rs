@@ -191,13 +191,20 @@ pub(super) fn announce(req: &RunRequest, cfg: &MeasureConfig, calib: &Calibratio
     let n = req.selected.len();
     let r = rounds_of(req);
     if let (false, Some(g)) = (req.quiet, &req.precision) {
-        eprintln!(
-            "running {n} benchmark{} until each figure is within ±{:.1}% ({ADAPTIVE_MIN_ROUNDS} rounds or more, as many as fit in {} and at most {})",
+        let why = g.detect.map_or_else(String::new, |d| {
+            format!(
+                " (so that two runs like this one tell a change of {:.1}%: compare's MDE at its {:.0}% threshold, 80% power)",
+                d * 100.0,
+                crate::report::compare::DEFAULT_THRESHOLD * 100.0
+            )
+        });
+        crate::report::fit::say(&format!(
+            "running {n} benchmark{} until each figure is within ±{:.2}%{why} ({ADAPTIVE_MIN_ROUNDS} rounds or more, as many as fit in {} and at most {})",
             if n == 1 { "" } else { "s" },
             g.target * 100.0,
             seconds(g.max_time),
             g.max_rounds
-        );
+        ));
     } else if !req.quiet {
         let arms = match req.conditions.len() {
             0 => String::new(),

@@ -344,7 +344,7 @@ fn adaptive(
     let mut req = request(db, &[def], 1);
     req.rounds = None;
     let max_time = std::time::Duration::from_secs(3600);
-    req.precision = Some(PrecisionGoal { target, max_time, max_rounds });
+    req.precision = Some(PrecisionGoal { target, detect: None, max_time, max_rounds });
     let mut mock = Mock::new(answer);
     let outcome = conduct_with(&req, &mut mock);
     let asked = mock.rounds_of(&def.id);

@@ -70,6 +70,14 @@ pub fn run_ok(args: &[&str], db: &Path) -> Output {
     out
 }
 
+/// Runs oscost on `db` and asserts it refused with exit 2, saying `says`.
+pub fn refused(db: &Path, args: &[&str], says: &str) {
+    let out = oscost().args(args).arg("--db").arg(db).output().expect("run oscost");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: {err}");
+}
+
 pub fn json_of(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))

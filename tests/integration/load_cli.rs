@@ -119,12 +119,7 @@ fn wakeup_takes_cyclictests_knobs_and_draws_its_histogram() {
 #[test]
 fn wakeup_knobs_are_refused_before_anything_is_measured() {
     let db = temp_db();
-    let refused = |args: &[&str], says: &str| {
-        let out = oscost().args(args).arg("--db").arg(&db.path).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(says), "{args:?}: {err}");
-    };
+    let refused = |args: &[&str], says: &str| refused(&db.path, args, says);
     refused(&["run", "load.wakeup", "--wakeup-interval", "200"], "no unit");
     refused(&["run", "load.wakeup", "--wakeup-interval", "5us"], "outside 10us to 100ms");
     refused(&["run", "load.wakeup", "--wakeup-threads", "0"], "--wakeup-threads");

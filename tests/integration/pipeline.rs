@@ -373,7 +373,7 @@ fn adaptive_outcome(
         command_line: "oscost run --precision (pipeline test)".into(),
         progress: false,
         strict: false,
-        precision: Some(session::PrecisionGoal { target, max_time, max_rounds: ADAPTIVE_CEILING }),
+        precision: Some(session::PrecisionGoal { target, detect: None, max_time, max_rounds: ADAPTIVE_CEILING }),
         quiet: true,
         conditions: Vec::new(),
         kind: oscost::model::RunKind::Measure,

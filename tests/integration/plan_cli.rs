@@ -86,3 +86,19 @@ fn too_few_runs_or_a_bad_precision_are_refused() {
     let out = oscost().args(["plan", "--precision", "0", "--db"]).arg(&db.path).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn detect_sizes_a_run_for_a_change_and_refuses_one_inside_the_threshold() {
+    let db = temp_db();
+    let refused = |args: &[&str], says: &str| refused(&db.path, args, says);
+    refused(&["run", "syscall.getppid", "--detect", "3%"], "past its 3% threshold");
+    refused(&["run", "syscall.getppid", "--detect", "5%", "--rounds", "4"], "--rounds");
+    refused(&["run", "syscall.getppid", "--max-time", "5s"], "--max-time");
+    assert!(!db.path.exists(), "nothing was measured");
+    let out = run_ok(&["run", "syscall.getppid", "--quick", "--detect", "5%", "--max-time", "2s"], &db.path);
+    let err = String::from_utf8_lossy(&out.stderr).split_whitespace().collect::<Vec<_>>().join(" ");
+    // 5% at compare's 3% threshold: each figure within about ±0.95%.
+    assert!(err.contains("within ±0.95%") && err.contains("tell a change of 5.0%"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("precision ±0.95%") || text.contains("precision ±1.0%"), "{text}");
+}

@@ -33,6 +33,7 @@ fn runs_count(s: &str) -> Result<usize, ValueError> {
 #[derive(Args, Debug)]
 // A negative number is a value (refused by its parser with a reason), not a flag.
 #[command(allow_negative_numbers = true)]
+#[command(group(clap::ArgGroup::new("adaptive").args(["precision", "detect"])))]
 pub struct RunArgs {
     /// Benchmarks to run: ids (syscall.getppid), families (syscall, ctx, spawn, load) or `all`.
     #[arg(add = ArgValueCompleter::new(complete::benchmarks))]
@@ -68,8 +69,13 @@ pub struct RunArgs {
     /// figures that did not get there are named, with why.
     #[arg(long, value_name = "PCT", conflicts_with = "rounds", value_parser = precision_percent)]
     pub precision: Option<f64>,
-    /// With --precision: stop adding rounds after this long (default 10m).
-    #[arg(long, value_name = "DURATION", requires = "precision", default_value = "10m")]
+    /// Size the run so that two runs like it tell a change of PCT from noise: rounds
+    /// are added (as --precision does) until each figure is within the half-width that
+    /// gives compare an MDE of PCT at its 3% threshold with 80% power (±0.95% for 5%).
+    #[arg(long, value_name = "PCT", conflicts_with_all = ["rounds", "precision"], value_parser = precision_percent)]
+    pub detect: Option<f64>,
+    /// With --precision or --detect: stop adding rounds after this long (default 10m).
+    #[arg(long, value_name = "DURATION", requires = "adaptive", default_value = "10m")]
     pub max_time: HumanDuration,
     /// Measure under a condition beside the unchanged baseline, in the same rounds
     /// (each arm in a fresh worker, in alternating order), with the paired ratio, its
@@ -78,7 +84,7 @@ pub struct RunArgs {
     /// observer:perf|trace, neighbour:cpu|mem (or cpu@CPU, mem@CPU), nice:N, policy:batch|idle|fifo,
     /// slack:DURATION, thp:always|never. Repeat for more; one this machine cannot
     /// measure is skipped with the reason.
-    #[arg(long = "condition", value_name = "SPEC", conflicts_with = "precision")]
+    #[arg(long = "condition", value_name = "SPEC", conflicts_with_all = ["precision", "detect"])]
     pub conditions: Vec<crate::condition::Condition>,
     /// Refuse to measure while the preflight finds any trap on this machine (a busy
     /// CPU, a narrowed affinity, a CPU quota, a governor, boost, SMT, steal, …): exit 2

@@ -26,6 +26,16 @@ pub fn mde(ci_low: f64, ci_high: f64, threshold: f64) -> Option<f64> {
     Some(((1.0 + threshold).ln() + (Z975 + Z80) * se).exp() - 1.0)
 }
 
+/// The relative half-width each of two runs' figures needs (their 95% intervals, on
+/// the log scale) for a comparison of the two to call a change of `detect` with 80%
+/// power at ±`threshold`: the ratio's standard error is √2 times one run's, so
+/// ln(1+detect) = ln(1+threshold) + (z₀.₉₇₅ + z₀.₈)·√2·h/z₀.₉₇₅. None when `detect`
+/// does not exceed the threshold (no design calls a change the verdict does not).
+pub fn precision_for(detect: f64, threshold: f64) -> Option<f64> {
+    let margin = (1.0 + detect).ln() - (1.0 + threshold).ln();
+    (margin > 0.0 && margin.is_finite()).then(|| margin * Z975 / ((Z975 + Z80) * std::f64::consts::SQRT_2))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +52,20 @@ mod tests {
         assert!(mde(0.9, 1.1, 0.03).unwrap() > m);
         assert_eq!(mde(f64::NAN, 1.0, 0.03), None);
         assert_eq!(mde(0.0, 1.0, 0.03), None);
+    }
+
+    #[test]
+    fn two_runs_at_the_precision_for_a_change_detect_it() {
+        for (detect, threshold) in [(0.05, 0.03), (0.10, 0.03), (0.05, 0.0)] {
+            let h = precision_for(detect, threshold).unwrap();
+            // Two runs of half-width h: the ratio's se is √2 · h / z.
+            let se = std::f64::consts::SQRT_2 * h / Z975;
+            let (lo, hi) = ((-Z975 * se).exp(), (Z975 * se).exp());
+            assert!((mde(lo, hi, threshold).unwrap() - detect).abs() < 1e-12, "{detect} {threshold}");
+        }
+        // 5% at compare's 3% threshold needs each run within about ±1%.
+        assert!((precision_for(0.05, 0.03).unwrap() - 0.0095).abs() < 0.0005);
+        assert_eq!(precision_for(0.03, 0.03), None);
+        assert_eq!(precision_for(0.02, 0.03), None);
     }
 }
