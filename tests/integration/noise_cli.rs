@@ -115,6 +115,8 @@ fn an_adaptive_run_says_how_it_judged_each_figure() {
     let adaptive = ["run", "syscall.getppid", "--quick", "--precision", "50", "--max-time", "30s"];
     // (from blocks, with the machine's spread, on their own interval) in the summary.
     let split = |text: &str| -> (usize, usize, usize) {
+        // The summary is fitted to the terminal: its continuation lines join it again.
+        let text = text.replace("\n  ", " ");
         let line = text.lines().find(|l| l.starts_with("precision ±50.0%: ")).unwrap_or_else(|| panic!("{text}"));
         let count = |after: &str| -> usize {
             let rest = &line[line.find(after).unwrap_or_else(|| panic!("{line}")) + after.len()..];

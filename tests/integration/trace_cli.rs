@@ -89,7 +89,7 @@ fn a_same_cpu_pipe_ping_pong_traced_shows_its_hand_offs() {
 }
 
 #[test]
-fn trace_run_queue_is_longer_under_a_yield_storm() {
+fn trace_run_queue_holds_the_yielders_of_a_storm() {
     if let Err(why) = tracing_allowed() {
         eprintln!("skipped: oscost trace needs the sched tracepoints: {why}");
         return;
@@ -106,15 +106,18 @@ fn trace_run_queue_is_longer_under_a_yield_storm() {
         assert!(rq[0]["counts"]["switches"].as_f64().unwrap() > 0.0);
         rq[0]["mean"].as_f64().unwrap()
     };
-    let idle = mean_of(&[]);
-    // Four tasks that only yield, for longer than the bound (they are killed at it).
+    // Four tasks that only yield, for longer than the bound (they are killed at it):
+    // runnable from their start to the end, they are in the runnable set at nearly
+    // every switch (most switches are theirs), whatever else the machine runs; other
+    // work only adds to the count, so no idle figure is set beside it (a busy machine
+    // can make an idle window read as long as a quiet storm).
     let storm = mean_of(&[
         "--",
         "sh",
         "-c",
         "for i in 1 2 3 4; do python3 -c 'import os\nwhile True: os.sched_yield()' & done; wait",
     ]);
-    assert!(storm > idle + 1.0, "storm {storm} vs idle {idle}");
+    assert!(storm >= 3.0, "the four yielders are in the run queue at the storm's switches: mean {storm}");
     assert_eq!(tracing_state(), before, "tracefs left as found");
     // The storm's yielders were killed with their group at the bound.
     let left = std::process::Command::new("pgrep").args(["-f", "os.sched_yield"]).output().unwrap();
