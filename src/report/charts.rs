@@ -357,7 +357,8 @@ fn histogram_note(r: &ResultRow, n: usize, median: f64, p99: Option<f64>) -> Str
     note
 }
 
-/// The colour and mark of a verdict.
+/// The colour and mark of a verdict, and its legend entry: at most 31 characters, what
+/// the legend's column (164 px right of its marks, font size 10) fits.
 fn verdict_style(verdict: Verdict) -> (&'static str, Mark, &'static str) {
     match verdict {
         Verdict::Faster => (GREEN, Mark::Dot, "faster (B lower)"),
@@ -365,9 +366,9 @@ fn verdict_style(verdict: Verdict) -> (&'static str, Mark, &'static str) {
         Verdict::Higher | Verdict::Lower => ("#9467bd", Mark::Dot, "higher / lower (a rate)"),
         Verdict::NoChange => ("#1f77b4", Mark::Dot, "no change"),
         Verdict::Uncertain(Doubt::NotASwitch) => (GREY, Mark::Ring, "no verdict: not a switch's cost"),
-        Verdict::Uncertain(Doubt::Flagged(_)) => (GREY, Mark::Ring, "no verdict: a flag doubts the row"),
-        Verdict::Uncertain(Doubt::MachineNoise) => (GREY, Mark::Ring, "no verdict: the noise runs disagree too much"),
-        Verdict::Uncertain(Doubt::BusyMachine) => (GREY, Mark::Ring, "no verdict: measured on a busy machine"),
+        Verdict::Uncertain(Doubt::Flagged(_)) => (GREY, Mark::Ring, "no verdict: a flag doubts it"),
+        Verdict::Uncertain(Doubt::MachineNoise) => (GREY, Mark::Ring, "no verdict: noise runs disagree"),
+        Verdict::Uncertain(Doubt::BusyMachine) => (GREY, Mark::Ring, "no verdict: busy machine"),
         Verdict::Uncertain(
             Doubt::Straddles | Doubt::BelowMde | Doubt::DesignTooWeak | Doubt::OneRound | Doubt::NoInterval,
         ) => (GREY, Mark::Dot, "uncertain"),
@@ -719,6 +720,32 @@ pub fn has_histogram(r: &ResultRow) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// The most characters a legend entry holds (see `verdict_style`).
+    const LEGEND_CHARS: usize = 31;
+
+    #[test]
+    fn every_verdicts_legend_entry_fits_the_legend_column() {
+        use crate::stats::verdict::{Doubt, Verdict};
+        let doubts = [
+            Doubt::Straddles,
+            Doubt::BelowMde,
+            Doubt::DesignTooWeak,
+            Doubt::OneRound,
+            Doubt::NoInterval,
+            Doubt::NotASwitch,
+            Doubt::Flagged("modes"),
+            Doubt::MachineNoise,
+            Doubt::BusyMachine,
+        ];
+        let verdicts = [Verdict::Faster, Verdict::Slower, Verdict::Higher, Verdict::Lower, Verdict::NoChange]
+            .into_iter()
+            .chain(doubts.map(Verdict::Uncertain));
+        for v in verdicts {
+            let (_, _, text) = super::verdict_style(v);
+            assert!(text.chars().count() <= LEGEND_CHARS, "{v:?}: {text}");
+        }
+    }
+
     use super::*;
     use crate::model::{Flag, FlagCode};
 
