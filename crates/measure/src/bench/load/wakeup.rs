@@ -119,7 +119,9 @@ fn sleeper(cpu: &[usize], o: &WakeupOptions, pass_ns: u64) -> Result<Vec<f64>, B
             .map_err(|e| BenchError::setup(&format!("taking SCHED_FIFO priority {p}"), e))?;
     }
     let interval = o.interval.as_nanos() as u64;
-    let mut out = Vec::with_capacity(((pass_ns / interval) as usize).clamp(MIN_WAKES, MAX_WAKES));
+    // Room for every wake the loop can take (the deadlines in the pass, and one more),
+    // so no sample's store reallocates between two sleeps.
+    let mut out = Vec::with_capacity(((pass_ns / interval) as usize + 1).clamp(MIN_WAKES, MAX_WAKES));
     let start = sys::monotonic_ns();
     let mut next = start + interval;
     while out.len() < MIN_WAKES || (next - start <= pass_ns && out.len() < MAX_WAKES) {
