@@ -30,7 +30,7 @@ pub use args::{Cli, Command, ExportFormat, Format, RunArgs};
 pub use run::check_run;
 pub use runs::COMPARE_FAILED;
 
-use record::{observe, sim, trace};
+use record::{ground_chat, observe, sim, trace};
 use run::{Plan, find_suite, plan, run, run_request};
 use runs::{
     CompareRequest, check_output, compare, export, html_report, import, push, runs, show, show_histogram, write_output,
@@ -290,8 +290,12 @@ fn dispatch(cli: Cli) -> Result<i32> {
             nice,
             messages,
             no_sensitivity,
+            ground,
             json,
         } => {
+            if ground {
+                return ground_chat(workload, &policy, &profile, json, db()?);
+            }
             let (seed, seeds) = crate::sim::command::seeds_of(seed, seeds).map_err(|e| UsageError(e.to_string()))?;
             let plan = crate::sim::run::Plan {
                 policies: policy,

@@ -83,3 +83,47 @@ pub(super) fn sim(plan: crate::sim::run::Plan, profile: &str, json: bool, db: Pa
         Ok((crate::sim::command::rows(&plan, &profile, crate::sys::interrupted), Vec::new()))
     })
 }
+
+/// `oscost sim --workload chat --ground`: the newest measured chat rows simulated at
+/// their own sizes, stored as a sim run, and printed beside the measured ones.
+pub(super) fn ground_chat(
+    workload: crate::sim::WorkloadKind,
+    policies: &[crate::sim::PolicyKind],
+    profile: &str,
+    json: bool,
+    db: PathBuf,
+) -> Result<i32> {
+    if workload != crate::sim::WorkloadKind::LoadChat {
+        return Err(UsageError(
+            "--ground holds the load_chat model against load.chat's measured rows: give --workload load_chat".into(),
+        )
+        .into());
+    }
+    let measured = crate::session::grounding::measured_chat(&db)?;
+    if measured.is_empty() {
+        return Err(UsageError(format!(
+            "no load.chat row with its regime is stored in {}: measure one with `oscost run load.chat` (and `oscost run load.chat --cpu 0` for one CPU)",
+            db.display()
+        ))
+        .into());
+    }
+    let source = crate::profiles::StoredProfiles::Measuring(&db);
+    let profile = crate::sim::profile_source::choose(profile, &source)
+        .map_err(|e| if e.is_usage() { UsageError(e.to_string()).into() } else { anyhow::Error::from(e) })?;
+    report::fit::say(&format!("simulating with the {} profile ({}) …", profile.name, profile.machine));
+    let (run, lines) = crate::session::record(&db, crate::model::RunKind::Sim, &command_line(), || {
+        Ok::<_, anyhow::Error>(crate::session::grounding::simulate(
+            &measured,
+            policies,
+            &profile,
+            crate::sys::interrupted,
+        ))
+    })?;
+    if json {
+        outln(&serde_json::to_string_pretty(&serde_json::json!({ "run": run.run_id, "grounding": lines }))?)?;
+    } else {
+        out(&crate::views::grounding::render(&lines, &profile.name))?;
+        outln(&format!("simulated rows stored as run #{} in {}", run.run_id, run.store.location()))?;
+    }
+    Ok(run.stopped_by.map_or(0, |s| 128 + s))
+}

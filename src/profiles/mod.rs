@@ -54,12 +54,20 @@ fn newest_switch(store: &Store) -> Result<StoredSwitch, StoredProfileError> {
     let db = store.location();
     let filter = RunFilter { benchmark: Some(crate::bench::load::runqueue::ID), ..Default::default() };
     let mut refused = Vec::new();
+    let mut inconsistent = None;
     for listing in store.list_runs(&filter)? {
         let (doc, _) = store.load_run(listing.id)?;
         match switch::usable_switch(&doc) {
-            Ok(s) => return Ok(s),
+            Ok(s) if !s.inconsistent => return Ok(s),
+            // Passed over for a sound pair further back; the newest taken if none is.
+            Ok(s) => {
+                inconsistent.get_or_insert(s);
+            }
             Err(why) => refused.extend(why),
         }
+    }
+    if let Some(s) = inconsistent {
+        return Ok(s);
     }
     if refused.is_empty() {
         Err(StoredProfileError::NoRunHasThem(db))

@@ -59,17 +59,28 @@ pub fn usable_switch(doc: &RunDocument) -> Result<StoredSwitch, Vec<String>> {
     switch_of(doc).ok_or_else(Vec::new)
 }
 
+/// Whether a run's pair of switch rows contradict each other: a process switch is a
+/// thread switch and an address-space change, so a thread row above its process row
+/// beyond both intervals (and by more than a tenth) measured something else (a busy
+/// machine, a hand-off that did not switch). Such a pair is taken only when no stored
+/// run has a sound one, and its address-space change is then assumed, and said so.
+fn inconsistent(thread: &ResultRow, process: &ResultRow) -> bool {
+    thread.ci_low > process.ci_high && thread.median > 1.1 * process.median
+}
+
 /// The figures of a stored run: load.runqueue's yield rows at 2 tasks, threads and
 /// processes (batch medians), and spawn.fork_exit's full cycle when present.
 fn switch_of(doc: &RunDocument) -> Option<StoredSwitch> {
     let find = |key: crate::model::FigureKey| doc.results.iter().find(|r| r.carries(&key));
     let at_two = |mode: Mode| find(point_key(2, mode, Design::Yield));
     let fork = find(crate::bench::spawn::fork_exit_key());
+    let (thread, process) = (at_two(Mode::Thread)?, at_two(Mode::Process)?);
     Some(StoredSwitch {
         run: doc.run.id,
-        thread_ns: at_two(Mode::Thread)?.median,
-        process_ns: at_two(Mode::Process)?.median,
+        thread_ns: thread.median,
+        process_ns: process.median,
         fork_exit_ns: fork.map(|r| r.median),
+        inconsistent: inconsistent(thread, process),
     })
 }
 
@@ -91,7 +102,7 @@ mod tests {
     }
 
     #[test]
-    fn an_intruded_or_bimodal_switch_row_is_refused_and_said() {
+    fn an_intruded_or_bimodal_switch_row_is_refused_and_an_inconsistent_pair_marked() {
         let clean = doc(vec![switch("thread", 1000.0), switch("process", 1200.0)]);
         let s = usable_switch(&clean).unwrap();
         assert_eq!((s.thread_ns, s.process_ns), (1000.0, 1200.0));
@@ -107,6 +118,13 @@ mod tests {
         let mut noted = switch("thread", 1000.0);
         noted.flag(Flag::new(FlagCode::CoarseClock, "x"));
         assert!(usable_switch(&doc(vec![noted, switch("process", 1200.0)])).is_ok());
+        // A thread switch three times its process switch, apart beyond both
+        // intervals, is marked inconsistent; within them it is sound.
+        let s = usable_switch(&doc(vec![switch("thread", 3600.0), switch("process", 1200.0)])).unwrap();
+        assert!(s.inconsistent);
+        let mut wide = switch("thread", 1250.0);
+        wide.ci_low = 1100.0;
+        assert!(!usable_switch(&doc(vec![wide, switch("process", 1200.0)])).unwrap().inconsistent);
         // No rows: nothing refused, nothing usable.
         assert_eq!(usable_switch(&doc(Vec::new())).unwrap_err(), Vec::<String>::new());
     }

@@ -21,6 +21,7 @@
 //! measuring anything (this module's tests answer every round with canned replies).
 
 mod executor;
+pub mod grounding;
 mod noise;
 pub mod plan;
 mod prepare;

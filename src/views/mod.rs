@@ -4,6 +4,7 @@
 //! here, and the laboratory's charts; a family's own chart (its `SweepSpec`) lives
 //! with the family.
 
+pub mod grounding;
 pub mod laboratory;
 pub mod suites;
 

@@ -147,12 +147,23 @@ pub fn marked(mark: &str) -> Vec<u32> {
 }
 
 /// Waits for the marked processes to end (up to [`HANG`]); returns any still there.
+/// None is taken as none only when a second look 100 ms later finds none either: a
+/// process in the middle of an exec has no readable environment for a moment.
 pub fn wait_unmarked(mark: &str) -> Vec<u32> {
     let start = std::time::Instant::now();
-    while !marked(mark).is_empty() && start.elapsed() < HANG {
+    loop {
+        let left = marked(mark);
+        if left.is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let again = marked(mark);
+            if again.is_empty() || start.elapsed() >= HANG {
+                return again;
+            }
+        } else if start.elapsed() >= HANG {
+            return left;
+        }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    marked(mark)
 }
 
 /// The ids of every benchmark whose id starts with `prefix` (`syscall.`), as `list` shows.

@@ -140,3 +140,39 @@ fn the_travis98_reprint_sets_published_simulated_and_measured_side_by_side() {
     let out = oscost().args(["show", "latest", "--suite", "travis99", "--db"]).arg(&db.path).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn ground_sets_the_measured_chat_regime_beside_the_model_at_its_own_size() {
+    let db = temp_db();
+    let ground = ["sim", "--workload", "load_chat", "--policy", "eevdf", "--ground", "--profile", "pentium200"];
+    run_ok(SMALL_SIM, &db.path);
+    refused(&db.path, &ground, "no load.chat row with its regime is stored");
+    refused(&db.path, &["sim", "--workload", "chat", "--policy", "eevdf", "--ground"], "give --workload load_chat");
+    refused(&db.path, &[&ground[..], &["--cpus", "2"]].concat(), "cannot be used with");
+    let chat = ["run", "load.chat", "--quick", "--rooms", "1", "--messages", "5", "--rounds", "1", "--no-trace", "-q"];
+    run_ok(&chat, &db.path);
+    let text = String::from_utf8_lossy(&run_ok(&ground, &db.path).stdout).to_string();
+    assert!(text.contains("grounding: load.chat measured against the eevdf model (profile pentium200)"), "{text}");
+    for figure in ["switches per message", "messages per client reader wake-up", "data segments per message"] {
+        assert!(text.lines().any(|l| l.contains(figure)), "{figure}: {text}");
+    }
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    let doc = json_of(&run_ok(&[&ground[..], &["--json"]].concat(), &db.path));
+    let lines = doc["grounding"].as_array().expect("the grounding's lines");
+    // One measured size (this machine's CPUs at nice 0 and 19), six figures each.
+    assert_eq!(lines.len(), 2 * 6, "{doc}");
+    for l in lines {
+        assert_eq!(l["policy"], "eevdf");
+        let simulated_only_where_modelled = l["simulated"].is_null() == l["not_modelled"].is_string();
+        assert!(simulated_only_where_modelled, "{l}");
+        assert!(l["measured"].as_f64().is_some_and(|v| v > 0.0), "every figure measured: {l}");
+    }
+    // The simulated rows are a stored sim run at the measured rooms and messages.
+    let id = doc["run"].as_i64().unwrap().to_string();
+    let shown = json_of(&run_ok(&["show", &id, "--json"], &db.path));
+    let sim = rows(&shown, "sim.load_chat");
+    assert!(
+        !sim.is_empty() && sim.iter().all(|r| r["params"]["tasks"] == 1 && r["params"]["messages"] == 5),
+        "{shown}"
+    );
+}

@@ -254,14 +254,20 @@ macro_rules! counts {
 }
 
 counts! {
+    /// The CPUs the measured tasks could run on (their affinity mask's size).
+    AllowedCpus = "allowed_cpus",
     /// Children reaped with their exit status checked.
     ChildrenVerified = "children_verified",
+    /// Chat: messages its client readers read per wake-up (per voluntary switch).
+    ClientMessagesPerWake = "client_messages_per_wake",
     /// Operations over which the counts were taken.
     CountedOps = "counted_ops",
     /// CPU cycles of the measuring thread.
     Cycles = "cycles",
     /// Cycles per operation.
     CyclesPerOp = "cycles_per_op",
+    /// Chat: segments that carried data per message written to a connection.
+    DataSegmentsPerMessage = "data_segments_per_message",
     /// Messages delivered.
     Delivered = "delivered",
     /// A share's distance from its promise.
@@ -331,10 +337,17 @@ counts! {
     SamplesObserved = "samples_observed",
     /// Length of the observation, s.
     Seconds = "seconds",
+    /// Chat: TCP segments sent (pure ACKs included) per message written to a
+    /// connection.
+    SegmentsPerMessage = "segments_per_message",
+    /// Chat: messages its server readers read per wake-up (per voluntary switch).
+    ServerMessagesPerWake = "server_messages_per_wake",
     /// All switches of the watched tasks.
     Switches = "switches",
     /// Switches per timed iteration.
     SwitchesPerIteration = "switches_per_iteration",
+    /// Chat: switches of its threads (voluntary and forced) per message delivered.
+    SwitchesPerMessage = "switches_per_message",
     /// Switches per operation.
     SwitchesPerOp = "switches_per_op",
     /// System-wide switches per second.

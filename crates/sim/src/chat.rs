@@ -47,6 +47,57 @@ pub const ROOM: usize = 20;
 /// does not decide a cell.
 pub const WINDOW: usize = 640;
 
+/// Which chat program runs: Hartner's chat_c against chat_s (the founding texts'),
+/// or oscost's own `load.chat` (the one measured on today's kernel, which grounds the
+/// model; see [`LoadChatSockets`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Program {
+    /// chat_s relays: its reader posts the user's semaphore, the user's server sender
+    /// writes the message to the 19 others; a write is one delivery; the writer
+    /// sleeps on [`WINDOW`] unread messages.
+    ChatC,
+    /// load.chat's server fans out: its reader hands the message to each of the 19
+    /// others' server senders (a queue each, a wake-up when one sleeps), each of which
+    /// writes everything for its user to its user's connection; the sockets are
+    /// TCP_NODELAY, flow-controlled as [`LoadChatSockets`] says.
+    LoadChat,
+}
+
+/// load.chat's connections over today's loopback TCP (TCP_NODELAY, default buffers),
+/// as the kernel showed them here, not derived: `ss -ti` on this machine's loopback
+/// during a load.chat run found the sender's unsent queue up to 98,296 bytes behind
+/// send windows of 12,288–81,920 bytes, and about 34 messages a data segment, with
+/// no autocorking (nstat's TcpExtTCPAutoCorking stayed 0: loopback_xmit orphans
+/// the skb, so tcp_should_autocork finds no data in flight).
+///
+/// The mechanism modelled: a write while the receiver's window is open leaves at
+/// once as a segment of its own and wakes the reader if it sleeps; once
+/// [`RWND`] messages wait unread, further writes queue in the sender (no segment, no
+/// wake-up) until a read leaves the receive queue at half the window or less (the
+/// window update of tcp_cleanup_rbuf, net/ipv4/tcp.c, sent once the window can
+/// double), which sends the queued messages that fit as one segment (loopback's MSS
+/// of 65,483 bytes holds the whole window); the writer sleeps once [`SNDBUF`] are
+/// queued.
+pub struct LoadChatSockets;
+
+/// Unread messages the receive window takes (assumed: 12,800 bytes, the smallest send
+/// window `ss` showed, where a backlog of 100-byte skbs' truesize keeps it).
+pub const RWND: usize = 128;
+/// Messages a sender queues behind a closed window before its writer sleeps
+/// (assumed: the largest unsent queue `ss` showed, 98,296 bytes).
+pub const SNDBUF: usize = 1000;
+
+/// The receiver's first estimate of a segment, in messages: TCP_MSS_DEFAULT (536
+/// bytes, tcp_initialize_rcv_mss) of 100-byte messages.
+pub const FIRST_RCV_MSS: usize = 5;
+
+/// The window a receiver offers with `free` messages of room: none below one
+/// segment, else rounded down to whole segments of `rcv_mss` (receiver-side silly
+/// window avoidance: __tcp_select_window, net/ipv4/tcp_output.c).
+fn window(free: usize, rcv_mss: usize) -> usize {
+    if free < rcv_mss { 0 } else { free / rcv_mss * rcv_mss }
+}
+
 /// The four threads of one user, in the order each user's ids are handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -65,13 +116,15 @@ fn id_of(u: usize, role: Role) -> TaskId {
 
 /// One chat thread: its role, its user and room, what it has done and what it owes.
 struct ChatThread {
+    program: Program,
     role: Role,
     user: usize,
     /// The room's first user.
     room: usize,
     /// Messages (or posts) it is still to handle.
     left: u64,
-    /// The server's sender: peers of the message it is relaying still to be written.
+    /// The peers of the message in hand still to be served: chat_c's server sender
+    /// writes it to each; load.chat's server reader hands it to each one's sender.
     relay: VecDeque<usize>,
     /// A read just made: the writers to wake (a window reopened), then the post to make
     /// (the server's reader).
@@ -80,9 +133,14 @@ struct ChatThread {
 }
 
 impl ChatThread {
-    fn new(role: Role, user: usize, messages: u64) -> Self {
-        let left = if role == Role::ClientRecv { (ROOM as u64 - 1) * messages } else { messages };
+    fn new(program: Program, role: Role, user: usize, messages: u64) -> Self {
+        let peers = ROOM as u64 - 1;
+        let left = match (program, role) {
+            (_, Role::ClientRecv) | (Program::LoadChat, Role::ServerSend) => peers * messages,
+            _ => messages,
+        };
         Self {
+            program,
             role,
             user,
             room: user / ROOM * ROOM,
@@ -93,15 +151,35 @@ impl ChatThread {
         }
     }
 
-    /// Writes to `reader`'s connection, or waits for its window to open.
-    fn write(&self, me: TaskId, reader: TaskId, shared: &mut Shared) -> Option<Action> {
-        if shared.inbox.get(reader).is_some_and(|q| q.len() >= WINDOW) {
+    /// The room's other users.
+    fn peers(&self) -> VecDeque<usize> {
+        (self.room..self.room + ROOM).filter(|&p| p != self.user).collect()
+    }
+
+    /// Writes to `reader`'s connection: a `Send`, a `SendHeld` behind a closed window,
+    /// or `WaitWake` when the connection takes no more (the message stays in hand).
+    fn write(&self, me: TaskId, reader: TaskId, shared: &mut Shared) -> Action {
+        let unread = shared.inbox.get(reader).map_or(0, |q| q.len());
+        let held = shared.held.get(reader).map_or(0, |q| q.len());
+        let full = match self.program {
+            Program::ChatC => unread >= WINDOW,
+            Program::LoadChat => held >= SNDBUF,
+        };
+        if full {
             if !shared.writers_waiting[reader].contains(&me) {
                 shared.writers_waiting[reader].push(me);
             }
-            return Some(Action::WaitWake);
+            return Action::WaitWake;
         }
-        None
+        match self.program {
+            Program::LoadChat if held > 0 || shared.credit[reader] == 0 => Action::SendHeld(reader),
+            Program::LoadChat => {
+                shared.credit[reader] -= 1;
+                shared.segments += 1;
+                Action::Send(reader)
+            }
+            Program::ChatC => Action::Send(reader),
+        }
     }
 
     /// Reads one message, or waits for one; counts it as chat_c does when `counted`.
@@ -113,12 +191,43 @@ impl ChatThread {
         if counted {
             shared.counted += 1;
         }
-        // A read that leaves the window half open wakes the writers waiting on it
-        // (after the read itself, below).
-        if shared.inbox[me].len() <= WINDOW / 2 + 1 {
-            self.wake_writers = std::mem::take(&mut shared.writers_waiting[me]);
+        // What stays unread once this read is done (the engine takes the message).
+        let after = shared.inbox[me].len() - 1;
+        match self.program {
+            // A read that leaves the window half open wakes the writers waiting on it
+            // (after the read itself, below).
+            Program::ChatC => {
+                if after <= WINDOW / 2 {
+                    self.wake_writers = std::mem::take(&mut shared.writers_waiting[me]);
+                }
+            }
+            Program::LoadChat => {
+                // The window update: sent once the window the reader could offer is
+                // at least twice what the writers still have (tcp_cleanup_rbuf); the
+                // queued messages that fit leave as one segment.
+                let offer = window(RWND.saturating_sub(after), shared.rcv_mss[me]);
+                if offer > 0 && offer >= 2 * shared.credit[me] {
+                    shared.credit[me] = offer;
+                    let n = shared.held[me].len().min(offer);
+                    if n > 0 {
+                        let segment: Vec<usize> = shared.held[me].drain(..n).collect();
+                        shared.inbox[me].extend(segment);
+                        shared.credit[me] -= n;
+                        shared.segments += 1;
+                        shared.rcv_mss[me] = shared.rcv_mss[me].max(n);
+                    }
+                }
+                if shared.held[me].len() <= SNDBUF / 2 {
+                    self.wake_writers = std::mem::take(&mut shared.writers_waiting[me]);
+                }
+            }
         }
         Action::Receive
+    }
+
+    /// A write that went out (or was queued): the message leaves the hand.
+    fn sent(action: &Action) -> bool {
+        matches!(action, Action::Send(_) | Action::SendHeld(_))
     }
 }
 
@@ -134,42 +243,67 @@ impl Behavior for ChatThread {
             return Action::Post(sender);
         }
         if let Some(&peer) = self.relay.front() {
-            let reader = id_of(peer, Role::ClientRecv);
-            if let Some(wait) = self.write(me, reader, shared) {
-                return wait;
+            let action = match self.program {
+                Program::ChatC => self.write(me, id_of(peer, Role::ClientRecv), shared),
+                Program::LoadChat => {
+                    // The message onto the peer's sender's queue (a futex wake-up when
+                    // that sender sleeps, priced as a post).
+                    let sender = id_of(peer, Role::ServerSend);
+                    shared.posts[sender] += 1;
+                    Action::Post(sender)
+                }
+            };
+            if Self::sent(&action) || matches!(action, Action::Post(_)) {
+                self.relay.pop_front();
             }
-            self.relay.pop_front();
-            return Action::Send(reader);
+            return action;
         }
         if self.left == 0 {
             return Action::Exit;
         }
-        match self.role {
-            Role::ClientSend => {
-                let reader = id_of(self.user, Role::ServerRecv);
-                if let Some(wait) = self.write(me, reader, shared) {
-                    return wait;
+        match (self.program, self.role) {
+            (_, Role::ClientSend) => {
+                let action = self.write(me, id_of(self.user, Role::ServerRecv), shared);
+                if Self::sent(&action) {
+                    self.left -= 1;
+                    shared.counted += 1;
                 }
-                self.left -= 1;
-                shared.counted += 1;
-                Action::Send(reader)
+                action
             }
-            Role::ServerRecv => {
+            (Program::ChatC, Role::ServerRecv) => {
                 let read = self.read(me, shared, false);
                 self.post = matches!(read, Action::Receive);
                 read
             }
-            Role::ServerSend => {
+            (Program::LoadChat, Role::ServerRecv) => {
+                let read = self.read(me, shared, false);
+                if matches!(read, Action::Receive) {
+                    self.relay = self.peers();
+                }
+                read
+            }
+            (Program::ChatC, Role::ServerSend) => {
                 if shared.posts[me] == 0 {
                     return Action::WaitWake;
                 }
                 // semop(roomsem, −1) finding a post: a system call that does not sleep.
                 shared.posts[me] -= 1;
                 self.left -= 1;
-                self.relay = (self.room..self.room + ROOM).filter(|&p| p != self.user).collect();
+                self.relay = self.peers();
                 Action::Syscall
             }
-            Role::ClientRecv => self.read(me, shared, true),
+            (Program::LoadChat, Role::ServerSend) => {
+                if shared.posts[me] == 0 {
+                    return Action::WaitWake;
+                }
+                let action = self.write(me, id_of(self.user, Role::ClientRecv), shared);
+                if Self::sent(&action) {
+                    shared.posts[me] -= 1;
+                    self.left -= 1;
+                }
+                action
+            }
+            (_, Role::ClientRecv) => self.read(me, shared, true),
         }
     }
 }
@@ -180,17 +314,66 @@ pub fn counted(rooms: usize, messages: u64) -> u64 {
     (rooms * ROOM) as u64 * ROOM as u64 * messages
 }
 
-/// Runs chat on `e`: `rooms` rooms, each user writing `messages`, the client's threads
-/// at `nice`; returns chat_c's rate (messages per second) with the counters.
+/// The regime's figures, as the simulated rows name them.
+pub const DELIVERED_PER_SECOND: &str = "messages delivered per second";
+pub const SWITCHES_PER_MESSAGE: &str = "switches per message delivered";
+pub const CLIENT_MESSAGES_PER_WAKE: &str = "messages per client reader wake-up";
+pub const SERVER_MESSAGES_PER_WAKE: &str = "messages per server reader wake-up";
+pub const SEGMENTS_PER_MESSAGE: &str = "data segments per message written";
+
+/// How the model delivered a run's messages, in the figures `load.chat` measures
+/// on today's kernel (its regime): switches of the chat threads (blocks and
+/// switches out while runnable, as getrusage counts voluntary and involuntary ones)
+/// per message a client reader read, messages read per block of the client and
+/// server readers, and (load.chat's sockets only) data segments per message written
+/// to a connection. A thread that starts its work asleep in its first read counts
+/// that sleep, as the measured threads do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Regime {
+    /// Messages the client readers read per second.
+    pub delivered_per_second: f64,
+    pub switches_per_message: f64,
+    pub client_messages_per_wake: f64,
+    pub server_messages_per_wake: f64,
+    /// None where a write is one delivery (chat_c's model).
+    pub segments_per_message: Option<f64>,
+}
+
+/// The regime of a run of `rooms` rooms of `messages` a user that sent `segments`
+/// (None: not modelled).
+fn regime(out: &Outcome, rooms: usize, messages: u64, segments: Option<u64>) -> Regime {
+    let users = rooms * ROOM;
+    let sum = |role: Role, v: &[u64]| (0..users).map(|u| v.get(id_of(u, role)).copied().unwrap_or(0)).sum::<u64>();
+    let all = |v: &[u64]| ROLES.iter().map(|&r| sum(r, v)).sum::<u64>();
+    let delivered = (users as u64 * (ROOM as u64 - 1) * messages) as f64;
+    let read_by_servers = (users as u64 * messages) as f64;
+    let written = read_by_servers * ROOM as f64;
+    let switches = all(&out.task_sleeps) + all(&out.task_preempted);
+    Regime {
+        delivered_per_second: delivered / (out.end_ns.max(1) as f64 / 1e9),
+        switches_per_message: switches as f64 / delivered.max(1.0),
+        client_messages_per_wake: delivered / sum(Role::ClientRecv, &out.task_sleeps).max(1) as f64,
+        server_messages_per_wake: read_by_servers / sum(Role::ServerRecv, &out.task_sleeps).max(1) as f64,
+        segments_per_message: segments.map(|n| n as f64 / written.max(1.0)),
+    }
+}
+
+/// Runs `program` on `e`: `rooms` rooms, each user writing `messages`; returns chat_c's
+/// rate (messages per second: sends and reads) with the counters and the regime.
 ///
-/// Threads are created as the benchmark creates them (room by room, each user's
-/// threads in turn), each process's on one CPU (chat_c's on the first, chat_s's on
-/// the second), as a clone places a thread on its parent's CPU; the policy's own
-/// balancing spreads them from there, as the kernel's did.
-pub fn run(e: &mut Engine, rooms: usize, messages: u64, nice: i32) -> (f64, Outcome) {
+/// chat_c's client threads run at `nice` and its server (started apart) at 0, two
+/// processes; load.chat's threads are all of one process, all at `nice`. Threads are
+/// created as the benchmark creates them (room by room, each user's threads in
+/// turn), each process's on one CPU (chat_c's on the first, chat_s's on the second;
+/// load.chat's on the first), as a clone places a thread on its parent's CPU; the
+/// policy's own balancing spreads them from there, as the kernel's did.
+pub fn run(e: &mut Engine, rooms: usize, messages: u64, nice: i32, program: Program) -> (f64, Outcome, Regime) {
     let users = rooms * ROOM;
     let tasks = 4 * users;
     e.shared.inbox = vec![VecDeque::new(); tasks];
+    e.shared.held = vec![VecDeque::new(); tasks];
+    e.shared.credit = vec![RWND; tasks];
+    e.shared.rcv_mss = vec![FIRST_RCV_MSS; tasks];
     e.shared.posts = vec![0; tasks];
     e.shared.writers_waiting = vec![Vec::new(); tasks];
     let cpus = e.cpus.len();
@@ -198,11 +381,15 @@ pub fn run(e: &mut Engine, rooms: usize, messages: u64, nice: i32) -> (f64, Outc
     for u in 0..users {
         for role in ROLES {
             let client = matches!(role, Role::ClientSend | Role::ClientRecv);
-            let (mm, task_nice, cpu) = if client { (&mut client_mm, nice, 0) } else { (&mut server_mm, 0, 1 % cpus) };
-            let thread = Box::new(ChatThread::new(role, u, messages));
-            // Only the client's senders have work when chat_c releases its threads: the
-            // server's threads wait in recv() and semop(), the client's readers in
-            // recv().
+            let (mm, task_nice, cpu) = match program {
+                Program::ChatC if client => (&mut client_mm, nice, 0),
+                Program::ChatC => (&mut server_mm, 0, 1 % cpus),
+                Program::LoadChat => (&mut client_mm, nice, 0),
+            };
+            let thread = Box::new(ChatThread::new(program, role, u, messages));
+            // Only the client's senders have work when the clients are released: the
+            // server's threads wait in recv() and semop() (or their queue), the
+            // client's readers in recv().
             let id = if role == Role::ClientSend {
                 e.spawn(thread, *mm, task_nice, cpu)
             } else {
@@ -215,7 +402,9 @@ pub fn run(e: &mut Engine, rooms: usize, messages: u64, nice: i32) -> (f64, Outc
     let expected = counted(rooms, messages);
     let out = e.run(600_000_000_000, |s| s.counted >= expected);
     let rate = out.counted as f64 / (out.end_ns as f64 / 1e9);
-    (rate, out)
+    let segments = (program == Program::LoadChat).then_some(e.shared.segments);
+    let regime = regime(&out, rooms, messages, segments);
+    (rate, out, regime)
 }
 
 #[cfg(test)]
@@ -233,6 +422,9 @@ mod tests {
         let tasks = 4 * ROOM;
         Shared {
             inbox: vec![VecDeque::new(); tasks],
+            held: vec![VecDeque::new(); tasks],
+            credit: vec![RWND; tasks],
+            rcv_mss: vec![FIRST_RCV_MSS; tasks],
             posts: vec![0; tasks],
             writers_waiting: vec![Vec::new(); tasks],
             ..Shared::default()
@@ -244,12 +436,12 @@ mod tests {
         let (mut shared, mut rng) = (room_state(), Rng::new(1));
         let (writer, reader) = (id_of(0, Role::ClientSend), id_of(0, Role::ServerRecv));
         shared.inbox[reader] = std::iter::repeat_n(0, WINDOW).collect();
-        let mut sender = ChatThread::new(Role::ClientSend, 0, 10);
+        let mut sender = ChatThread::new(Program::ChatC, Role::ClientSend, 0, 10);
         assert!(matches!(sender.next(writer, &mut shared, &mut rng), Action::WaitWake));
         // Asked again while still full (a pending wake-up let it through): listed once.
         assert!(matches!(sender.next(writer, &mut shared, &mut rng), Action::WaitWake));
         assert_eq!(shared.writers_waiting[reader], vec![writer]);
-        let mut server = ChatThread::new(Role::ServerRecv, 0, 10 * WINDOW as u64);
+        let mut server = ChatThread::new(Program::ChatC, Role::ServerRecv, 0, 10 * WINDOW as u64);
         let mut woken_at = None;
         for _ in 0..4 * WINDOW {
             match server.next(reader, &mut shared, &mut rng) {
@@ -275,7 +467,7 @@ mod tests {
     fn the_server_relays_each_post_to_the_nineteen_others_of_the_room() {
         let (mut shared, mut rng) = (room_state(), Rng::new(1));
         let me = id_of(3, Role::ServerSend);
-        let mut relay = ChatThread::new(Role::ServerSend, 3, 1);
+        let mut relay = ChatThread::new(Program::ChatC, Role::ServerSend, 3, 1);
         assert!(matches!(relay.next(me, &mut shared, &mut rng), Action::WaitWake), "no post yet");
         shared.posts[me] = 1;
         assert!(matches!(relay.next(me, &mut shared, &mut rng), Action::Syscall));
@@ -289,6 +481,37 @@ mod tests {
         }
         let expected: Vec<TaskId> = (0..ROOM).filter(|&u| u != 3).map(|u| id_of(u, Role::ClientRecv)).collect();
         assert_eq!(readers, expected);
+    }
+
+    #[test]
+    fn linux_6_18_tcp_select_window_offers_no_window_below_one_segment_and_whole_segments_above() {
+        assert_eq!(window(4, 5), 0);
+        assert_eq!(window(5, 5), 5);
+        assert_eq!(window(64, 5), 60);
+        assert_eq!(window(64, 34), 34);
+    }
+
+    #[test]
+    fn a_load_chat_write_without_credit_is_held_and_leaves_with_the_window_update() {
+        let (mut shared, mut rng) = (room_state(), Rng::new(1));
+        let (writer, reader) = (id_of(0, Role::ServerSend), id_of(0, Role::ClientRecv));
+        let mut sender = ChatThread::new(Program::LoadChat, Role::ServerSend, 0, 10);
+        shared.posts[writer] = 3;
+        // With credit, a write is a segment of its own.
+        assert!(matches!(sender.next(writer, &mut shared, &mut rng), Action::Send(r) if r == reader));
+        assert_eq!((shared.segments, shared.credit[reader]), (1, RWND - 1));
+        shared.inbox[reader].push_back(0);
+        // Without credit it waits in the sender's queue: no segment, no wake-up.
+        shared.credit[reader] = 0;
+        assert!(matches!(sender.next(writer, &mut shared, &mut rng), Action::SendHeld(r) if r == reader));
+        assert_eq!(shared.segments, 1);
+        shared.held[reader].extend([0, 0]);
+        // The reader's read frees a window of at least one segment: the update goes
+        // out and both held messages leave as one segment behind the one being read.
+        let mut client = ChatThread::new(Program::LoadChat, Role::ClientRecv, 0, 10);
+        assert!(matches!(client.next(reader, &mut shared, &mut rng), Action::Receive));
+        assert_eq!(shared.segments, 2);
+        assert_eq!((shared.inbox[reader].len(), shared.held[reader].len()), (3, 0));
     }
 
     #[test]

@@ -416,6 +416,9 @@ pub struct StoredSwitch {
     pub process_ns: f64,
     /// spawn.fork_exit's full cycle, when the run has it.
     pub fork_exit_ns: Option<f64>,
+    /// The thread switch stands above the process switch beyond both intervals: the
+    /// address-space change cannot be measured from the pair, and is assumed.
+    pub inconsistent: bool,
 }
 
 /// What a `live` profile measures on the machine itself, ns, handed to [`live`] by
@@ -482,10 +485,20 @@ pub fn live(stored: StoredSwitch, probes: &MachineProbes) -> CostProfile {
                 "run #{run}: load.runqueue yield hand-off between 2 threads on one CPU, less the system call and a pick"
             ),
         ),
-        address_space: measured(
-            asid,
-            format!("run #{run}: load.runqueue yield hand-off between 2 processes less that between 2 threads"),
-        ),
+        address_space: if stored.inconsistent {
+            assumed(
+                asid,
+                format!(
+                    "run #{run}'s thread switch ({:.0} ns) stands above its process switch ({:.0} ns) beyond both intervals: the pair cannot price the address-space change, taken as nothing",
+                    stored.thread_ns, stored.process_ns
+                ),
+            )
+        } else {
+            measured(
+                asid,
+                format!("run #{run}: load.runqueue yield hand-off between 2 processes less that between 2 threads"),
+            )
+        },
         scan_per_task: measured(
             scan,
             "a goodness-like read of 1.75 KB records linked in shuffled order (14 MB, cache-cold)",

@@ -62,6 +62,9 @@ pub struct Outcome {
     pub child_first: u64,
     pub forks: u64,
     pub task_run_ns: Vec<u64>,
+    /// Each task's blocks (voluntary switches) and switches out while runnable.
+    pub task_sleeps: Vec<u64>,
+    pub task_preempted: Vec<u64>,
     pub cpu_task_ns: u64,
     pub cpu_sched_ns: u64,
     pub cpu_idle_ns: u64,
@@ -246,6 +249,7 @@ impl Engine {
     pub fn spawn_blocked(&mut self, behavior: Box<dyn Behavior>, mm: Option<usize>, nice: i32, cpu: usize) -> TaskId {
         let id = self.spawn(behavior, mm, nice, cpu);
         self.tasks[id].state = State::Blocked;
+        self.tasks[id].sleeps = 1; // it starts its work asleep, as a thread blocked in its first read
         self.policy.remove(&self.tasks, id);
         id
     }
@@ -423,6 +427,9 @@ impl Engine {
                     self.kernel(cpu, sw, None);
                     self.cpus[cpu].last_mm = Some(self.tasks[n].mm);
                     self.out.switches += 1;
+                    if let Some(p) = prev_runnable {
+                        self.tasks[p].preempted += 1;
+                    }
                     self.out.runqueue_at_switch.push(self.runnable_count());
                     if let Some(w) = self.tasks[n].woken_at.take() {
                         self.out.wake_to_run_ns.push(self.cpus[cpu].now.saturating_sub(w));
@@ -621,6 +628,14 @@ impl Engine {
                 }
             }
             Action::Syscall => self.kernel(cpu, CostProfile::ns(&self.cost.syscall), Some(cur)),
+            Action::SendHeld(to) => {
+                self.kernel(cpu, CostProfile::ns(&self.cost.msg_send), Some(cur));
+                if self.shared.held.len() <= to {
+                    self.shared.held.resize(to + 1, Default::default());
+                }
+                self.shared.held[to].push_back(cpu);
+                self.shared.sent += 1;
+            }
             Action::Receive => {
                 let Some(written_on) = self.shared.inbox.get_mut(cur).and_then(|q| q.pop_front()) else {
                     // Nothing queued: the read blocks, as WaitWake.
@@ -694,6 +709,7 @@ impl Engine {
         self.tasks[id].stamp = now;
         self.policy.remove(&self.tasks, id);
         self.tasks[id].state = State::Blocked;
+        self.tasks[id].sleeps += 1;
     }
 
     fn finish(&mut self) -> Outcome {
@@ -710,6 +726,8 @@ impl Engine {
         out.end_ns = self.cpus.iter().map(|c| c.now).max().unwrap_or(end);
         out.cpus = self.cpus.len();
         out.task_run_ns = self.tasks.iter().map(|t| t.run_ns).collect();
+        out.task_sleeps = self.tasks.iter().map(|t| t.sleeps).collect();
+        out.task_preempted = self.tasks.iter().map(|t| t.preempted).collect();
         out.cpu_task_ns = out.task_run_ns.iter().sum();
         out.cpu_sched_ns = self.cpus.iter().map(|c| c.sched_ns).sum();
         out.cpu_idle_ns = self.cpus.iter().map(|c| c.idle_ns).sum();

@@ -144,7 +144,7 @@ mod tests {
     }
 
     fn switch(run: i64) -> StoredSwitch {
-        StoredSwitch { run, thread_ns: 900.0, process_ns: 1_400.0, fork_exit_ns: None }
+        StoredSwitch { run, thread_ns: 900.0, process_ns: 1_400.0, fork_exit_ns: None, inconsistent: false }
     }
 
     fn fixed(stored: Option<StoredSwitch>, measured: Option<StoredSwitch>) -> Fixed {
@@ -161,6 +161,20 @@ mod tests {
         assert_eq!(source.measurements.get(), 1);
         let err = choose("live", &fixed(None, None)).unwrap_err();
         assert!(!err.is_usage() && err.to_string().contains("measuring failed"), "{err}");
+    }
+
+    #[test]
+    fn an_inconsistent_switch_pair_prices_the_address_space_change_as_assumed_and_says_why() {
+        let source = fixed(None, None);
+        let sound = cost::live(switch(3), &source.machine_probes());
+        assert!(matches!(sound.address_space.basis, cost::Basis::Measured(_)));
+        let odd = StoredSwitch { thread_ns: 2_700.0, inconsistent: true, ..switch(3) };
+        let p = cost::live(odd, &source.machine_probes());
+        assert_eq!(p.address_space.ns, 0.0);
+        match &p.address_space.basis {
+            cost::Basis::Assumed(why) => assert!(why.contains("stands above its process switch"), "{why}"),
+            other => panic!("not assumed: {other:?}"),
+        }
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub fn default_tasks(w: WorkloadKind, cpus: usize) -> Vec<usize> {
     match w {
         WorkloadKind::Travis => vec![2, 4, 8, 10, 20, 40],
         WorkloadKind::LoopYield => vec![2 * cpus],
-        WorkloadKind::Chat => vec![2],
+        WorkloadKind::Chat | WorkloadKind::LoadChat => vec![2],
         WorkloadKind::Fork => vec![1000],
         WorkloadKind::Server => vec![super::workload::SERVER.httpd],
     }
@@ -124,7 +124,7 @@ pub fn rows_of(p: &Params, report: &Report, profile: &CostProfile) -> Vec<Result
             if p.nice != 0 {
                 params.set(NICE, i64::from(p.nice));
             }
-            if p.workload == WorkloadKind::Chat {
+            if matches!(p.workload, WorkloadKind::Chat | WorkloadKind::LoadChat) {
                 params.set(MESSAGES, p.messages);
             }
             params.set(PROFILE, profile_json.clone());

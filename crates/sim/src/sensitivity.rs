@@ -172,7 +172,7 @@ impl Lab {
             claim: c.claim,
             published: c.published,
             ratio,
-            holds: c.claim.holds(ratio),
+            holds: meets(c.claim, c.published, ratio),
             fragile: false,
             flipped_by: Vec::new(),
             swings: Vec::new(),
@@ -188,7 +188,7 @@ impl Lab {
             (den != 0.0).then(|| num / den)
         };
         let ratio = ratio_at(self, "", 1.0).unwrap_or(f64::NAN);
-        let holds = c.claim.holds(ratio);
+        let holds = meets(c.claim, c.published, ratio);
         let mut swings = Vec::new();
         let mut flipped_by = Vec::new();
         for (term, ns, basis) in moving_terms(&self.base) {
@@ -199,7 +199,7 @@ impl Lab {
             else {
                 continue;
             };
-            if holds && !(c.claim.holds(low) && c.claim.holds(high)) {
+            if holds && !(meets(c.claim, c.published, low) && meets(c.claim, c.published, high)) {
                 flipped_by.push(term.clone());
             }
             swings.push(Swing { term, ns, low, high });
@@ -216,6 +216,31 @@ impl Lab {
             swept: true,
         }
     }
+}
+
+/// How far from the published ratio a simulated one may stand and still meet its
+/// target: within a factor of 2 either way (and on the published side of the
+/// threshold).
+pub const TARGET_FACTOR: f64 = 2.0;
+
+/// A conclusion's target: the ratios on the published side of its threshold within
+/// [`TARGET_FACTOR`] of the published ratio (the side alone when none is published).
+pub fn target_range(claim: Claim, published: f64) -> (f64, f64) {
+    let (lo, hi) = if published.is_finite() && published > 0.0 {
+        (published / TARGET_FACTOR, published * TARGET_FACTOR)
+    } else {
+        (0.0, f64::INFINITY)
+    };
+    match claim {
+        Claim::Above(t) => (lo.max(t), hi),
+        Claim::Below(t) => (lo, hi.min(t)),
+    }
+}
+
+/// Whether `ratio` meets the target of a conclusion claiming `claim` of `published`.
+pub fn meets(claim: Claim, published: f64, ratio: f64) -> bool {
+    let (lo, hi) = target_range(claim, published);
+    claim.holds(ratio) && ratio >= lo && ratio <= hi
 }
 
 /// Which side of a threshold a published ratio stands.
@@ -296,10 +321,22 @@ fn swept_by_default() -> bool {
 }
 
 impl Judgement {
-    /// "robust", "fragile (ipi, migration_refill ±50%)", "met, not swept" or "not met".
+    /// The target as printed: "1–2.52", "> 1" when no ratio is published.
+    pub fn target_text(&self) -> String {
+        let (lo, hi) = target_range(self.claim, self.published);
+        if hi.is_finite() { format!("{}–{}", short(lo), short(hi)) } else { self.claim.text() }
+    }
+
+    /// "robust", "fragile (ipi, migration_refill ±50%)", "met, not swept" or "not met
+    /// (×2.2 above its target)".
     pub fn mark(&self) -> String {
         if !self.holds {
-            "not met".into()
+            let (lo, hi) = target_range(self.claim, self.published);
+            match self.ratio {
+                r if r > hi && hi > 0.0 => format!("not met (×{} above its target)", short(r / hi)),
+                r if r < lo && r > 0.0 => format!("not met (×{} below its target)", short(lo / r)),
+                _ => "not met".into(),
+            }
         } else if !self.swept {
             "met, not swept".into()
         } else if self.fragile {
@@ -318,11 +355,47 @@ impl Judgement {
     }
 }
 
+/// A ratio in three significant figures at most.
+fn short(v: f64) -> String {
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cost::unit_profile;
     use crate::{PolicyKind, WorkloadKind};
+
+    #[test]
+    fn a_ratio_on_the_published_side_but_past_twice_the_published_one_is_not_met() {
+        let c = Claim::Above(1.0);
+        assert_eq!(target_range(c, 1.26), (1.0, 2.52));
+        assert!(meets(c, 1.26, 1.5));
+        assert!(!meets(c, 1.26, 2.82), "on the side, but ×2.2 the published ratio");
+        assert!(!meets(c, 1.26, 0.98), "the wrong side");
+        let j = Judgement {
+            label: "chat".into(),
+            claim: c,
+            published: 1.26,
+            ratio: 2.82,
+            holds: meets(c, 1.26, 2.82),
+            fragile: false,
+            flipped_by: Vec::new(),
+            swings: Vec::new(),
+            swept: true,
+        };
+        assert_eq!(j.mark(), "not met (×1.12 above its target)");
+        assert_eq!(j.target_text(), "1.00–2.52");
+        // A claim below its threshold keeps the threshold as its upper bound.
+        assert_eq!(target_range(Claim::Below(1.0), 0.7), (0.35, 1.0));
+    }
 
     fn fork(policy: PolicyKind) -> Params {
         Params::new(policy, WorkloadKind::Fork, 2, 100)
@@ -335,7 +408,8 @@ mod tests {
             den: fork(PolicyKind::Linux24),
             figure: "time per fork+exit",
             claim,
-            published: 0.5,
+            // No published ratio: the target is the claim's side alone.
+            published: f64::NAN,
         }
     }
 
@@ -390,7 +464,7 @@ mod tests {
         };
         let j = lab.judge(&conclusion(missed));
         assert!(!j.holds && !j.fragile);
-        assert_eq!(j.mark(), "not met");
+        assert!(j.mark().starts_with("not met"), "{}", j.mark());
     }
 
     #[test]

@@ -829,3 +829,45 @@ fn linux_2_4_17_loopback_xmit_writes_three_shared_lines_under_the_device_lock() 
     assert!(chat(2, 3).cpu_task_ns > chat(2, 0).cpu_task_ns);
     assert_eq!(chat(1, 3).end_ns, chat(1, 0).end_ns);
 }
+
+#[test]
+fn linux_6_18_check_preempt_wakeup_fair_keeps_the_current_task_inside_its_protected_slice() {
+    use super::policy::Scheduler;
+    use super::policy::cfs::Fair;
+    // A nice-19 task runs; a nice-0 task wakes with the earlier deadline (its virtual
+    // slice is 1024/15 times shorter). RUN_TO_PARITY keeps the current task while it is
+    // eligible and short of its deadline; once past it, the woken task is the pick.
+    let mut tasks = super::types::test_tasks(2, 0);
+    tasks[0].nice = 19;
+    let (cur, woken) = (0, 1);
+    let mut f = Fair::new(1, true);
+    f.add(&tasks, cur, 0, Why::New);
+    assert_eq!(f.pick(&tasks, 0, None, 0).next, Some(cur));
+    f.add(&tasks, woken, 0, Why::New);
+    f.remove(&tasks, woken);
+    tasks[woken].state = State::Blocked;
+    f.charge(&tasks, cur, 1_000);
+    tasks[woken].state = State::Runnable;
+    f.add(&tasks, woken, 0, Why::Wake);
+    assert!(!f.wake_preempts(&tasks, woken, cur), "inside its protected slice the current task keeps the CPU");
+    // The rest of the current task's slice (0.7 ms on one CPU) runs out.
+    f.charge(&tasks, cur, 700_000);
+    assert!(
+        f.wake_preempts(&tasks, woken, cur),
+        "past its slice, the eligible woken task with the earliest deadline preempts"
+    );
+}
+
+#[test]
+fn linux_6_18_tcp_cleanup_rbuf_window_update_sends_the_held_writes_as_one_segment() {
+    let profile = unit_profile();
+    let mut e = super::engine::Engine::new(PolicyKind::Eevdf.build(1), profile, 1, 0);
+    let (_, _, regime) = chat::run(&mut e, 1, 40, 0, chat::Program::LoadChat);
+    let segments = regime.segments_per_message.expect("load.chat's model counts segments");
+    // Writes leave as segments of their own while the window is open and as one
+    // segment a window update once it closed: never more than a segment a message.
+    assert!(segments > 0.0 && segments <= 1.0, "{segments}");
+    // chat_c's model has a write as one delivery and no segments to count.
+    let mut e = super::engine::Engine::new(PolicyKind::Eevdf.build(1), unit_profile(), 1, 0);
+    assert_eq!(chat::run(&mut e, 1, 5, 0, chat::Program::ChatC).2.segments_per_message, None);
+}

@@ -28,6 +28,10 @@ pub enum Action {
     /// Writes one message to a task's socket (chat): the write's own work, the
     /// message queued with the writer's CPU, and the reader woken.
     Send(TaskId),
+    /// Writes one message into a socket's send queue behind a closed receive window
+    /// (load.chat): the write's own work; no segment leaves and no reader is woken
+    /// until a read reopens the window (`Shared::held`).
+    SendHeld(TaskId),
     /// Reads the first queued message (the workload asks only when one is there): the
     /// read's own work, and the message's lines fetched when another CPU wrote them.
     Receive,
@@ -58,6 +62,18 @@ pub struct Shared {
     pub posts: Vec<u64>,
     /// Chat: the writers asleep on each task's full connection.
     pub writers_waiting: Vec<Vec<TaskId>>,
+    /// load.chat: messages written to each task's connection and held in the sender's
+    /// queue behind a closed receive window (the CPU each was written on).
+    pub held: Vec<std::collections::VecDeque<usize>>,
+    /// load.chat: data segments that crossed a connection.
+    pub segments: u64,
+    /// load.chat: the messages each task's connection may still be sent, as its
+    /// writers last heard from the receiver (the window's right edge less what was
+    /// sent since).
+    pub credit: Vec<usize>,
+    /// load.chat: each connection's receiver's estimate of the sender's segment size,
+    /// in messages (the largest segment seen: tcp_measure_rcv_mss).
+    pub rcv_mss: Vec<usize>,
     pub forks: u64,
     pub exits: u64,
     /// The web server: connections not yet accepted, and the httpd waiting in accept().
@@ -83,6 +99,10 @@ pub struct SimTask {
     /// The CPU it last ran on.
     pub cpu: usize,
     pub run_ns: u64,
+    /// Times it blocked (a voluntary switch, as getrusage counts them).
+    pub sleeps: u64,
+    /// Times it was switched out while still runnable (an involuntary switch).
+    pub preempted: u64,
     pub parent: Option<TaskId>,
     pub live_children: u32,
     pub waiting_children: bool,
@@ -105,6 +125,8 @@ impl SimTask {
             state: State::Runnable,
             cpu,
             run_ns: 0,
+            sleeps: 0,
+            preempted: 0,
             parent: None,
             live_children: 0,
             waiting_children: false,

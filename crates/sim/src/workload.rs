@@ -244,6 +244,9 @@ pub enum WorkloadKind {
     #[value(name = "loop_yield")]
     LoopYield,
     Chat,
+    /// oscost's own load.chat, as it runs on today's kernel (the grounding's model).
+    #[value(name = "load_chat")]
+    LoadChat,
     Fork,
     Server,
 }
@@ -254,6 +257,7 @@ impl WorkloadKind {
             WorkloadKind::Travis => "travis",
             WorkloadKind::LoopYield => "loop_yield",
             WorkloadKind::Chat => "chat",
+            WorkloadKind::LoadChat => "load_chat",
             WorkloadKind::Fork => "fork",
             WorkloadKind::Server => "server",
         }
@@ -265,10 +269,25 @@ impl WorkloadKind {
             WorkloadKind::Travis => BenchId::new("sim.travis"),
             WorkloadKind::LoopYield => BenchId::new("sim.loop_yield"),
             WorkloadKind::Chat => BenchId::new("sim.chat"),
+            WorkloadKind::LoadChat => BenchId::new("sim.load_chat"),
             WorkloadKind::Fork => BenchId::new("sim.fork"),
             WorkloadKind::Server => BenchId::new("sim.server"),
         }
     }
+}
+
+/// A chat run's regime as figures (the delivery rate first).
+fn regime_figures(r: &chat::Regime) -> Vec<Figure> {
+    let mut out = vec![
+        fig(chat::DELIVERED_PER_SECOND, r.delivered_per_second, Unit::MessagesPerSecond),
+        fig(chat::SWITCHES_PER_MESSAGE, r.switches_per_message, Unit::Ratio),
+        fig(chat::CLIENT_MESSAGES_PER_WAKE, r.client_messages_per_wake, Unit::Ratio),
+        fig(chat::SERVER_MESSAGES_PER_WAKE, r.server_messages_per_wake, Unit::Ratio),
+    ];
+    if let Some(s) = r.segments_per_message {
+        out.push(fig(chat::SEGMENTS_PER_MESSAGE, s, Unit::Ratio));
+    }
+    out
 }
 
 /// Sleeping system tasks beside the travis yielders (a 1998 workstation's daemons):
@@ -360,8 +379,14 @@ pub fn simulate_with(p: &Params, cost: &CostProfile, policy: Box<dyn Scheduler>)
             Report { figures: vec![fig("switches per second", rate, Unit::SwitchesPerSecond)], outcome: out }
         }
         WorkloadKind::Chat => {
-            let (rate, out) = chat::run(&mut e, n, p.messages, p.nice);
-            Report { figures: vec![fig("messages per second", rate, Unit::MessagesPerSecond)], outcome: out }
+            let (rate, out, regime) = chat::run(&mut e, n, p.messages, p.nice, chat::Program::ChatC);
+            let mut figures = vec![fig("messages per second", rate, Unit::MessagesPerSecond)];
+            figures.extend(regime_figures(&regime));
+            Report { figures, outcome: out }
+        }
+        WorkloadKind::LoadChat => {
+            let (_, out, regime) = chat::run(&mut e, n, p.messages, p.nice, chat::Program::LoadChat);
+            Report { figures: regime_figures(&regime), outcome: out }
         }
         WorkloadKind::Fork => {
             // lat_proc's parent: fork(), then waitpid(): fork's return, waitpid's entry and

@@ -220,6 +220,14 @@ pub enum Command {
         /// a figure fewer.
         #[arg(long)]
         no_sensitivity: bool,
+        /// chat: hold the model against today's kernel. The newest stored load.chat
+        /// rows of each CPU count and nice level are simulated at their own rooms,
+        /// messages, nice level and CPUs (so --cpus, --tasks, --nice and --messages are
+        /// not taken), and each figure of chat's regime (rate, switches per message,
+        /// messages per reader wake-up, segments per message) is printed measured
+        /// beside simulated, holding within 30% or named a gap.
+        #[arg(long, conflicts_with_all = ["cpus", "tasks", "nice", "messages", "seed", "seeds", "threads"])]
+        ground: bool,
         #[arg(long)]
         json: bool,
     },

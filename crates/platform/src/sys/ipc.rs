@@ -131,3 +131,28 @@ impl Drop for SharedWords {
         unsafe { libc::munmap(self.ptr.cast(), self.len * 8) };
     }
 }
+
+/// Segments a TCP socket has sent: every one (pure ACKs included) and those that
+/// carried data, from `TCP_INFO` (Linux 4.6 and later; zeros from an older kernel,
+/// which writes a shorter struct).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TcpSegments {
+    pub sent: u64,
+    pub data_sent: u64,
+}
+
+/// The segment counters of the TCP socket `fd`.
+pub fn tcp_segments<Fd: AsFd>(fd: Fd) -> io::Result<TcpSegments> {
+    use std::os::fd::AsRawFd;
+    let mut info = std::mem::MaybeUninit::<libc::tcp_info>::zeroed();
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into the buffer, which is `len`
+    // bytes long, and stores the length written back into `len`.
+    super::check(unsafe {
+        libc::getsockopt(fd.as_fd().as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_INFO, info.as_mut_ptr().cast(), &mut len)
+    })?;
+    // SAFETY: the struct started zeroed and the kernel filled a prefix of it; every
+    // field is a plain integer, valid at any value.
+    let info = unsafe { info.assume_init() };
+    Ok(TcpSegments { sent: u64::from(info.tcpi_segs_out), data_sent: u64::from(info.tcpi_data_segs_out) })
+}

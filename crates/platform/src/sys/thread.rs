@@ -54,3 +54,16 @@ pub fn thread_stamp_and_join(slot: &AtomicU64) -> io::Result<()> {
     let t = pthread_spawn(thread_stamp, slot as *const AtomicU64 as *mut libc::c_void)?;
     t.join()
 }
+
+/// The calling thread's context switches so far: (voluntary, involuntary), from
+/// `getrusage(RUSAGE_THREAD)`. A voluntary switch is a sleep (a blocking read, a
+/// futex wait); an involuntary one a preemption.
+pub fn thread_switches() -> io::Result<(u64, u64)> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage into the buffer it is given, which is large
+    // enough for it.
+    super::check(unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) })?;
+    // SAFETY: getrusage succeeded, so it filled the struct (which started zeroed).
+    let usage = unsafe { usage.assume_init() };
+    Ok((usage.ru_nvcsw.max(0) as u64, usage.ru_nivcsw.max(0) as u64))
+}

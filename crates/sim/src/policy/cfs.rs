@@ -11,10 +11,13 @@
 //!   min_vruntime - sched_latency/2; sched_yield makes the task the skip buddy (passed
 //!   over once if another can run).
 //! - `eevdf`: each task has a virtual deadline, vruntime + base_slice × 1024/w (base
-//!   slice 0.75 ms scaled); among the *eligible* tasks (vruntime not ahead of the
-//!   weighted average V, i.e. lag ≥ 0) the earliest deadline runs; a task that used
-//!   its slice gets a new deadline and is rescheduled; sched_yield pushes its deadline
-//!   one slice further; a task keeps its lag while asleep (placed at V - lag).
+//!   slice 0.7 ms scaled: Linux 6.18's sysctl_sched_base_slice); among the *eligible*
+//!   tasks (vruntime not ahead of the weighted average V, i.e. lag ≥ 0) the earliest
+//!   deadline runs; a task that used its slice gets a new deadline and is
+//!   rescheduled; sched_yield pushes its deadline one slice further; a task keeps its
+//!   lag while asleep (placed at V - lag); a wake-up preempts only a task that is past
+//!   its protected slice or no longer eligible (RUN_TO_PARITY), and only when the
+//!   woken task is the pick.
 //!   The weighted lags of the queued tasks sum to zero by construction of V.
 //! - The tick: HZ = 250 (4 ms, [`TICK_NS`]), the common distribution kernels' CONFIG_HZ
 //!   and the Kconfig default (kernel/Kconfig.hz: HZ_250). A slice that runs out between
@@ -71,7 +74,8 @@ pub const TICK_NS: u64 = 4_000_000;
 const SCHED_LATENCY: f64 = 6e6;
 const MIN_GRANULARITY: f64 = 0.75e6;
 const WAKEUP_GRANULARITY: f64 = 1e6;
-const BASE_SLICE: f64 = 0.75e6;
+/// sysctl_sched_base_slice, Linux 6.18 (kernel/sched/fair.c): 0.7 ms.
+const BASE_SLICE: f64 = 0.7e6;
 
 impl Fair {
     pub fn new(cpus: usize, eevdf: bool) -> Self {
@@ -85,6 +89,30 @@ impl Fair {
             weight: Vec::new(),
             factor: 1.0 + (cpus.max(1) as f64).log2(),
         }
+    }
+
+    /// Linux 6.18's check_preempt_wakeup_fair, which preempts only when
+    /// `__pick_eevdf(cfs_rq, protect)` picks the woken task (equal slices, so no
+    /// PREEMPT_SHORT): the current task is kept while it is eligible and inside its
+    /// protected slice (RUN_TO_PARITY: set_protect_slice sets `vprot` to its deadline
+    /// when every slice is the base slice, and protect_slice holds while vruntime is
+    /// short of it); otherwise the woken task must be eligible and have the earliest
+    /// deadline of the eligible tasks, the current one among them.
+    fn eevdf_wake_preempts(&self, woken: TaskId, cur: TaskId) -> bool {
+        let cpu = self.ent[cur].home;
+        let v = self.avg_vruntime(cpu);
+        let eligible = |t: TaskId| self.ent[t].vruntime <= v;
+        let c = &self.ent[cur];
+        if eligible(cur) && c.vruntime < c.deadline {
+            return false;
+        }
+        if !eligible(woken) {
+            return false;
+        }
+        let others = self.cpus[cpu].queued.iter().copied().filter(|&t| t != woken && eligible(t));
+        let earliest =
+            others.map(|t| self.ent[t].deadline).fold(if eligible(cur) { c.deadline } else { f64::INFINITY }, f64::min);
+        self.ent[woken].deadline < earliest
     }
 
     fn tree_steps(n: usize) -> u32 {
@@ -303,8 +331,7 @@ impl Scheduler for Fair {
 
     fn wake_preempts(&self, _tasks: &[SimTask], woken: TaskId, cur: TaskId) -> bool {
         if self.eevdf {
-            self.ent[woken].deadline < self.ent[cur].deadline
-                && self.ent[woken].vruntime <= self.avg_vruntime(self.ent[cur].home)
+            self.eevdf_wake_preempts(woken, cur)
         } else {
             let gran = WAKEUP_GRANULARITY * self.factor * 1024.0 / self.weight[woken] as f64;
             self.ent[cur].vruntime - self.ent[woken].vruntime > gran

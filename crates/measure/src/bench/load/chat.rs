@@ -7,6 +7,16 @@
 //!
 //! Timing model: from the moment all client senders are released until the last client
 //! receiver has its 19 × M messages; the figure is messages delivered per second.
+//!
+//! The regime beside the rate (what the scheduler laboratory's model is grounded on):
+//! each thread reads its own switch counters (`getrusage(RUSAGE_THREAD)`) when it
+//! starts its work (a client sender after the gate) and when it ends, one call each
+//! outside its message loop; every socket's segment counters (`TCP_INFO`) are read
+//! once the connections are up and once every thread has ended. From them: switches
+//! per message delivered, messages per reader wake-up (a reader's voluntary switches
+//! are its sleeps), and segments per message written to a connection. The sockets
+//! run with TCP_NODELAY: a write is sent at once unless the kernel corks it behind a
+//! segment still in flight (tcp_autocorking).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -25,6 +35,10 @@ use oscost_platform::sys;
 pub const ID: BenchId = BenchId::new("load.chat");
 /// The nice level every chat thread ran at (0 or 19).
 pub const NICE: Param<i64> = Param::new("nice");
+/// Chat rooms of 20 users.
+pub const ROOMS: Param<u64> = Param::new("rooms");
+/// Messages each user writes.
+pub const MESSAGES: Param<u64> = Param::new("messages");
 
 pub const USERS_PER_ROOM: usize = 20;
 /// A sender and a receiver thread per user, on the client and on the server side.
@@ -52,6 +66,132 @@ impl ChatSize {
 pub struct ChatOutcome {
     pub delivered: u64,
     pub elapsed: Duration,
+    /// How the kernel got there, when every counter could be read.
+    pub regime: Option<Regime>,
+}
+
+/// The four threads of a user, as the regime counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    ClientSend,
+    ClientRecv,
+    ServerSend,
+    ServerRecv,
+}
+
+/// Switches (voluntary, involuntary) of one role's threads, summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Switches {
+    pub voluntary: u64,
+    pub involuntary: u64,
+}
+
+/// What the kernel did to deliver a run's messages: its threads' switches by role
+/// and the segments its connections sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Regime {
+    pub client_send: Switches,
+    pub client_recv: Switches,
+    pub server_send: Switches,
+    pub server_recv: Switches,
+    pub segments: sys::TcpSegments,
+}
+
+impl Regime {
+    fn role_mut(&mut self, role: Role) -> &mut Switches {
+        match role {
+            Role::ClientSend => &mut self.client_send,
+            Role::ClientRecv => &mut self.client_recv,
+            Role::ServerSend => &mut self.server_send,
+            Role::ServerRecv => &mut self.server_recv,
+        }
+    }
+
+    /// The sum of two runs' regimes.
+    pub fn plus(mut self, o: &Regime) -> Regime {
+        for (a, b) in [
+            (&mut self.client_send, o.client_send),
+            (&mut self.client_recv, o.client_recv),
+            (&mut self.server_send, o.server_send),
+            (&mut self.server_recv, o.server_recv),
+        ] {
+            a.voluntary += b.voluntary;
+            a.involuntary += b.involuntary;
+        }
+        self.segments.sent += o.segments.sent;
+        self.segments.data_sent += o.segments.data_sent;
+        self
+    }
+
+    /// Every switch of the run's threads.
+    pub fn switches(&self) -> Switches {
+        let all = [self.client_send, self.client_recv, self.server_send, self.server_recv];
+        Switches {
+            voluntary: all.iter().map(|s| s.voluntary).sum(),
+            involuntary: all.iter().map(|s| s.involuntary).sum(),
+        }
+    }
+
+    /// The regime's figures for `runs` runs of `size`.
+    pub fn figures(&self, size: ChatSize, runs: usize) -> RegimeFigures {
+        let users = (size.rooms * USERS_PER_ROOM * runs) as f64;
+        let m = size.messages as f64;
+        let delivered = users * m * (USERS_PER_ROOM - 1) as f64;
+        // Each message crosses two connections' worth of writes: the user's to the
+        // server, and the server's to each of the 19 others.
+        let written = users * m * USERS_PER_ROOM as f64;
+        let per = |n: u64, d: f64| n as f64 / d.max(1.0);
+        let switches = self.switches();
+        RegimeFigures {
+            switches_per_message: per(switches.voluntary + switches.involuntary, delivered),
+            client_messages_per_wake: delivered / self.client_recv.voluntary.max(1) as f64,
+            server_messages_per_wake: users * m / self.server_recv.voluntary.max(1) as f64,
+            segments_per_message: per(self.segments.sent, written),
+            data_segments_per_message: per(self.segments.data_sent, written),
+        }
+    }
+}
+
+/// A regime as the figures the laboratory's model is held against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RegimeFigures {
+    pub switches_per_message: f64,
+    pub client_messages_per_wake: f64,
+    pub server_messages_per_wake: f64,
+    pub segments_per_message: f64,
+    pub data_segments_per_message: f64,
+}
+
+/// Where the threads add their switches as they end; `failed` once any counter
+/// could not be read, and the run then has no regime.
+#[derive(Default)]
+struct RegimeTally {
+    regime: Mutex<Regime>,
+    failed: std::sync::atomic::AtomicBool,
+}
+
+impl RegimeTally {
+    /// This thread's counters at the start of its work.
+    fn start(&self) -> Option<(u64, u64)> {
+        let s = sys::thread_switches().ok();
+        if s.is_none() {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        s
+    }
+
+    /// Adds this thread's switches since `start` to its role's.
+    fn end(&self, role: Role, start: Option<(u64, u64)>) {
+        let (Some((v0, i0)), Ok((v1, i1))) = (start, sys::thread_switches()) else {
+            self.failed.store(true, Ordering::Relaxed);
+            return;
+        };
+        if let Ok(mut r) = self.regime.lock() {
+            let s = r.role_mut(role);
+            s.voluntary += v1.saturating_sub(v0);
+            s.involuntary += i1.saturating_sub(i0);
+        }
+    }
 }
 
 /// Every socket of the run, so any failure can shut all of them and free every thread.
@@ -65,6 +205,17 @@ impl Sockets {
             v.push(c);
         }
         Ok(())
+    }
+    /// The segments every socket has sent so far; None when one cannot say.
+    fn segments(&self) -> Option<sys::TcpSegments> {
+        let v = self.0.lock().ok()?;
+        let mut sum = sys::TcpSegments::default();
+        for s in v.iter() {
+            let c = sys::tcp_segments(s).ok()?;
+            sum.sent += c.sent;
+            sum.data_sent += c.data_sent;
+        }
+        Some(sum)
     }
     fn shutdown_all(&self) {
         if let Ok(v) = self.0.lock() {
@@ -194,8 +345,9 @@ impl Gate {
 pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcome, ChatError> {
     let sockets = Sockets::default();
     let gate = Arc::new(Gate::default());
+    let regime = Arc::new(RegimeTally::default());
     let mut jobs: Vec<Job> = Vec::new();
-    let result = run_inner(size, server, &sockets, &gate, &mut jobs);
+    let result = run_inner(size, server, &sockets, &gate, &regime, &mut jobs);
     if result.is_err() {
         gate.abandon();
         sockets.shutdown_all();
@@ -213,14 +365,32 @@ pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcom
             }
         }
     }
-    let outcome = result?;
+    let (mut outcome, segments_before) = result?;
     if let Some(e) = first_err {
         return Err(e);
     }
+    outcome.regime = regime_of(&regime, segments_before, sockets.segments());
     if outcome.delivered != size.expected() {
         return Err(ChatError::Delivered { delivered: outcome.delivered, expected: size.expected() });
     }
     Ok(outcome)
+}
+
+/// The run's regime from its threads' tally and the sockets' counters before and
+/// after; None if any counter could not be read.
+fn regime_of(tally: &RegimeTally, before: Option<sys::TcpSegments>, after: Option<sys::TcpSegments>) -> Option<Regime> {
+    let (before, after) = (before?, after?);
+    if tally.failed.load(Ordering::Relaxed) {
+        return None;
+    }
+    let mut r = *tally.regime.lock().ok()?;
+    r.segments = sys::TcpSegments {
+        sent: after.sent.saturating_sub(before.sent),
+        data_sent: after.data_sent.saturating_sub(before.data_sent),
+    };
+    // A kernel older than 4.6 leaves the counters at zero: no regime rather than a
+    // false one (a run always sends data).
+    (r.segments.data_sent > 0).then_some(r)
 }
 
 /// Connects every user (and, with our own server, accepts each): (clients, server side).
@@ -259,20 +429,28 @@ fn connect_all(
 
 /// The server: per user a sender (drains its queue to the socket) and a receiver (fans
 /// each message out to the room's other senders).
-fn start_server(size: ChatSize, socks: &[TcpStream], sockets: &Sockets, jobs: &mut Vec<Job>) -> Result<(), ChatError> {
+fn start_server(
+    size: ChatSize,
+    socks: &[TcpStream],
+    sockets: &Sockets,
+    regime: &Arc<RegimeTally>,
+    jobs: &mut Vec<Job>,
+) -> Result<(), ChatError> {
     let per_receiver = (USERS_PER_ROOM - 1) * size.messages;
     let mut queues: Vec<mpsc::Sender<[u8; MSG]>> = Vec::with_capacity(socks.len());
     for (u, s) in socks.iter().enumerate() {
         let (tx, rx) = mpsc::channel::<[u8; MSG]>();
         queues.push(tx);
         let mut w = s.try_clone()?;
-        let nice = size.nice;
+        let (nice, regime) = (size.nice, regime.clone());
         jobs.push(spawn("oscost-chat-srv-tx", sockets, move || {
             set_nice(nice);
+            let start = regime.start();
             for _ in 0..per_receiver {
                 let m = rx.recv().map_err(|_| ChatError::QueueClosed { user: u })?;
                 w.write_all(&m).map_err(ChatError::io(format!("server sending to user {u}")))?;
             }
+            regime.end(Role::ServerSend, start);
             Ok(())
         })?);
     }
@@ -283,9 +461,10 @@ fn start_server(size: ChatSize, socks: &[TcpStream], sockets: &Sockets, jobs: &m
             .map(|v| queues[v].clone())
             .collect();
         let mut r = s.try_clone()?;
-        let (messages, nice) = (size.messages, size.nice);
+        let (messages, nice, regime) = (size.messages, size.nice, regime.clone());
         jobs.push(spawn("oscost-chat-srv-rx", sockets, move || {
             set_nice(nice);
+            let start = regime.start();
             let mut m = [0u8; MSG];
             for _ in 0..messages {
                 r.read_exact(&mut m).map_err(ChatError::io(format!("server receiving from user {u}")))?;
@@ -293,6 +472,7 @@ fn start_server(size: ChatSize, socks: &[TcpStream], sockets: &Sockets, jobs: &m
                     p.send(m).map_err(|_| ChatError::SenderStopped)?;
                 }
             }
+            regime.end(Role::ServerRecv, start);
             Ok(())
         })?);
     }
@@ -314,12 +494,13 @@ fn start_clients(
     sockets: &Sockets,
     gate: &Arc<Gate>,
     tally: &Arc<Tally>,
+    regime: &Arc<RegimeTally>,
     jobs: &mut Vec<Job>,
 ) -> Result<(), ChatError> {
     let per_receiver = (USERS_PER_ROOM - 1) * size.messages;
     for (u, c) in socks.iter().enumerate() {
         let mut w = c.try_clone()?;
-        let (messages, nice, gate) = (size.messages, size.nice, gate.clone());
+        let (messages, nice, gate, tx_regime) = (size.messages, size.nice, gate.clone(), regime.clone());
         jobs.push(spawn("oscost-chat-cli-tx", sockets, move || {
             set_nice(nice);
             let mut m = [0u8; MSG];
@@ -327,15 +508,18 @@ fn start_clients(
             if !gate.wait() {
                 return Ok(()); // the run was abandoned before it started
             }
+            let start = tx_regime.start();
             for _ in 0..messages {
                 w.write_all(&m).map_err(ChatError::io(format!("user {u} sending")))?;
             }
+            tx_regime.end(Role::ClientSend, start);
             Ok(())
         })?);
         let mut r = c.try_clone()?;
-        let (nice, tally) = (size.nice, tally.clone());
+        let (nice, tally, regime) = (size.nice, tally.clone(), regime.clone());
         jobs.push(spawn("oscost-chat-cli-rx", sockets, move || {
             set_nice(nice);
+            let start = regime.start();
             let mut m = [0u8; MSG];
             for _ in 0..per_receiver {
                 r.read_exact(&mut m).map_err(ChatError::io(format!("user {u} receiving")))?;
@@ -345,6 +529,7 @@ fn start_clients(
                 let now = Instant::now();
                 *d = Some(d.map_or(now, |x| x.max(now)));
             }
+            regime.end(Role::ClientRecv, start);
             Ok(())
         })?);
     }
@@ -356,12 +541,14 @@ fn run_inner(
     server: Option<SocketAddr>,
     sockets: &Sockets,
     gate: &Arc<Gate>,
+    regime: &Arc<RegimeTally>,
     jobs: &mut Vec<Job>,
-) -> Result<ChatOutcome, ChatError> {
+) -> Result<(ChatOutcome, Option<sys::TcpSegments>), ChatError> {
     let (clients, servers) = connect_all(size.rooms * USERS_PER_ROOM, server, sockets)?;
-    start_server(size, &servers, sockets, jobs)?;
+    let segments_before = sockets.segments();
+    start_server(size, &servers, sockets, regime, jobs)?;
     let tally = Arc::new(Tally::default());
-    start_clients(size, &clients, sockets, gate, &tally, jobs)?;
+    start_clients(size, &clients, sockets, gate, &tally, regime, jobs)?;
     if !gate.release(clients.len()) {
         return Err(ChatError::Interrupted);
     }
@@ -376,12 +563,34 @@ fn run_inner(
         }
     }
     let end = tally.done.lock().ok().and_then(|d| *d).unwrap_or_else(Instant::now);
-    Ok(ChatOutcome { delivered: tally.delivered.load(Ordering::Relaxed), elapsed: end.saturating_duration_since(t0) })
+    let outcome = ChatOutcome {
+        delivered: tally.delivered.load(Ordering::Relaxed),
+        elapsed: end.saturating_duration_since(t0),
+        regime: None,
+    };
+    Ok((outcome, segments_before))
 }
 
 /// Runs per nice level: three with the standard budgets, one with --quick's.
 pub fn repetitions(cfg: &crate::runner::MeasureConfig) -> usize {
     if cfg.batch_budget.as_millis() >= 200 { 3 } else { 1 }
+}
+
+/// The regime's figures and switch totals on `row`.
+fn insert_regime(row: &mut ResultRow, r: &Regime, size: ChatSize, runs: usize) {
+    let f = r.figures(size, runs);
+    let s = r.switches();
+    for (count, value) in [
+        (Count::SwitchesPerMessage, f.switches_per_message),
+        (Count::ClientMessagesPerWake, f.client_messages_per_wake),
+        (Count::ServerMessagesPerWake, f.server_messages_per_wake),
+        (Count::SegmentsPerMessage, f.segments_per_message),
+        (Count::DataSegmentsPerMessage, f.data_segments_per_message),
+        (Count::VoluntarySwitches, s.voluntary as f64),
+        (Count::InvoluntarySwitches, s.involuntary as f64),
+    ] {
+        row.counts.insert(count, value);
+    }
 }
 
 /// Messages per user in the trace pass (its switches must fit the buffers).
@@ -393,11 +602,13 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let size = ChatSize { rooms: ctx.opts.rooms, messages: ctx.opts.messages, nice: Some(nice) };
         let mut rates = Vec::new();
         let mut delivered = 0;
+        let mut regime = Some(Regime::default());
         for _ in 0..reps {
             let o = run_once(size, None).map_err(|e| {
                 if sys::interrupted() { BenchError::Interrupted } else { BenchError::Failed(e.to_string()) }
             })?;
             delivered += o.delivered;
+            regime = regime.zip(o.regime).map(|(a, b)| a.plus(&b));
             rates.push(o.delivered as f64 / o.elapsed.as_secs_f64().max(1e-9));
         }
         let mut row = ResultRow::from_samples(
@@ -408,12 +619,18 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             delivered,
         )
         .ok_or_else(|| BenchError::Failed("no runs".into()))?
-        .with_param("rooms", size.rooms as u64)
-        .with_param("messages", size.messages as u64)
+        .with(ROOMS, size.rooms as u64)
+        .with(MESSAGES, size.messages as u64)
         .with(NICE, i64::from(nice))
         .with_param("threads", (size.rooms * USERS_PER_ROOM * 4) as u64);
+        if let Ok(cpus) = sys::allowed_cpus() {
+            row.counts.insert(Count::AllowedCpus, cpus.len() as f64);
+        }
         row.counts.insert(Count::Delivered, delivered as f64);
         row.counts.insert(Count::ExpectedPerRun, size.expected() as f64);
+        if let Some(r) = regime {
+            insert_regime(&mut row, &r, size, reps);
+        }
         // The trace pass: one room, a few messages, its threads followed as they start.
         let small = ChatSize { rooms: 1, messages: size.messages.min(TRACED_MESSAGES), nice: size.nice };
         let trace = crate::tracepass::trace_window_following(ctx.cfg, &[crate::kcounts::Task::current()], || {
@@ -435,6 +652,14 @@ mod tests {
         assert_eq!(size.expected(), 20 * 5 * 19);
         let o = run_once(size, None).unwrap();
         assert_eq!(o.delivered, size.expected());
+        // The regime: every message written crossed in some data segment, and a
+        // segment carries one message or more.
+        let r = o.regime.expect("this kernel reports each thread's switches and each socket's segments");
+        let written = (USERS_PER_ROOM * 5 * USERS_PER_ROOM) as u64;
+        assert!((1..=written).contains(&r.segments.data_sent), "{r:?}");
+        assert!(r.segments.sent >= r.segments.data_sent, "{r:?}");
+        let f = r.figures(size, 1);
+        assert!(f.data_segments_per_message > 0.0 && f.data_segments_per_message <= 1.0, "{f:?}");
     }
 
     #[test]
