@@ -78,6 +78,14 @@ pub fn render(doc: &RunDocument, width: super::table::Width) -> String {
             out.push('\n');
         }
         let multi = sizes.len() > 1;
+        // A figure over seeds is a median, not a value: its seed range beside it.
+        for r in rows {
+            if let Some(seeds) = crate::sim::seeds::label(r, num) {
+                let at = if multi { format!(" at {}", param(r, TASKS)) } else { String::new() };
+                out.push_str(&super::fit::hanging(&format!("    {}{at}: {seeds}", param(r, POLICY)), width, 6));
+                out.push('\n');
+            }
+        }
         let lines: Vec<String> = rows.iter().filter_map(|r| robustness(r, multi)).collect();
         if !lines.is_empty() {
             out.push_str(&format!(

@@ -176,3 +176,29 @@ fn ground_sets_the_measured_chat_regime_beside_the_model_at_its_own_size() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_figure_over_seeds_prints_its_seed_range_beside_its_median() {
+    let db = temp_db();
+    let args = ["sim", "--policy", "linux-2.0", "--workload", "server", "--seeds", "3", "--profile", "pentium200"];
+    let over_seeds = run_ok(&[&args[..], &["--no-sensitivity"]].concat(), &db.path);
+    let text = String::from_utf8_lossy(&over_seeds.stdout).to_string();
+    assert!(text.lines().any(|l| l.trim_start().starts_with("linux-2.0: median of 3 seeds, seed range ")), "{text}");
+    // One seed is a value: no range is claimed.
+    let one = run_ok(
+        &[
+            "sim",
+            "--policy",
+            "linux-2.0",
+            "--workload",
+            "server",
+            "--seed",
+            "3",
+            "--profile",
+            "pentium200",
+            "--no-sensitivity",
+        ],
+        &db.path,
+    );
+    assert!(!String::from_utf8_lossy(&one.stdout).contains("seed range"));
+}

@@ -270,25 +270,29 @@ impl O12002 {
     /// 1 + max/8 (the "~10% imbalance"); then the busiest other queue, if it holds
     /// more than this one + 1, gives up to that whole difference, expired tasks first,
     /// best priority first, never its running task; there is no cache-hot test. The
-    /// pulled tasks join this CPU's active array. (Followed from a January 2002 copy
-    /// of the patch's load_balance; the re-search for a second-busiest queue when the
-    /// busiest has nothing left to give is not modelled.)
-    fn load_balance(&mut self, cpu: usize) -> Work {
+    /// pulled tasks join this CPU's active array, and the best priority pulled is
+    /// returned: a pulled task better than the task running here preempts it
+    /// (`if (next->prio < current->prio) current->need_resched = 1`, in the January
+    /// copy and in the patch's 2.4.17 version of 4 February). (Followed from a January
+    /// 2002 copy of the patch's load_balance; the re-search for a second-busiest queue
+    /// when the busiest has nothing left to give is not modelled.)
+    fn load_balance(&mut self, cpu: usize) -> (Work, Option<usize>) {
         let cpus = self.rqs.len() as u32;
         let work = Work { scanned: cpus, remote: cpus.saturating_sub(1), ..Work::default() };
         let max = (0..self.rqs.len()).map(|c| self.nr(c)).max().unwrap_or(0);
         let own = self.nr(cpu);
         let mut nr_tasks = max.saturating_sub(own);
         if nr_tasks <= 1 + max / 8 {
-            return work;
+            return (work, None);
         }
         let Some(busiest) = (0..self.rqs.len()).filter(|&c| c != cpu).max_by_key(|&c| (self.nr(c), usize::MAX - c))
         else {
-            return work;
+            return (work, None);
         };
         if self.nr(busiest) <= own + 1 {
-            return work;
+            return (work, None);
         }
+        let mut best: Option<usize> = None;
         while nr_tasks > 0 {
             let rq = &mut self.rqs[busiest];
             let (v, from_expired) = match Self::first_movable(&rq.expired) {
@@ -309,9 +313,10 @@ impl O12002 {
             let p = self.prio[v];
             self.rqs[cpu].active.push_back(p, v);
             self.home[v] = cpu;
+            best = Some(best.map_or(p, |b| b.min(p)));
             nr_tasks -= 1;
         }
-        work
+        (work, best)
     }
 
     /// The task's slice and priority, for tests.
@@ -441,7 +446,7 @@ impl Scheduler for O12002 {
         }
         self.rqs[cpu].current = None;
         if self.nr(cpu) == 0 {
-            let w = self.load_balance(cpu);
+            let (w, _) = self.load_balance(cpu);
             work.scanned += w.scanned;
             work.remote += w.remote;
         }
@@ -467,7 +472,8 @@ impl Scheduler for O12002 {
     /// the expired array, whatever its priority (pre10 added the exception that keeps
     /// nice −20..−14 in the active array); otherwise the tick deactivates and activates
     /// it so the estimator sees its running (its priority moves, and it goes to its
-    /// list's tail). Then load_balance, every tick, busy or not.
+    /// list's tail). Then load_balance, every tick, busy or not; a pulled task better
+    /// than the running one reschedules, as an expired slice does.
     ///
     /// A tick can land between a task's sched_yield and the schedule() after it: the
     /// task is then already back in the active array (the kernel keeps the running
@@ -495,8 +501,8 @@ impl Scheduler for O12002 {
         } else if requeue == Requeue::Expired && rq.active.remove(cur) {
             rq.expired.push_back(self.prio[cur], cur);
         }
-        self.load_balance(cpu);
-        expired
+        let (_, pulled) = self.load_balance(cpu);
+        expired || pulled.is_some_and(|p| p < self.prio[cur])
     }
 
     /// 2.5.2-pre6-era kernel/sched.c: sys_sched_yield. The task's priority drops by
@@ -523,7 +529,7 @@ impl Scheduler for O12002 {
     }
 
     fn idle_balance(&mut self, _tasks: &[SimTask], cpu: usize, _now: u64) -> Work {
-        self.load_balance(cpu)
+        self.load_balance(cpu).0
     }
 }
 
@@ -701,7 +707,7 @@ mod tests {
         let running = o.pick(&tasks, 0, None, 0).next.unwrap();
         o.rqs[0].active.remove(4);
         o.rqs[0].expired.push_back(120, 4);
-        o.load_balance(1);
+        let _ = o.load_balance(1);
         assert_eq!((o.nr(0), o.nr(1)), (1, 4), "load_balance: nr_tasks = max − this");
         assert_eq!(o.rqs[0].current, Some(running));
         assert_eq!(o.home[4], 1, "the expired task moved too");
@@ -710,8 +716,29 @@ mod tests {
         for id in 0..3 {
             o.add(&tasks, id, (id == 2) as usize, Why::New);
         }
-        o.load_balance(1);
+        let _ = o.load_balance(1);
         assert_eq!((o.nr(0), o.nr(1)), (2, 1), "load_balance: no move under the ~10% imbalance");
+    }
+
+    #[test]
+    fn linux_2_4_17_o1_load_balance_lets_a_pulled_better_task_preempt_the_running_one() {
+        // CPU 1 runs a penalised task (130); CPU 0 holds five at 120. The tick on CPU 1
+        // pulls from CPU 0, and a pulled task better than its running one sets
+        // need_resched; the same pull beside a better running task does not.
+        let tasks = crate::types::test_tasks(6, 0);
+        for (running_prio, resched) in [(130, true), (110, false)] {
+            let mut o = O12002::new(2);
+            for id in 0..5 {
+                o.add(&tasks, id, 0, Why::New);
+            }
+            o.pick(&tasks, 0, None, 0);
+            o.add(&tasks, 5, 1, Why::New);
+            assert_eq!(o.pick(&tasks, 1, None, 0).next, Some(5));
+            o.prio[5] = running_prio;
+            o.state[5].slice = 10 * TICK_NS;
+            assert_eq!(o.tick(&tasks, 1, 5, 0), resched, "running at {running_prio}");
+            assert!(o.nr(1) > 1, "the tick's load_balance pulled");
+        }
     }
 
     #[test]
