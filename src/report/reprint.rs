@@ -77,7 +77,10 @@ fn row(label: &str, values: &str, w: usize, stacked: bool) -> String {
 }
 
 /// Renders blocks with the period profile's name in the header.
-pub fn render(title: &str, period: &str, blocks: &[Block]) -> String {
+/// The reprint of `blocks`; `here_doubt` says why the "here" column is doubted when
+/// it is (the run found other work keeping its CPUs busy): each of its cells is then
+/// marked `*` and the reason given under the table.
+pub fn render(title: &str, period: &str, blocks: &[Block], here_doubt: Option<&str>) -> String {
     let mut out = format!("{}\n", wrapped(title, 2));
     out.push_str(&wrapped(
         &format!(
@@ -102,6 +105,7 @@ pub fn render(title: &str, period: &str, blocks: &[Block]) -> String {
                 _ => None,
             };
             let here = match &c.here {
+                Ok(v) if here_doubt.is_some() => format!("{}*", num(*v)),
                 Ok(v) => num(*v),
                 Err(why) => {
                     if !notes.iter().any(|n| n.ends_with(why)) {
@@ -130,6 +134,10 @@ pub fn render(title: &str, period: &str, blocks: &[Block]) -> String {
                 b.suspect
             ));
         }
+    }
+    if let Some(why) = here_doubt {
+        out.push_str(&wrapped(&format!("* measured here on a busy machine ({why}): doubted"), 2));
+        out.push('\n');
     }
     out.push_str("\nWhere the model and the text part by more than 30%:\n");
     let modelled = blocks.iter().flat_map(|b| &b.cells).any(|c| c.period.is_some() || c.live.is_some());
@@ -182,11 +190,19 @@ mod tests {
         let f: &'static Figure = crate::published::all().iter().find(|f| f.value == Some(19.0)).unwrap();
         let cell =
             |period| Cell { label: "x".into(), published: Some(f), period: Some(period), live: None, here: Err("no") };
-        let quiet =
-            render("t", "p", &[Block { title: "b".into(), unit: "µs".into(), cells: vec![cell(20.0)], suspect: "S" }]);
+        let quiet = render(
+            "t",
+            "p",
+            &[Block { title: "b".into(), unit: "µs".into(), cells: vec![cell(20.0)], suspect: "S" }],
+            None,
+        );
         assert!(quiet.contains("- nowhere"), "{quiet}");
-        let loud =
-            render("t", "p", &[Block { title: "b".into(), unit: "µs".into(), cells: vec![cell(30.0)], suspect: "S" }]);
+        let loud = render(
+            "t",
+            "p",
+            &[Block { title: "b".into(), unit: "µs".into(), cells: vec![cell(30.0)], suspect: "S" }],
+            None,
+        );
         assert!(loud.contains("- b: 1 of 1 cells: x (1.58). Suspected: S"), "{loud}");
     }
 
@@ -202,7 +218,7 @@ mod tests {
                 here: Err("no"),
             })
             .collect();
-        let text = render("t", "p", &[Block { title: "b".into(), unit: "µs".into(), cells, suspect: "S" }]);
+        let text = render("t", "p", &[Block { title: "b".into(), unit: "µs".into(), cells, suspect: "S" }], None);
         let bullet: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("- b: 12 of 12 cells")).collect();
         let end = bullet.iter().position(|l| l.ends_with("Suspected: S")).expect("the bullet ends with its suspect");
         assert!(end > 0, "wrapped onto more than one line:\n{text}");

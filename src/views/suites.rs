@@ -85,6 +85,14 @@ fn simulated(r: Option<&ResultRow>, scale: f64) -> Option<f64> {
     r.map(|r| r.median / scale)
 }
 
+/// Why the run's own measurements are doubted, if they are: its preflight found other
+/// work keeping its CPUs busy.
+fn busy(d: &RunDocument) -> Option<String> {
+    let traps: Vec<String> =
+        d.machine.preflight.iter().filter(|t| t.code.is_busy()).map(|t| t.reason.clone()).collect();
+    (!traps.is_empty()).then(|| traps.join("; "))
+}
+
 fn cell(
     f: &'static Figure,
     label: String,
@@ -335,6 +343,7 @@ fn travis98(d: &RunDocument) -> String {
         "travis98: Appleton, \"Understanding a Context Switching Benchmark\" (1999), Travis's tables on a 200 MHz Pentium MMX",
         "pentium200",
         &blocks,
+        busy(d).as_deref(),
     );
     out.push_str(&conclusions_text(d, "travis98", "pentium200"));
     out.push_str(&profile_text(d, "pentium200"));
@@ -477,7 +486,7 @@ fn molnar02(d: &RunDocument) -> String {
         MOLNAR_O1.name(),
         MOLNAR_O1.about()
     );
-    let mut out = render(&title, "smp2002", &blocks);
+    let mut out = render(&title, "smp2002", &blocks, busy(d).as_deref());
     out.push_str(&molnar_ratios(d));
     out.push_str(&conclusions_text(d, "molnar02", "smp2002"));
     out.push_str(&profile_text(d, "smp2002"));
@@ -588,7 +597,8 @@ fn bartz24(d: &RunDocument) -> String {
         Block { title: table.to_string(), unit: "as published".into(), cells, suspect: "" }
     })
     .collect();
-    render("bartz24: Bartz, Betriebssysteme Übungsblatt 1 (2024), three systems beside this one", "none", &blocks)
+    let title = "bartz24: Bartz, Betriebssysteme Übungsblatt 1 (2024), three systems beside this one";
+    render(title, "none", &blocks, busy(d).as_deref())
 }
 
 /// lmbench's lat_syscall, lat_proc, lat_pipe, lat_unix and lat_ctx rows measured here,
@@ -619,7 +629,7 @@ fn lmbench(d: &RunDocument) -> String {
         ));
     }
     o.push('\n');
-    o.push_str(&render("lat_proc as Molnar published it (2002)", "smp2002", &[lat_proc(d)]));
+    o.push_str(&render("lat_proc as Molnar published it (2002)", "smp2002", &[lat_proc(d)], busy(d).as_deref()));
     o.push_str(&conclusions_text(d, "lmbench", "smp2002"));
     o.push_str(&profile_text(d, "smp2002"));
     o
@@ -899,6 +909,23 @@ mod tests {
         let k = rq.within(1.5, 4.0);
         println!("mean run queue in 1.5–4: {k} of {} seeds", rq.values.len());
         assert!(k * 10 >= rq.values.len() * 8, "{rq:?}");
+    }
+
+    #[test]
+    fn a_run_measured_on_a_busy_machine_marks_every_here_cell() {
+        let rows = vec![batch("syscall.getuid", 111.1)];
+        let quiet = bartz24(&doc(rows.clone()));
+        assert!(!quiet.contains("busy machine"), "{quiet}");
+        let mut d = doc(rows);
+        d.machine.preflight.push(crate::preflight::Trap {
+            code: crate::preflight::TrapCode::BusyCpu,
+            reason: "other work kept CPU 0 busy".into(),
+            advice: String::new(),
+        });
+        let busy = bartz24(&d);
+        let marked: Vec<&str> = busy.lines().filter(|l| l.contains("111.1")).collect();
+        assert!(!marked.is_empty() && marked.iter().all(|l| l.contains("111.1*")), "{busy}");
+        assert!(busy.contains("* measured here on a busy machine (other work kept CPU 0 busy): doubted"), "{busy}");
     }
 
     #[test]
