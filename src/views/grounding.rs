@@ -39,52 +39,20 @@ impl Measured {
     }
 }
 
-/// Where a figure's measured value is read, and the simulated figure beside it (None:
-/// the model has no such thing, and says why).
-struct Figure {
-    label: &'static str,
-    measured: fn(&ResultRow) -> Option<f64>,
-    simulated: Result<&'static str, &'static str>,
-}
-
-fn count(c: Count) -> impl Fn(&ResultRow) -> Option<f64> {
-    move |r| r.counts.get(&c).copied()
-}
+/// A grounding figure: its label, the count that measures it (None: the row's own
+/// rate), and the simulated figure beside it (Err: why the model has none).
+type Figure = (&'static str, Option<Count>, Result<&'static str, &'static str>);
 
 /// Why the model has no count of all segments.
 const NO_ACKS: &str = "the model sends no ACKs";
 
 const FIGURES: [Figure; 6] = [
-    Figure {
-        label: "messages delivered per second",
-        measured: |r| Some(r.median),
-        simulated: Ok(model::DELIVERED_PER_SECOND),
-    },
-    Figure {
-        label: "switches per message",
-        measured: |r| count(Count::SwitchesPerMessage)(r),
-        simulated: Ok(model::SWITCHES_PER_MESSAGE),
-    },
-    Figure {
-        label: "messages per client reader wake-up",
-        measured: |r| count(Count::ClientMessagesPerWake)(r),
-        simulated: Ok(model::CLIENT_MESSAGES_PER_WAKE),
-    },
-    Figure {
-        label: "messages per server reader wake-up",
-        measured: |r| count(Count::ServerMessagesPerWake)(r),
-        simulated: Ok(model::SERVER_MESSAGES_PER_WAKE),
-    },
-    Figure {
-        label: "data segments per message",
-        measured: |r| count(Count::DataSegmentsPerMessage)(r),
-        simulated: Ok(model::SEGMENTS_PER_MESSAGE),
-    },
-    Figure {
-        label: "segments per message (ACKs too)",
-        measured: |r| count(Count::SegmentsPerMessage)(r),
-        simulated: Err(NO_ACKS),
-    },
+    ("messages delivered per second", None, Ok(model::DELIVERED_PER_SECOND)),
+    ("switches per message", Some(Count::SwitchesPerMessage), Ok(model::SWITCHES_PER_MESSAGE)),
+    ("messages per client reader wake-up", Some(Count::ClientMessagesPerWake), Ok(model::CLIENT_MESSAGES_PER_WAKE)),
+    ("messages per server reader wake-up", Some(Count::ServerMessagesPerWake), Ok(model::SERVER_MESSAGES_PER_WAKE)),
+    ("data segments per message", Some(Count::DataSegmentsPerMessage), Ok(model::SEGMENTS_PER_MESSAGE)),
+    ("segments per message (ACKs too)", Some(Count::SegmentsPerMessage), Err(NO_ACKS)),
 ];
 
 /// One line of the grounding: a figure measured and simulated at one size.
@@ -141,15 +109,18 @@ pub fn lines(measured: &Measured, policy: PolicyKind, simulated: &[ResultRow]) -
     };
     FIGURES
         .iter()
-        .map(|f| Line {
+        .map(|&(figure, count, simulated)| Line {
             run: measured.run,
             cpus: measured.cpus,
             nice: measured.nice(),
             policy: policy.name(),
-            figure: f.label,
-            measured: (f.measured)(&measured.row),
-            simulated: f.simulated.ok().and_then(find),
-            not_modelled: f.simulated.err(),
+            figure,
+            measured: match count {
+                Some(c) => measured.row.counts.get(&c).copied(),
+                None => Some(measured.row.median),
+            },
+            simulated: simulated.ok().and_then(find),
+            not_modelled: simulated.err(),
             busy: measured.busy,
         })
         .collect()

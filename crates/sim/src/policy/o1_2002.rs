@@ -74,7 +74,7 @@ const MAX_USER_PRIO: usize = MAX_PRIO - MAX_RT_PRIO;
 /// Anton Blanchard's "the first MAX_PRIO (64) bits" (lkml, 4 January 2002, confirmed
 /// by Molnar) and Molnar's "where all the CPU hogs live (this is p->prio == 63 right
 /// now)" (6 January), which a penalty of 21 on nice 0's 44 reaches and 13 does not.
-/// No line defining it was found. pre10's 13 is kept for now: with 21, a loop that
+/// No line defining it was found. pre10's 13 is kept: with 21, a loop that
 /// never sleeps sits at MAX_PRIO − 1 beside its yielding partner, and the tick
 /// analysis that holds loop_yield's shares (see the module doc and the two-yielder
 /// test) no longer holds as written (the shares came to 46% and 54% at a 900 ns
