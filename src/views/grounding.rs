@@ -6,6 +6,13 @@
 //! grounded, and its account of 2002's schedulers inherits the error; each figure says
 //! whether it holds within [`TOLERANCE`] or names the gap.
 //!
+//! The verdict is drawn from the measured figure's interval over stored runs, not one
+//! run's median: `load.chat` measures in one round (a fixed number of messages), so the
+//! level that varies is the run, a fresh process at its own moment. A figure holds
+//! when its whole interval lies within the tolerance of the model, is a gap when none
+//! of it does, and is undecided when the interval spans the edge. One run has no
+//! interval and gets no verdict.
+//!
 //! A view, since it names a family's benchmark and the simulator's workload.
 
 use crate::bench::load::chat;
@@ -17,26 +24,105 @@ use crate::sim::chat as model;
 /// How far a simulated figure may be from the measured one and still hold (±30%).
 pub const TOLERANCE: f64 = 0.30;
 
-/// One measured chat row and where it came from.
+/// What a grounding line concludes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The measured interval lies wholly within the tolerance of the model.
+    Holds,
+    /// The measured interval lies wholly outside it.
+    Gap,
+    /// The interval spans the tolerance's edge: more rounds would decide.
+    Undecided,
+    /// One run: no interval, so no verdict.
+    OneRun,
+    /// Measured on a busy machine: printed, not judged.
+    Busy,
+    /// The model has no such figure.
+    NotModelled,
+    /// The row has no such count.
+    NotMeasured,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::Gap => "GAP",
+            Verdict::Undecided => "undecided",
+            Verdict::OneRun => "no verdict: 1 run",
+            Verdict::Busy => "no verdict: busy",
+            Verdict::NotModelled => "not modelled",
+            Verdict::NotMeasured => "not measured",
+        }
+    }
+}
+
+/// The verdict on a model figure `simulated` against a measured interval `(lo, hi)`:
+/// the model holds for a measured value m when |simulated / m - 1| <= [`TOLERANCE`],
+/// that is m in [simulated / (1 + T), simulated / (1 - T)].
+pub fn judge(simulated: f64, (lo, hi): (f64, f64)) -> Verdict {
+    let band = (simulated / (1.0 + TOLERANCE), simulated / (1.0 - TOLERANCE));
+    if lo >= band.0 && hi <= band.1 {
+        Verdict::Holds
+    } else if hi < band.0 || lo > band.1 {
+        Verdict::Gap
+    } else {
+        Verdict::Undecided
+    }
+}
+
+/// The stored chat rows of one size (CPUs, nice level, rooms, messages), one a run,
+/// and where they came from.
 #[derive(Debug, Clone)]
 pub struct Measured {
-    pub run: i64,
+    /// The runs the rows came from, newest first.
+    pub runs: Vec<i64>,
     pub cpus: usize,
-    pub row: ResultRow,
-    /// The run's preflight found other work keeping its CPUs busy: no verdict.
+    /// One row a run, in the order of `runs` (not empty).
+    pub rows: Vec<ResultRow>,
+    /// The rows were measured on a busy machine (none of this size was measured on a
+    /// quiet one): no verdict.
     pub busy: bool,
 }
 
 impl Measured {
+    fn newest(&self) -> &ResultRow {
+        &self.rows[0]
+    }
     pub fn nice(&self) -> i32 {
-        self.row.params.get(chat::NICE).unwrap_or(0) as i32
+        self.newest().params.get(chat::NICE).unwrap_or(0) as i32
     }
     pub fn rooms(&self) -> usize {
-        self.row.params.get(chat::ROOMS).unwrap_or(0) as usize
+        self.newest().params.get(chat::ROOMS).unwrap_or(0) as usize
     }
     pub fn messages(&self) -> u64 {
-        self.row.params.get(chat::MESSAGES).unwrap_or(0)
+        self.newest().params.get(chat::MESSAGES).unwrap_or(0)
     }
+
+    /// Each run's value of a figure: a count, or (None) the row's rate.
+    fn values(&self, count: Option<Count>) -> Vec<f64> {
+        self.rows
+            .iter()
+            .filter_map(|r| match count {
+                Some(c) => r.counts.get(&c).copied(),
+                None => Some(r.median),
+            })
+            .collect()
+    }
+}
+
+/// The median of `v` (None when empty).
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    (n > 0).then(|| if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+/// The 95% interval of a figure over runs (Student's t over the runs' values, none
+/// below zero); None with fewer than two runs.
+fn interval(values: &[f64]) -> Option<(f64, f64)> {
+    crate::stats::nested::t_interval(values).map(|(_, lo, hi)| (lo.max(0.0), hi))
 }
 
 /// A grounding figure: its label, the count that measures it (None: the row's own
@@ -58,17 +144,23 @@ const FIGURES: [Figure; 6] = [
 /// One line of the grounding: a figure measured and simulated at one size.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Line {
-    pub run: i64,
+    /// The runs measured, newest first.
+    pub runs: Vec<i64>,
     pub cpus: usize,
     pub nice: i32,
     pub policy: &'static str,
     pub figure: &'static str,
+    /// The measured figure: its median over runs.
     pub measured: Option<f64>,
+    /// The measured figure's 95% interval over runs (None: one run).
+    pub interval: Option<(f64, f64)>,
     pub simulated: Option<f64>,
     /// Why the model has no such figure.
     pub not_modelled: Option<&'static str>,
     /// Measured on a busy machine: printed, not judged.
     pub busy: bool,
+    /// What the line concludes ([`Line::judged`]).
+    pub verdict: Verdict,
 }
 
 impl Line {
@@ -80,13 +172,20 @@ impl Line {
         }
     }
 
-    /// Whether the model holds within [`TOLERANCE`] (None: nothing to judge, or a
-    /// measurement the tool doubts).
-    pub fn holds(&self) -> Option<bool> {
-        if self.busy {
-            return None;
+    /// The line's verdict: the model against the measured interval.
+    pub fn judged(&self) -> Verdict {
+        match (self.measured, self.simulated, self.not_modelled) {
+            (None, _, _) => Verdict::NotMeasured,
+            (Some(_), _, Some(_)) | (Some(_), None, None) => Verdict::NotModelled,
+            (Some(_), Some(_), None) if self.busy => Verdict::Busy,
+            (Some(_), Some(s), None) => self.interval.map_or(Verdict::OneRun, |i| judge(s, i)),
         }
-        self.ratio().map(|r| (r - 1.0).abs() <= TOLERANCE)
+    }
+
+    /// The interval's larger half-width as a share of the measured figure.
+    pub fn spread(&self) -> Option<f64> {
+        let (m, (lo, hi)) = (self.measured?, self.interval?);
+        (m > 0.0).then(|| (hi - m).max(m - lo) / m)
     }
 }
 
@@ -110,19 +209,19 @@ pub fn lines(measured: &Measured, policy: PolicyKind, simulated: &[ResultRow]) -
     FIGURES
         .iter()
         .map(|&(figure, count, simulated)| Line {
-            run: measured.run,
+            runs: measured.runs.clone(),
             cpus: measured.cpus,
             nice: measured.nice(),
             policy: policy.name(),
             figure,
-            measured: match count {
-                Some(c) => measured.row.counts.get(&c).copied(),
-                None => Some(measured.row.median),
-            },
+            measured: median(measured.values(count)),
+            interval: interval(&measured.values(count)),
             simulated: simulated.ok().and_then(find),
             not_modelled: simulated.err(),
             busy: measured.busy,
+            verdict: Verdict::NotMeasured,
         })
+        .map(|l| Line { verdict: l.judged(), ..l })
         .collect()
 }
 
@@ -138,45 +237,56 @@ fn ratio_text(r: f64) -> String {
     format!("{r:.digits$}")
 }
 
-/// The grounding as text: a table per policy, a line per figure, each line under 80
-/// columns, then what the marks mean.
+/// A measured interval's half-width as text (±4%), blank without one.
+fn spread_text(spread: Option<f64>) -> String {
+    match spread {
+        Some(x) if x >= 9.995 => ">±999%".into(),
+        Some(x) => format!("±{:.0}%", x * 100.0),
+        None => String::new(),
+    }
+}
+
+/// One table line: the columns of the header and of every figure.
+fn table_line(cells: [&str; 8]) -> String {
+    let [cpus, nice, figure, measured, spread, model, ratio, verdict] = cells;
+    format!("{cpus:>4} {nice:>4} {figure:<34} {measured:>9} {spread:>6} {model:>9} {ratio:>6}  {verdict}\n")
+}
+
+/// The grounding as text: a table per policy, a line per figure, each line within
+/// 100 columns, then what the marks mean.
 pub fn render(lines: &[Line], profile: &str) -> String {
     let mut out = String::new();
     let mut policies: Vec<&str> = lines.iter().map(|l| l.policy).collect();
     policies.dedup();
     for policy in policies {
         out.push_str(&format!("\ngrounding: load.chat measured against the {policy} model (profile {profile})\n"));
-        out.push_str(&format!(
-            "{:>4} {:>4} {:<35} {:>9} {:>9} {:>7}  {}\n",
-            "CPUs", "nice", "figure", "measured", "model", "ratio", "within 30%"
-        ));
+        out.push_str(&table_line(["CPUs", "nice", "figure", "measured", "95%", "model", "ratio", "within 30%"]));
         for l in lines.iter().filter(|l| l.policy == policy) {
             let cell = |v: Option<f64>| v.map(num).unwrap_or_else(|| "-".into());
-            let (ratio, verdict) = match (l.ratio(), l.holds(), l.not_modelled) {
-                (Some(r), Some(true), _) => (format!("×{r:.2}"), "holds"),
-                (Some(r), None, _) => (format!("×{}", ratio_text(r)), "busy machine: no verdict"),
-                (Some(r), Some(false), _) => (format!("×{}", ratio_text(r)), "GAP"),
-                (None, _, Some(_)) => ("".into(), "not modelled"),
-                (None, _, None) => ("".into(), "not measured"),
+            let ratio = match (l.ratio(), l.verdict) {
+                (Some(r), Verdict::Holds) => format!("×{r:.2}"),
+                (Some(r), _) => format!("×{}", ratio_text(r)),
+                (None, _) => String::new(),
             };
-            out.push_str(&format!(
-                "{:>4} {:>4} {:<35} {:>9} {:>9} {:>7}  {}\n",
-                l.cpus,
-                l.nice,
+            out.push_str(&table_line([
+                &l.cpus.to_string(),
+                &l.nice.to_string(),
                 l.figure,
-                cell(l.measured),
-                cell(l.simulated),
-                ratio,
-                verdict
-            ));
+                &cell(l.measured),
+                &spread_text(l.spread()),
+                &cell(l.simulated),
+                &ratio,
+                l.verdict.as_str(),
+            ]));
         }
     }
-    let runs: std::collections::BTreeSet<i64> = lines.iter().map(|l| l.run).collect();
+    let runs: std::collections::BTreeSet<i64> = lines.iter().flat_map(|l| l.runs.iter().copied()).collect();
     let runs: Vec<String> = runs.iter().map(|r| format!("#{r}")).collect();
-    out.push_str(&format!(
-        "measured: the newest load.chat rows of each CPU count and nice level (runs {});\n",
-        runs.join(", ")
-    ));
+    out.push_str(&format!("measured: median over the stored load.chat runs of each size ({});\n", runs.join(", ")));
+    out.push_str(
+        "95%: Student's t over those runs; holds: all of it within 30% of the model;\n\
+         GAP: none of it; undecided: it spans the edge; one run: no interval, no verdict\n",
+    );
     let mut reasons: Vec<(&str, &str)> =
         lines.iter().filter_map(|l| l.not_modelled.map(|why| (l.figure, why))).collect();
     reasons.dedup();
@@ -192,14 +302,23 @@ mod tests {
     use crate::model::Method;
     use crate::unit::Unit;
 
-    fn measured(rate: f64, switches: f64) -> Measured {
-        let mut row = ResultRow::from_samples(chat::ID, Method::Workload, Unit::MessagesPerSecond, vec![rate], 1)
-            .unwrap()
-            .with(chat::NICE, 0)
-            .with(chat::ROOMS, 2u64)
-            .with(chat::MESSAGES, 100u64);
-        row.counts.insert(Count::SwitchesPerMessage, switches);
-        Measured { run: 7, cpus: 2, row, busy: false }
+    /// Measured rows of one size, one a run, with these rates and switches.
+    fn measured(rates: &[f64], switches: &[f64]) -> Measured {
+        let rows = rates
+            .iter()
+            .zip(switches)
+            .map(|(&rate, &s)| {
+                let mut row =
+                    ResultRow::from_samples(chat::ID, Method::Workload, Unit::MessagesPerSecond, vec![rate], 1)
+                        .unwrap()
+                        .with(chat::NICE, 0)
+                        .with(chat::ROOMS, 2u64)
+                        .with(chat::MESSAGES, 100u64);
+                row.counts.insert(Count::SwitchesPerMessage, s);
+                row
+            })
+            .collect();
+        Measured { runs: (1..=rates.len() as i64).rev().collect(), cpus: 2, rows, busy: false }
     }
 
     fn simulated(figure: &str, value: f64) -> ResultRow {
@@ -213,33 +332,80 @@ mod tests {
         r
     }
 
+    const RATES: [f64; 3] = [298_000.0, 300_000.0, 302_000.0];
+
     #[test]
     fn a_figure_within_thirty_percent_holds_and_one_past_it_is_a_gap() {
-        let m = measured(300_000.0, 0.01);
+        let m = measured(&RATES, &[0.0099, 0.01, 0.0101]);
         let sim = [simulated(model::DELIVERED_PER_SECOND, 260_000.0), simulated(model::SWITCHES_PER_MESSAGE, 0.45)];
         let lines = lines(&m, PolicyKind::Eevdf, &sim);
-        assert_eq!(lines[0].holds(), Some(true), "×0.87 holds");
-        assert_eq!(lines[1].holds(), Some(false), "×45 is a gap");
+        assert_eq!(lines[0].verdict, Verdict::Holds, "×0.87 holds");
+        assert_eq!(lines[1].verdict, Verdict::Gap, "×45 is a gap");
         let text = render(&lines, "live");
-        assert!(text.contains("holds") && text.contains("GAP"), "{text}");
+        assert!(text.lines().any(|l| l.ends_with("holds")) && text.lines().any(|l| l.ends_with("GAP")), "{text}");
         // ACK segments are measured but not modelled: said so, never judged.
         let seg = lines.iter().find(|l| l.figure.contains("ACKs too")).unwrap();
-        assert_eq!((seg.holds(), seg.not_modelled.is_some()), (None, true));
+        assert_eq!((seg.verdict, seg.not_modelled.is_some()), (Verdict::NotMeasured, true));
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
     }
 
     #[test]
+    fn a_measured_interval_across_the_edge_is_undecided_and_one_run_gets_no_verdict() {
+        // Switches per message spread 0.006–0.014 across runs: the model's 0.0125
+        // is within 30% of some of it and not of the rest.
+        let wide = measured(&RATES, &[0.006, 0.01, 0.014]);
+        let lines_wide = lines(&wide, PolicyKind::Eevdf, &[simulated(model::SWITCHES_PER_MESSAGE, 0.0125)]);
+        assert_eq!(lines_wide[1].verdict, Verdict::Undecided);
+        let one = measured(&RATES[..1], &[0.01]);
+        let lines_one = lines(&one, PolicyKind::Eevdf, &[simulated(model::SWITCHES_PER_MESSAGE, 0.45)]);
+        assert_eq!(lines_one[1].verdict, Verdict::OneRun, "one run: no interval, however far");
+        let text = render(&lines_one, "live");
+        assert!(text.contains("no verdict: 1 run") && !text.lines().any(|l| l.ends_with("GAP")), "{text}");
+    }
+
+    #[test]
     fn a_row_measured_on_a_busy_machine_gets_no_verdict() {
-        let m = Measured { busy: true, ..measured(300_000.0, 0.01) };
+        let m = Measured { busy: true, ..measured(&RATES, &[0.0099, 0.01, 0.0101]) };
         let lines = lines(&m, PolicyKind::Eevdf, &[simulated(model::SWITCHES_PER_MESSAGE, 0.45)]);
-        assert_eq!(lines[1].holds(), None);
+        assert_eq!(lines[1].verdict, Verdict::Busy);
         let text = render(&lines, "live");
-        assert!(text.contains("busy machine: no verdict") && !text.contains("GAP"), "{text}");
+        assert!(text.contains("no verdict: busy") && !text.lines().any(|l| l.ends_with("GAP")), "{text}");
+    }
+
+    #[test]
+    fn the_verdict_is_quiet_on_noise_at_the_tolerance_edge_and_fires_on_a_real_gap() {
+        // Five runs, each run's count 20% lognormal noise around the truth 1.
+        let mut rng = crate::stats::SplitMix64::new(50);
+        let trials = 2000;
+        let mut gaps_at = |truth_times: f64| {
+            (0..trials)
+                .filter(|_| {
+                    let runs: Vec<f64> = (0..5).map(|_| (0.2 * crate::stats::nested::normal(&mut rng)).exp()).collect();
+                    let m = measured(&[300_000.0; 5], &runs);
+                    let sim = [simulated(model::SWITCHES_PER_MESSAGE, truth_times)];
+                    lines(&m, PolicyKind::Eevdf, &sim)[1].verdict == Verdict::Gap
+                })
+                .count() as f64
+                / trials as f64
+        };
+        // The model exactly at either edge of the tolerance: within it, so a gap is a
+        // false alarm, allowed in at most 5% of trials.
+        for edge in [1.0 + TOLERANCE, 1.0 - TOLERANCE] {
+            let false_alarms = gaps_at(edge);
+            assert!(false_alarms <= 0.05, "model ×{edge:.2}: {false_alarms}");
+        }
+        assert_eq!(gaps_at(1.0), 0.0, "a model equal to the truth is never a gap");
+        // Twice the truth, and 0.4 of it (×0.5 sits 0.2 past the lower edge, ×2 0.7
+        // past the upper), are gaps nearly every time.
+        for far in [2.0, 0.4] {
+            let seen = gaps_at(far);
+            assert!(seen >= 0.95, "model ×{far}: gap seen in {seen}");
+        }
     }
 
     #[test]
     fn a_simulated_row_of_another_size_is_not_taken() {
-        let m = measured(300_000.0, 0.01);
+        let m = measured(&RATES, &[0.0099, 0.01, 0.0101]);
         let mut other = simulated(model::SWITCHES_PER_MESSAGE, 0.01);
         other.params.set(crate::sim::run::CPUS, 1u64);
         let lines = lines(&m, PolicyKind::Eevdf, &[other]);

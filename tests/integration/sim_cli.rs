@@ -167,6 +167,23 @@ fn ground_sets_the_measured_chat_regime_beside_the_model_at_its_own_size() {
         let simulated_only_where_modelled = l["simulated"].is_null() == l["not_modelled"].is_string();
         assert!(simulated_only_where_modelled, "{l}");
         assert!(l["measured"].as_f64().is_some_and(|v| v > 0.0), "every figure measured: {l}");
+        let judged = l["simulated"].is_null() || l["verdict"] == "one_run";
+        assert!(judged, "one run has no interval, so no verdict: {l}");
+    }
+    // A second run of the same size gives each figure an interval over runs, and a verdict.
+    run_ok(&chat, &db.path);
+    let two = json_of(&run_ok(&[&ground[..], &["--json"]].concat(), &db.path));
+    // (A busy run is left out of its size's pool when a quiet one is there.)
+    for l in two["grounding"].as_array().expect("the grounding's lines") {
+        let runs = l["runs"].as_array().map_or(0, Vec::len);
+        let verdict = l["verdict"].as_str().unwrap_or_default();
+        let expected: &[&str] = match (l["simulated"].is_null(), runs) {
+            (true, _) => &["not_modelled"],
+            (false, 2) => &["holds", "gap", "undecided", "busy"],
+            (false, _) => &["one_run"],
+        };
+        assert!((1..=2).contains(&runs) && expected.contains(&verdict), "{l}");
+        assert_eq!(l["interval"].is_array(), runs == 2, "an interval over two runs only: {l}");
     }
     // The simulated rows are a stored sim run at the measured rooms and messages.
     let id = doc["run"].as_i64().unwrap().to_string();
