@@ -3,7 +3,10 @@
 //! rows at 2 tasks), measured now in a child oscost when none has them and the caller
 //! allows it, and `live@RUN` from a stored simulation, which carries the profile it
 //! ran under; the machine's own figures are measured here
-//! ([`crate::profiles::probes`]). The simulator sees only the [`ProfileSource`] this is.
+//! ([`crate::profiles::probes`]). A profile fitted by simulating (smp2002: seconds of
+//! CPU) is fitted once per build: the stored simulations carry it, stamped with the
+//! build that fitted it, and the next command of that build takes it from there. The
+//! simulator sees only the [`ProfileSource`] this is.
 
 pub mod probes;
 pub mod switch;
@@ -88,6 +91,40 @@ fn profile_in_store(store: &Store, run: i64) -> Result<Option<CostProfile>, Stor
     Ok(crate::sim::stored::profile_in(&doc))
 }
 
+/// This build of oscost: its version and its executable's size, modification time and
+/// inode. A rebuild changes the time, so no fit made by one build is reused by another
+/// whose simulator may fit another value.
+pub fn build_identity() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let exe = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
+    Some(format!(
+        "oscost {} ({} bytes, modified {}.{:09}, inode {})",
+        env!("CARGO_PKG_VERSION"),
+        exe.len(),
+        exe.mtime(),
+        exe.mtime_nsec(),
+        exe.ino()
+    ))
+}
+
+/// The newest stored runs holding simulated rows searched for a kept fit.
+const FIT_RUNS_READ: usize = 10;
+
+/// The newest stored profile named `name` fitted by `build`, and the run that holds it.
+fn fit_in_store(store: &Store, name: &str, build: &str) -> Result<Option<(i64, CostProfile)>, StoredProfileError> {
+    let filter = RunFilter { benchmark: Some(crate::key::BenchId::stored("sim")), ..Default::default() };
+    let mut listed = store.list_runs(&filter)?;
+    listed.sort_by_key(|l| std::cmp::Reverse(l.id));
+    for listing in listed.iter().take(FIT_RUNS_READ) {
+        let (doc, _) = store.load_run(listing.id)?;
+        let same = |p: &CostProfile| p.name == name && p.fitted_by.as_deref() == Some(build);
+        if let Some(p) = doc.results.iter().filter_map(crate::sim::run::profile_of).find(same) {
+            return Ok(Some((listing.id, p)));
+        }
+    }
+    Ok(None)
+}
+
 /// The switch measurement a `live` profile runs when no stored run has the figures.
 const MEASURE_ARGS: [&str; 8] = ["run", "load.runqueue", "--tasks", "2", "--rounds", "3", "--quick", "--no-trace"];
 
@@ -151,6 +188,23 @@ impl ProfileSource for StoredProfiles<'_> {
 
     fn machine_probes(&self) -> crate::sim::cost::MachineProbes {
         crate::profiles::probes::probe()
+    }
+
+    fn build(&self) -> Option<String> {
+        build_identity()
+    }
+
+    fn stored_fit(&self, name: &str, build: &str) -> Option<CostProfile> {
+        let found = match *self {
+            Self::Reading(db) | Self::Measuring(db) => {
+                Store::open_existing(db).map_err(StoredProfileError::from).and_then(|s| fit_in_store(&s, name, build))
+            }
+            Self::Open(store) => fit_in_store(store, name, build),
+        };
+        // A database that cannot be read is no reason to refuse the profile: fitted again.
+        let (run, profile) = found.ok().flatten()?;
+        eprintln!("the {name} profile: the fit this build stored with run #{run}, reused");
+        Some(profile)
     }
 }
 

@@ -15,7 +15,7 @@ use crate::views::grounding::{Line, Measured, lines};
 /// The newest stored runs read for measured chat rows.
 const RUNS_READ: usize = 50;
 
-/// The stored chat rows that carry their regime, among the newest [`RUNS_READ`] runs,
+/// The stored chat rows that carry their regime, among the newest 50 runs,
 /// grouped by size (CPUs, nice, rooms, messages) and ordered by CPUs and nice level:
 /// each group's runs are the units its interval is drawn over. Rows measured on a
 /// quiet machine are kept over busy ones; a size measured only busy keeps its busy

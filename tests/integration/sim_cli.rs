@@ -220,3 +220,19 @@ fn a_figure_over_seeds_prints_its_seed_range_beside_its_median() {
     );
     assert!(!String::from_utf8_lossy(&one.stdout).contains("seed range"));
 }
+
+#[test]
+fn the_smp2002_fit_is_made_once_a_build_and_reused_by_the_next_command() {
+    let db = temp_db();
+    let args = ["sim", "--policy", "linux-2.4", "--workload", "loop_yield", "--cpus", "2", "--tasks", "4"];
+    let args = [&args[..], &["--profile", "smp2002", "--no-sensitivity", "--json"]].concat();
+    let first = run_ok(&args, &db.path);
+    let again = run_ok(&args, &db.path);
+    let said = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).contains("reused");
+    assert!(!said(&first), "nothing stored yet: fitted");
+    assert!(said(&again), "{}", String::from_utf8_lossy(&again.stderr));
+    // The reused profile is the fitted one, term for term, stamped with the build.
+    let profile = |o: &std::process::Output| json_of(o)["results"][0]["params"]["cost_profile"].clone();
+    assert_eq!(profile(&first), profile(&again));
+    assert!(profile(&first)["fitted_by"].as_str().is_some_and(|b| b.starts_with("oscost ")), "{}", profile(&first));
+}

@@ -138,6 +138,12 @@ pub struct CostProfile {
     /// taken on, stored with it so that `live@RUN` repeats it.
     #[serde(default)]
     pub hrtick: bool,
+    /// The build of oscost that fitted the profile's fitted terms by simulating
+    /// ([`super::profile_source::ProfileSource::build`]): a later command of the same
+    /// build reuses the stored fit rather than fitting again. None for a profile
+    /// fitted in closed form or not fitted at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fitted_by: Option<String>,
 }
 
 /// A cross-CPU term a profile stored before it existed: nothing charged, as then.
@@ -331,6 +337,7 @@ pub fn pentium200() -> Result<CostProfile, ProfileError> {
         msg_remote: assumed(0.0, "one CPU: every message is read where it was written"),
         loopback_xmit: assumed(0.0, "one CPU: the loopback's lock is never contended"),
         hrtick: false,
+        fitted_by: None,
     })
 }
 
@@ -396,6 +403,7 @@ pub fn smp2002_assumed() -> CostProfile {
             ),
         ),
         hrtick: false,
+        fitted_by: None,
     }
 }
 
@@ -535,6 +543,7 @@ pub fn live(stored: StoredSwitch, probes: &MachineProbes) -> CostProfile {
             "the transmit under the loopback device's lock (kernels that take it) priced as one bare system call",
         ),
         hrtick: hrtick.unwrap_or(false),
+        fitted_by: None,
     }
 }
 
@@ -572,6 +581,7 @@ pub fn unit_profile() -> CostProfile {
         msg_remote: t(600.0),
         loopback_xmit: t(200.0),
         hrtick: false,
+        fitted_by: None,
     }
 }
 

@@ -23,6 +23,35 @@ pub trait ProfileSource {
     /// What a `live` profile measures on the machine itself (the bare system call, the
     /// cold scans, the line transfer, the kernel's hrtick setting).
     fn machine_probes(&self) -> MachineProbes;
+    /// What identifies this build of oscost (None: no fit is reused). A profile fitted
+    /// by simulating carries it, since the same fit by another build of the simulator
+    /// may give another value.
+    fn build(&self) -> Option<String>;
+    /// The newest stored profile named `name` fitted by `build`, when one is kept.
+    fn stored_fit(&self, name: &str, build: &str) -> Option<CostProfile>;
+}
+
+/// A profile fitted by simulating (seconds of CPU): the fit this build stored before,
+/// else fitted now and stamped with the build, so that the next command reuses it.
+fn fitted_once(
+    name: &str,
+    fit: fn() -> Result<CostProfile, cost::ProfileError>,
+    source: &dyn ProfileSource,
+) -> Result<CostProfile, cost::ProfileError> {
+    let build = source.build();
+    if let Some(kept) = build.as_deref().and_then(|b| source.stored_fit(name, b)) {
+        return Ok(kept);
+    }
+    Ok(CostProfile { fitted_by: build, ..fit()? })
+}
+
+/// The period profile of a reprint's texts, a fit by simulating made once a build.
+pub fn period_profile(suite: &str, source: &dyn ProfileSource) -> Option<Result<CostProfile, cost::ProfileError>> {
+    match suite {
+        "travis98" => Some(cost::pentium200()),
+        "molnar02" | "lmbench" => Some(fitted_once("smp2002", super::fit::smp2002, source)),
+        _ => None,
+    }
 }
 
 /// Why `--profile` names no profile that can be had.
@@ -64,7 +93,7 @@ pub fn choose(name: &str, source: &dyn ProfileSource) -> Result<CostProfile, Cho
             cost::live(switch, &source.machine_probes())
         }
         "pentium200" => cost::pentium200()?,
-        "smp2002" => super::fit::smp2002()?,
+        "smp2002" => fitted_once("smp2002", super::fit::smp2002, source)?,
         other => return Err(cost::ProfileError::Unknown(other.into()).into()),
     })
 }
@@ -89,7 +118,7 @@ pub fn suite_profiles(
 ) -> Option<SuiteProfiles> {
     let mut profiles = Vec::new();
     let mut notes = Vec::new();
-    match super::suites::period_profile(suite)? {
+    match period_profile(suite, source)? {
         Ok(p) => profiles.push(p),
         Err(e) => notes.push(format!("no period simulation: {e}")),
     }
@@ -116,6 +145,8 @@ mod tests {
         measured: Option<StoredSwitch>,
         simulation: Option<CostProfile>,
         measurements: std::cell::Cell<usize>,
+        build: Option<String>,
+        kept: Option<CostProfile>,
     }
 
     impl ProfileSource for Fixed {
@@ -141,6 +172,12 @@ mod tests {
                 cpus: 2,
             }
         }
+        fn build(&self) -> Option<String> {
+            self.build.clone()
+        }
+        fn stored_fit(&self, name: &str, build: &str) -> Option<CostProfile> {
+            self.kept.clone().filter(|p| p.name == name && p.fitted_by.as_deref() == Some(build))
+        }
     }
 
     fn switch(run: i64) -> StoredSwitch {
@@ -148,7 +185,30 @@ mod tests {
     }
 
     fn fixed(stored: Option<StoredSwitch>, measured: Option<StoredSwitch>) -> Fixed {
-        Fixed { stored, measured, simulation: None, measurements: std::cell::Cell::new(0) }
+        Fixed { stored, measured, simulation: None, measurements: std::cell::Cell::new(0), build: None, kept: None }
+    }
+
+    #[test]
+    fn a_fit_by_simulating_is_reused_by_the_same_build_and_stamped_when_made() {
+        let fresh = || Ok(CostProfile { machine: "fitted now".into(), ..cost::smp2002_assumed() });
+        let stamped = |build: &str| CostProfile {
+            machine: "kept".into(),
+            fitted_by: Some(build.into()),
+            ..cost::smp2002_assumed()
+        };
+        let with = |build: Option<&str>, kept: Option<CostProfile>| Fixed {
+            build: build.map(Into::into),
+            kept,
+            ..fixed(None, None)
+        };
+        let source = with(Some("build A"), Some(stamped("build A")));
+        assert_eq!(fitted_once("smp2002", fresh, &source).unwrap().machine, "kept");
+        // Another build's fit is not this build's: fitted again, and stamped.
+        let p = fitted_once("smp2002", fresh, &with(Some("build B"), Some(stamped("build A")))).unwrap();
+        assert_eq!((p.machine.as_str(), p.fitted_by.as_deref()), ("fitted now", Some("build B")));
+        // A build that cannot name itself reuses nothing and stamps nothing.
+        let p = fitted_once("smp2002", fresh, &with(None, Some(stamped("build A")))).unwrap();
+        assert_eq!((p.machine.as_str(), p.fitted_by), ("fitted now", None));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! (which scheduler is faster) judged under every ±50% variant of an assumed term
 //! ([`super::sensitivity`]).
 
-use super::cost::{self, CostProfile};
+use super::cost::CostProfile;
 use super::sensitivity::{Claim, Conclusion, Judgement, Lab};
 use super::workload::Params;
 use super::{PolicyKind, WorkloadKind};
@@ -105,15 +105,6 @@ pub fn experiments(suite: &str, scale: Scale) -> Vec<Params> {
             .map(|policy| p(policy, WorkloadKind::Fork, LAT_PROC_CPUS, LAT_PROC_FORKS))
             .collect(),
         _ => Vec::new(),
-    }
-}
-
-/// The period profile of a reprint's texts.
-pub fn period_profile(suite: &str) -> Option<Result<CostProfile, cost::ProfileError>> {
-    match suite {
-        "travis98" => Some(cost::pentium200()),
-        "molnar02" | "lmbench" => Some(super::fit::smp2002()),
-        _ => None,
     }
 }
 
