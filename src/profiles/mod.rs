@@ -213,6 +213,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_kept_fit_is_found_only_under_its_own_name_and_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("fits.db")).unwrap();
+        let keep = |store: &mut Store, name: &str, build: &str| {
+            let profile =
+                CostProfile { name: name.into(), fitted_by: Some(build.into()), ..crate::sim::cost::smp2002_assumed() };
+            let mut row = crate::sim::run::value_row("sim.loop_yield", crate::unit::Unit::SwitchesPerSecond, 1.0);
+            row.params.set(crate::sim::run::PROFILE, serde_json::to_value(&profile).unwrap());
+            let start = crate::store::RunStart {
+                started_at: "2026-01-01T00:00:00Z".into(),
+                command_line: "oscost sim".into(),
+                save_name: None,
+                uuid: format!("{name} {build}"),
+                kind: crate::model::RunKind::Sim,
+            };
+            let id = store.begin_run(&start, &crate::machine::Machine::example(), None).unwrap();
+            store.add_benchmark(id, &[row], &[]).unwrap();
+            id
+        };
+        let ours = keep(&mut store, "smp2002", "build A");
+        keep(&mut store, "smp2002", "build B");
+        keep(&mut store, "pentium200", "build A");
+        let found = fit_in_store(&store, "smp2002", "build A").unwrap().map(|(run, p)| (run, p.fitted_by));
+        assert_eq!(found, Some((ours, Some("build A".into()))));
+        assert!(fit_in_store(&store, "smp2002", "build C").unwrap().is_none());
+        assert!(fit_in_store(&store, "live", "build A").unwrap().is_none());
+    }
+
+    #[test]
     fn a_database_not_there_has_no_costs_and_reading_never_measures() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("none.db");

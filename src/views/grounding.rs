@@ -40,6 +40,8 @@ pub enum Verdict {
     Busy,
     /// The model has no such figure.
     NotModelled,
+    /// The model has the figure, but no simulated row of the measured size was found.
+    NotSimulated,
     /// The row has no such count.
     NotMeasured,
 }
@@ -53,6 +55,7 @@ impl Verdict {
             Verdict::OneRun => "no verdict: 1 run",
             Verdict::Busy => "no verdict: busy",
             Verdict::NotModelled => "not modelled",
+            Verdict::NotSimulated => "not simulated",
             Verdict::NotMeasured => "not measured",
         }
     }
@@ -79,7 +82,7 @@ pub struct Measured {
     /// The runs the rows came from, newest first.
     pub runs: Vec<i64>,
     pub cpus: usize,
-    /// One row a run, in the order of `runs` (not empty).
+    /// One row a run, in the order of `runs`.
     pub rows: Vec<ResultRow>,
     /// The rows were measured on a busy machine (none of this size was measured on a
     /// quiet one): no verdict.
@@ -87,17 +90,18 @@ pub struct Measured {
 }
 
 impl Measured {
-    fn newest(&self) -> &ResultRow {
-        &self.rows[0]
+    /// A parameter of the newest row (every row of a size has the same).
+    fn param<T: crate::key::ParamType>(&self, p: crate::key::Param<T>) -> Option<T::Read<'_>> {
+        self.rows.first()?.params.get(p)
     }
     pub fn nice(&self) -> i32 {
-        self.newest().params.get(chat::NICE).unwrap_or(0) as i32
+        self.param(chat::NICE).unwrap_or(0) as i32
     }
     pub fn rooms(&self) -> usize {
-        self.newest().params.get(chat::ROOMS).unwrap_or(0) as usize
+        self.param(chat::ROOMS).unwrap_or(0) as usize
     }
     pub fn messages(&self) -> u64 {
-        self.newest().params.get(chat::MESSAGES).unwrap_or(0)
+        self.param(chat::MESSAGES).unwrap_or(0)
     }
 
     /// Each run's value of a figure: a count, or (None) the row's rate.
@@ -112,15 +116,13 @@ impl Measured {
     }
 }
 
-/// The median of `v` (None when empty).
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    (n > 0).then(|| if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+/// The mean of `v` (None when empty): the figure the interval over runs is about.
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// The 95% interval of a figure over runs (Student's t over the runs' values, none
-/// below zero); None with fewer than two runs.
+/// The 95% interval of a figure's mean over runs (Student's t over the runs' values,
+/// none below zero); None with fewer than two runs.
 fn interval(values: &[f64]) -> Option<(f64, f64)> {
     crate::stats::nested::t_interval(values).map(|(_, lo, hi)| (lo.max(0.0), hi))
 }
@@ -150,7 +152,7 @@ pub struct Line {
     pub nice: i32,
     pub policy: &'static str,
     pub figure: &'static str,
-    /// The measured figure: its median over runs.
+    /// The measured figure: its mean over runs.
     pub measured: Option<f64>,
     /// The measured figure's 95% interval over runs (None: one run).
     pub interval: Option<(f64, f64)>,
@@ -175,8 +177,9 @@ impl Line {
     /// The line's verdict: the model against the measured interval.
     pub fn judged(&self) -> Verdict {
         match (self.measured, self.simulated, self.not_modelled) {
-            (None, _, _) => Verdict::NotMeasured,
-            (Some(_), _, Some(_)) | (Some(_), None, None) => Verdict::NotModelled,
+            (_, _, Some(_)) => Verdict::NotModelled,
+            (None, _, None) => Verdict::NotMeasured,
+            (Some(_), None, None) => Verdict::NotSimulated,
             (Some(_), Some(_), None) if self.busy => Verdict::Busy,
             (Some(_), Some(s), None) => self.interval.map_or(Verdict::OneRun, |i| judge(s, i)),
         }
@@ -214,7 +217,7 @@ pub fn lines(measured: &Measured, policy: PolicyKind, simulated: &[ResultRow]) -
             nice: measured.nice(),
             policy: policy.name(),
             figure,
-            measured: median(measured.values(count)),
+            measured: mean(&measured.values(count)),
             interval: interval(&measured.values(count)),
             simulated: simulated.ok().and_then(find),
             not_modelled: simulated.err(),
@@ -281,8 +284,15 @@ pub fn render(lines: &[Line], profile: &str) -> String {
         }
     }
     let runs: std::collections::BTreeSet<i64> = lines.iter().flat_map(|l| l.runs.iter().copied()).collect();
-    let runs: Vec<String> = runs.iter().map(|r| format!("#{r}")).collect();
-    out.push_str(&format!("measured: median over the stored load.chat runs of each size ({});\n", runs.join(", ")));
+    let span = match (runs.first(), runs.last()) {
+        (Some(a), Some(b)) if a != b => format!("#{a}–#{b}"),
+        (Some(a), _) => format!("#{a}"),
+        _ => String::new(),
+    };
+    out.push_str(&format!(
+        "measured: the mean over the stored load.chat runs of each size ({} runs, {span});\n",
+        runs.len()
+    ));
     out.push_str(
         "95%: Student's t over those runs; holds: all of it within 30% of the model;\n\
          GAP: none of it; undecided: it spans the edge; one run: no interval, no verdict\n",
@@ -315,6 +325,8 @@ mod tests {
                         .with(chat::ROOMS, 2u64)
                         .with(chat::MESSAGES, 100u64);
                 row.counts.insert(Count::SwitchesPerMessage, s);
+                row.counts.insert(Count::SegmentsPerMessage, 0.3);
+                row.counts.insert(Count::ClientMessagesPerWake, 80.0);
                 row
             })
             .collect();
@@ -345,7 +357,13 @@ mod tests {
         assert!(text.lines().any(|l| l.ends_with("holds")) && text.lines().any(|l| l.ends_with("GAP")), "{text}");
         // ACK segments are measured but not modelled: said so, never judged.
         let seg = lines.iter().find(|l| l.figure.contains("ACKs too")).unwrap();
-        assert_eq!((seg.verdict, seg.not_modelled.is_some()), (Verdict::NotMeasured, true));
+        assert_eq!((seg.verdict, seg.not_modelled.is_some()), (Verdict::NotModelled, true));
+        // A count the row lacks is not measured; a modelled figure with no simulated row
+        // of the size is not simulated.
+        let wake = lines.iter().find(|l| l.figure.contains("client reader")).unwrap();
+        assert_eq!(wake.verdict, Verdict::NotSimulated);
+        let data = lines.iter().find(|l| l.figure.starts_with("data segments")).unwrap();
+        assert_eq!(data.verdict, Verdict::NotMeasured);
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
     }
 
@@ -395,8 +413,8 @@ mod tests {
             assert!(false_alarms <= 0.05, "model ×{edge:.2}: {false_alarms}");
         }
         assert_eq!(gaps_at(1.0), 0.0, "a model equal to the truth is never a gap");
-        // Twice the truth, and 0.4 of it (×0.5 sits 0.2 past the lower edge, ×2 0.7
-        // past the upper), are gaps nearly every time.
+        // Twice the truth and 0.4 of it (0.7 past the upper edge and 0.3 past the
+        // lower) are gaps nearly every time.
         for far in [2.0, 0.4] {
             let seen = gaps_at(far);
             assert!(seen >= 0.95, "model ×{far}: gap seen in {seen}");

@@ -39,7 +39,8 @@ fn fitted_once(
     source: &dyn ProfileSource,
 ) -> Result<CostProfile, cost::ProfileError> {
     let build = source.build();
-    if let Some(kept) = build.as_deref().and_then(|b| source.stored_fit(name, b)) {
+    let ours = |p: &CostProfile| p.name == name && p.fitted_by == build;
+    if let Some(kept) = build.as_deref().and_then(|b| source.stored_fit(name, b)).filter(ours) {
         return Ok(kept);
     }
     Ok(CostProfile { fitted_by: build, ..fit()? })
@@ -175,8 +176,9 @@ mod tests {
         fn build(&self) -> Option<String> {
             self.build.clone()
         }
-        fn stored_fit(&self, name: &str, build: &str) -> Option<CostProfile> {
-            self.kept.clone().filter(|p| p.name == name && p.fitted_by.as_deref() == Some(build))
+        fn stored_fit(&self, _: &str, _: &str) -> Option<CostProfile> {
+            // Whatever is kept, asked or not: the caller checks name and build itself.
+            self.kept.clone()
         }
     }
 
@@ -206,6 +208,10 @@ mod tests {
         // Another build's fit is not this build's: fitted again, and stamped.
         let p = fitted_once("smp2002", fresh, &with(Some("build B"), Some(stamped("build A")))).unwrap();
         assert_eq!((p.machine.as_str(), p.fitted_by.as_deref()), ("fitted now", Some("build B")));
+        // A source that hands back another profile's fit is not believed.
+        let other = CostProfile { name: "pentium200".into(), ..stamped("build A") };
+        let p = fitted_once("smp2002", fresh, &with(Some("build A"), Some(other))).unwrap();
+        assert_eq!(p.machine, "fitted now");
         // A build that cannot name itself reuses nothing and stamps nothing.
         let p = fitted_once("smp2002", fresh, &with(None, Some(stamped("build A")))).unwrap();
         assert_eq!((p.machine.as_str(), p.fitted_by), ("fitted now", None));
