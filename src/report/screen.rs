@@ -92,7 +92,7 @@ fn is_twin(line: &Line<'_>, lines: &[Line<'_>]) -> bool {
     })
 }
 
-/// The short sense of a flag, for a note that lists every line carrying it (each
+/// The short sense of a flag, for the note said once for every line carrying it (each
 /// row's own reason, with its figures, is in `-v`, JSON and exports).
 pub fn gist(code: FlagCode) -> &'static str {
     match code {
@@ -113,8 +113,8 @@ pub fn gist(code: FlagCode) -> &'static str {
         FlagCode::Intruded => "third tasks ran between wake-up and run",
         FlagCode::TraceDisagrees => "the trace's switch count and /proc's differ by more than 1%",
         FlagCode::Bimodal => "rounds disagree on how many switches a hand-off made",
-        FlagCode::CoarseClock => "per-call figure under 10 steps of the bracket's clock: read the batch figure",
-        FlagCode::Modes => "rounds sit at two levels (workers landed in different modes; -v: each level's share)",
+        FlagCode::CoarseClock => "per-call figure under 10 clock steps: read the batch figure",
+        FlagCode::Modes => "rounds sit at two levels: fresh workers landed in different modes",
     }
 }
 
@@ -166,9 +166,7 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: u16, run_i
     if thin && !dropped {
         prose.push(format!("per call p99: \"-\" where a row had fewer than {P99_MIN_SAMPLES} samples"));
     }
-    for (i, (code, who)) in notes.iter().enumerate() {
-        prose.push(format!("[{}] {code}: {}: {}", i + 1, gist(*code), who.join(", ")));
-    }
+    prose.extend(note_lines(&notes, w));
     prose.extend(statements_and_skipped(rows, skipped));
     if let Some(more) = more_line(rows, folded, run_id) {
         prose.push(more);
@@ -178,6 +176,47 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: u16, run_i
         out.push('\n');
     }
     out
+}
+
+/// Up to this many flags get a line each; more are packed into lines of codes and
+/// counts, so the flags a busy machine raises cannot push the table off the screen.
+const NOTE_LINES: usize = 6;
+
+/// The notes under the table, one line each at `width` columns: a flag's sense and the
+/// lines it concerns, named where they fit the line and counted where they do not (the
+/// rows carry the note's number). More flags than [`NOTE_LINES`]: code and count only,
+/// packed (`-v` says each flag's reason).
+fn note_lines(notes: &[(FlagCode, Vec<String>)], width: usize) -> Vec<String> {
+    let count = |who: &[String]| super::counted(who.len() as u64, "row", "rows");
+    if notes.len() > NOTE_LINES {
+        // Packed a whole note to a piece, so no note breaks across lines.
+        let mut lines = vec![String::new()];
+        for (i, (code, who)) in notes.iter().enumerate() {
+            let piece = format!("[{}] {code}: {}", i + 1, count(who));
+            let last = lines.last_mut().expect("one line at least");
+            if last.is_empty() {
+                last.push_str(&piece);
+            } else if last.chars().count() + 2 + piece.chars().count() <= width {
+                last.push_str("; ");
+                last.push_str(&piece);
+            } else {
+                lines.push(piece);
+            }
+        }
+        return lines;
+    }
+    notes
+        .iter()
+        .enumerate()
+        .map(|(i, (code, who))| {
+            let named = format!("[{}] {code}: {}: {}", i + 1, gist(*code), who.join(", "));
+            if named.chars().count() <= width {
+                named
+            } else {
+                format!("[{}] {code}: {}: {}", i + 1, gist(*code), count(who))
+            }
+        })
+        .collect()
 }
 
 /// A line's figures as text: its name, its headline figure and the interval's
@@ -469,8 +508,9 @@ mod tests {
         }
     }
 
-    /// One note a flag, listing every line that carries it; each line's tags point at
-    /// the notes of its flags; the folded twins are counted, and `-v` named.
+    /// One note a flag, one line each, counting the lines it concerns when their names
+    /// do not fit; each line's tags point at the notes of its flags; the folded twins
+    /// are counted, and `-v` named.
     #[test]
     fn notes_are_said_once_and_twins_fold() {
         let text = render_run(&suite_run(), &[], 100, false);
@@ -478,14 +518,51 @@ mod tests {
             assert_eq!(text.matches(&format!("] {code}: ")).count(), 1, "{code} said once:\n{text}");
         }
         let note = text.lines().position(|l| l.starts_with("[3] modes")).expect("modes is the third flag seen");
-        let listed: String = text.lines().skip(note).take(3).collect::<Vec<_>>().join(" ");
-        assert!(listed.contains("syscall.getuid") && listed.contains("ctx.futex process cross_cpu"), "{listed}");
+        let after = text.lines().nth(note + 1).unwrap_or_default();
+        assert!(text.lines().nth(note).unwrap().ends_with(": 8 rows") && after.starts_with("[4] "), "{text}");
         let getuid = text.lines().find(|l| l.starts_with("│ syscall.getuid ")).unwrap();
         assert!(getuid.contains("[1,3]"), "{getuid}");
         assert!(!text.contains("syscall.getpid libc") && text.contains("syscall.getpid raw"), "{text}");
         assert!(!text.contains("parent_resumes"), "{text}");
         assert!(text.contains("oscost show 7 -v adds 5 twin lines"), "{text}");
         assert!(!text.contains("a reason with its figures"), "the reasons whole are -v's:\n{text}");
+    }
+
+    /// A note names its lines where they fit its line; a busy machine's flags, raised on
+    /// every line, still leave the run on one screen at 100 columns: past six flags the
+    /// notes are packed, code and count, no note split across lines.
+    #[test]
+    fn a_busy_machines_flags_keep_the_screen() {
+        let one = ResultRow::from_samples("syscall.getuid", Method::Batch, "ns/call", vec![150.0; 200], 200).unwrap();
+        let mut flagged = one.clone();
+        flagged.flag(Flag::new(FlagCode::Preempted, "3 involuntary switches"));
+        let text = render_results(&[flagged], &[], 100, None);
+        assert!(
+            text.lines().any(|l| l == format!("[1] preempted: {}: syscall.getuid", gist(FlagCode::Preempted))),
+            "{text}"
+        );
+        for code in FlagCode::ALL {
+            let line = format!("[10] {code}: {}: 26 rows", gist(code));
+            assert!(line.chars().count() <= 100, "{line}");
+        }
+        use FlagCode::*;
+        let busy = [Preempted, Migrated, Intruded, Modes, Bimodal, CoarseClock, MethodsDisagree, TraceDisagrees];
+        let mut doc = suite_run();
+        for r in &mut doc.results {
+            for code in busy {
+                r.flag(Flag::new(code, "a reason with its figures, long enough to wrap a line if it were listed"));
+            }
+        }
+        for width in [100u16, 80] {
+            let text = render_run(&doc, &[], width, false);
+            let lines = text.lines().count();
+            assert!(width < 100 || lines <= 48, "{lines} lines at {width} columns:\n{text}");
+            assert!(super::super::fit::widest(&text) <= usize::from(width), "{text}");
+            assert!(text.contains(" rows; [2] "), "packed:\n{text}");
+            for code in busy {
+                assert_eq!(text.matches(&format!("] {code}: ")).count(), 1, "{code} said once:\n{text}");
+            }
+        }
     }
 
     /// One method to a column: the batch median in its column, the per-call p50 and p99
