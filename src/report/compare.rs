@@ -215,6 +215,7 @@ pub fn compare_with(
     // noise or on a real gap alike (the run is named instead, `busy_runs`).
     let busy = !busy_runs(a, b).is_empty();
     let mut out = Vec::new();
+    let mut tested = Vec::new();
     for ra in &first.results {
         let (sa, sb) = (matching(a, ra), matching(b, ra));
         if sb.is_empty() {
@@ -260,8 +261,8 @@ pub fn compare_with(
             // Without samples (fits), the ratio stands alone and earns no verdict.
             None => (b_centre / a_centre, f64::NAN, f64::NAN),
         };
-        let mde = crate::stats::power::mde(lo, hi, threshold).unwrap_or(f64::NAN);
         let both: Vec<&ResultRow> = sa.iter().chain(&sb).copied().collect();
+        let mut judged = false;
         let v = if !(lo.is_finite() && hi.is_finite()) {
             Verdict::Uncertain(Doubt::NoInterval)
         } else if units(&na).min(units(&nb)) < 2 {
@@ -277,11 +278,11 @@ pub fn compare_with(
         } else if noise_refused {
             Verdict::Uncertain(Doubt::MachineNoise)
         } else {
-            match explained(verdict(lo, hi, threshold, direction(&ra.unit)), ratio, mde) {
-                v if busy && v.is_change() => Verdict::Uncertain(Doubt::BusyMachine),
-                v => v,
-            }
+            // Judged with the comparison's other rows (`family_verdicts`).
+            judged = true;
+            verdict(lo, hi, threshold, direction(&ra.unit))
         };
+        tested.push(judged);
         out.push(Comparison {
             key: ra.key(),
             unit: ra.unit.clone(),
@@ -294,7 +295,7 @@ pub fn compare_with(
             ci_low: lo,
             ci_high: hi,
             verdict: v,
-            mde,
+            mde: crate::stats::power::mde(lo, hi, threshold).unwrap_or(f64::NAN),
             threshold,
             between_runs: between,
             a_runs: sa.len(),
@@ -303,7 +304,37 @@ pub fn compare_with(
             b_rounds: sb.iter().map(|r| r.round_count()).sum(),
         });
     }
+    family_verdicts(&mut out, &tested, busy);
     out
+}
+
+/// The verdicts of the rows judged on their intervals (`tested`), as one family: a
+/// change is named only where Holm's step-down over all of them lets it
+/// (`verdict::family_gate`), else `uncertain (chance among N rows)`; the MDE is the
+/// smallest lone change the family's first bar lets through, and an undecided row is
+/// explained against it. On a busy machine no change is named at all.
+fn family_verdicts(rows: &mut [Comparison], tested: &[bool], busy: bool) {
+    use crate::stats::verdict::{FAMILY_ALPHA, family_gate, p_beyond, z_two_sided};
+    let judged: Vec<usize> = (0..rows.len()).filter(|&i| tested[i]).collect();
+    let m = judged.len();
+    if m == 0 {
+        return;
+    }
+    let p: Vec<f64> = judged
+        .iter()
+        .map(|&i| p_beyond(rows[i].ratio, rows[i].ci_low, rows[i].ci_high, rows[i].threshold).unwrap_or(1.0))
+        .collect();
+    let holds = family_gate(&p);
+    let z_first = z_two_sided(FAMILY_ALPHA / m as f64);
+    for (k, &i) in judged.iter().enumerate() {
+        let c = &mut rows[i];
+        c.mde = crate::stats::power::mde_at(c.ci_low, c.ci_high, c.threshold, z_first).unwrap_or(f64::NAN);
+        c.verdict = match explained(c.verdict, c.ratio, c.mde) {
+            v if v.is_change() && busy => Verdict::Uncertain(Doubt::BusyMachine),
+            v if v.is_change() && !holds[k] => Verdict::Uncertain(Doubt::Chance(m)),
+            v => v,
+        };
+    }
 }
 
 /// A side's name: "run #4" or "runs #1, #2, #3".

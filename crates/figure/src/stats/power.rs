@@ -22,8 +22,15 @@ pub fn log_se(ci_low: f64, ci_high: f64) -> Option<f64> {
 /// The minimum detectable effect, as a relative change (0.08 = 8%): the smallest
 /// true change that the interval's design would call with 80% power at ±`threshold`.
 pub fn mde(ci_low: f64, ci_high: f64, threshold: f64) -> Option<f64> {
+    mde_at(ci_low, ci_high, threshold, Z975)
+}
+
+/// [`mde`] for a verdict that needs `z_crit` standard errors past the threshold
+/// rather than z₀.₉₇₅: a row judged among many (`verdict::family_gate`), whose lone
+/// change must clear the family's first bar.
+pub fn mde_at(ci_low: f64, ci_high: f64, threshold: f64, z_crit: f64) -> Option<f64> {
     let se = log_se(ci_low, ci_high)?;
-    Some(((1.0 + threshold).ln() + (Z975 + Z80) * se).exp() - 1.0)
+    Some(((1.0 + threshold).ln() + (z_crit + Z80) * se).exp() - 1.0)
 }
 
 /// The relative half-width each of two runs' figures needs (their 95% intervals, on

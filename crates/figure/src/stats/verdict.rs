@@ -68,6 +68,10 @@ pub enum Doubt {
     /// A side's run was measured while other work kept its CPUs busy (its preflight
     /// said so): a change between such runs is as likely the other work's.
     BusyMachine,
+    /// The row's interval clears the threshold, but not by the margin one of this
+    /// many rows judged together needs (Holm's step-down, [`family_gate`]): among that
+    /// many rows, a change this far out is what noise alone gives.
+    Chance(usize),
 }
 
 impl Verdict {
@@ -101,6 +105,7 @@ impl std::fmt::Display for Verdict {
             Verdict::Uncertain(Doubt::Flagged(flag)) => write!(f, "uncertain ({flag})"),
             Verdict::Uncertain(Doubt::MachineNoise) => f.write_str("uncertain (machine noise too wide)"),
             Verdict::Uncertain(Doubt::BusyMachine) => f.write_str("uncertain (machine busy)"),
+            Verdict::Uncertain(Doubt::Chance(m)) => write!(f, "uncertain (chance among {m} rows)"),
         }
     }
 }
@@ -154,6 +159,63 @@ pub fn explained(v: Verdict, ratio: f64, mde: f64) -> Verdict {
     Verdict::Uncertain(if ratio.ln().abs() < (1.0 + mde).ln() { Doubt::BelowMde } else { Doubt::DesignTooWeak })
 }
 
+/// The chance of naming a change anywhere among one comparison's rows when none
+/// changed: the family-wise error rate [`family_gate`] holds.
+pub const FAMILY_ALPHA: f64 = 0.05;
+
+/// The two-sided p-value of a change beyond ±`threshold` (log scale, as [`verdict`]),
+/// read from a ratio and its 95% interval: the standard error is the half of the
+/// interval that faces no change, over z₀.₉₇₅. None without a usable interval.
+pub fn p_beyond(ratio: f64, ci_low: f64, ci_high: f64, threshold: f64) -> Option<f64> {
+    if !(ratio > 0.0 && ci_low > 0.0 && ci_high.is_finite() && ci_low <= ratio && ratio <= ci_high) {
+        return None;
+    }
+    let l = ratio.ln();
+    let half = if l >= 0.0 { l - ci_low.ln() } else { ci_high.ln() - l };
+    let margin = l.abs() - (1.0 + threshold).ln();
+    if half <= 0.0 {
+        return Some(if margin > 0.0 { 0.0 } else { 1.0 });
+    }
+    let z = margin / (half / super::Z975);
+    // 2·(1 − Φ(z)) = erfc(z/√2).
+    Some(libm::erfc(z / std::f64::consts::SQRT_2).min(1.0))
+}
+
+/// The z a two-sided p-value of `p` needs: Φ⁻¹(1 − p/2), by bisection on erfc (monotone;
+/// 80 halvings of [0, 40] leave far less than any printed digit).
+pub fn z_two_sided(p: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, 40.0f64);
+    for _ in 0..80 {
+        let mid = 0.5 * (lo + hi);
+        if libm::erfc(mid / std::f64::consts::SQRT_2) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Holm's step-down at [`FAMILY_ALPHA`] over the p-values of the rows judged together:
+/// which of them may name a change. Sorted smallest first, the j-th (from 0) holds
+/// when it and every smaller one is at most α/(m − j). A comparison judges dozens of
+/// rows, and at 95% each, one in forty rows of identical runs would clear its own
+/// interval; the step-down keeps the chance of any false change in the whole
+/// comparison at α, and still names every row of a change that moves many rows (each
+/// row past the first faces a looser bar).
+pub fn family_gate(p: &[f64]) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..p.len()).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut holds = vec![false; p.len()];
+    for (j, &i) in order.iter().enumerate() {
+        if p[i].is_nan() || p[i] > FAMILY_ALPHA / (p.len() - j) as f64 {
+            break;
+        }
+        holds[i] = true;
+    }
+    holds
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +232,81 @@ mod tests {
         assert_eq!(Verdict::Uncertain(Doubt::Flagged("intruded")).to_string(), "uncertain (intruded)");
         assert_eq!(serde_json::to_string(&Verdict::Faster).unwrap(), "\"faster\"");
         assert!(Verdict::Lower.is_change() && !Verdict::Uncertain(Doubt::OneRound).is_change());
+    }
+
+    #[test]
+    fn p_values_match_the_interval_they_come_from() {
+        // An interval whose facing end sits on the threshold: p = 0.05.
+        let (t, se) = (0.03f64, 0.02f64);
+        let r = ((1.0 + t).ln() + Z975_TEST * se).exp();
+        let lo = (1.0 + t) * 1.0;
+        let hi = (r.ln() + Z975_TEST * se).exp();
+        assert!((p_beyond(r, lo, hi, t).unwrap() - 0.05).abs() < 1e-4);
+        // Mirrored below 1.
+        assert!((p_beyond(1.0 / r, 1.0 / hi, 1.0 / lo, t).unwrap() - 0.05).abs() < 1e-4);
+        assert_eq!(p_beyond(1.0, 0.99, 1.01, t), Some(1.0));
+        assert_eq!(p_beyond(1.0, 0.0, 1.2, t), None);
+        assert!((z_two_sided(0.05) - Z975_TEST).abs() < 1e-5);
+        assert!((z_two_sided(0.05 / 40.0) - 3.227).abs() < 1e-3);
+    }
+
+    const Z975_TEST: f64 = crate::stats::Z975;
+
+    /// A deterministic uniform stream for the synthetic trials.
+    fn uniforms(seed: u64) -> impl FnMut() -> f64 {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// A standard normal draw (Box–Muller).
+    fn normal(u: &mut impl FnMut() -> f64) -> f64 {
+        (-2.0 * u().max(1e-300).ln()).sqrt() * (std::f64::consts::TAU * u()).cos()
+    }
+
+    /// One comparison of `rows` rows, each an honest 95% interval of se 0.05 around a
+    /// true log ratio `shift(i)`: which rows the gate lets name a change.
+    fn trial(rows: usize, shift: impl Fn(usize) -> f64, u: &mut impl FnMut() -> f64) -> Vec<bool> {
+        let (se, t) = (0.05, 0.03);
+        let p: Vec<f64> = (0..rows)
+            .map(|i| {
+                let l = shift(i) + se * normal(u);
+                let (lo, hi) = ((l - Z975_TEST * se).exp(), (l + Z975_TEST * se).exp());
+                p_beyond(l.exp(), lo, hi, t).unwrap()
+            })
+            .collect();
+        family_gate(&p)
+    }
+
+    #[test]
+    fn the_gate_is_quiet_on_identical_runs() {
+        // A/A: 40 rows, none changed. A change anywhere in at most 5% of comparisons
+        // (it holds α over the family; each row alone would speak in ~1% of rows).
+        let mut u = uniforms(7);
+        let trials = 2000;
+        let noisy = (0..trials).filter(|_| trial(40, |_| 0.0, &mut u).iter().any(|&h| h)).count();
+        assert!(noisy * 100 <= 5 * trials, "{noisy} of {trials} A/A comparisons named a change");
+    }
+
+    #[test]
+    fn the_gate_fires_on_a_real_gap() {
+        let mut u = uniforms(11);
+        let trials = 1000;
+        // One row 40% slower among 40: named in nearly every comparison.
+        let one = (0..trials).filter(|_| trial(40, |i| if i == 0 { 1.4f64.ln() } else { 0.0 }, &mut u)[0]).count();
+        assert!(one * 100 >= 95 * trials, "{one} of {trials}");
+        // Ten rows 30% slower (a kernel entry made dearer): the step-down names most of them
+        // (at 25%, about three in four: the price of judging forty rows at once).
+        let named: usize = (0..trials)
+            .map(|_| trial(40, |i| if i < 10 { 1.3f64.ln() } else { 0.0 }, &mut u)[..10].iter().filter(|&&h| h).count())
+            .sum();
+        assert!(named * 100 >= 80 * 10 * trials, "{named} of {}", 10 * trials);
+        // A single row: the gate is the row's own 95% interval.
+        assert_eq!(family_gate(&[0.049]), vec![true]);
+        assert_eq!(family_gate(&[0.051]), vec![false]);
     }
 }
