@@ -45,7 +45,9 @@ fn sigint_during_a_1024_task_run_under_cpu_load_keeps_the_finished_points() {
     let _hogs = Hogs::start(2);
     let db = temp_db();
     let mark = new_mark();
-    let args = ["run", "load.runqueue", "--tasks", "2,1024", "--rounds", "1", "--no-trace"];
+    // The run's own bound (from its budgets) is a hang catcher; on a machine this busy
+    // it can pass before the point starts, so the run is given one only a hang reaches.
+    let args = ["run", "load.runqueue", "--tasks", "2,1024", "--rounds", "1", "--no-trace", "--timeout", "30m"];
     let mut run = spawn_marked(&args, &db.path, &mark);
     // The 1024-task point is starting once hundreds of the run's tasks exist: waited
     // for as such, however slowly a loaded machine gets there.

@@ -175,6 +175,7 @@ pub(super) fn run_request(
             max_rounds: session::ADAPTIVE_MAX_ROUNDS,
         }),
         conditions: args.conditions.clone(),
+        timeout: args.timeout.as_ref().map(|d| d.0),
         kind,
     }
 }

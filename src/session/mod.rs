@@ -99,6 +99,9 @@ pub struct RunRequest {
     pub precision: Option<PrecisionGoal>,
     /// Conditions measured beside the baseline in the same rounds (`--condition`).
     pub conditions: Vec<crate::condition::Condition>,
+    /// How long one measurement may run before it is abandoned (None: the budgets'
+    /// default, `MeasureConfig::hard_limit`); a worker's bound follows from it.
+    pub timeout: Option<std::time::Duration>,
     /// What the run is stored as: a measurement, or one of `oscost noise`'s A/A runs.
     pub kind: crate::model::RunKind,
 }

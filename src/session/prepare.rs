@@ -95,9 +95,11 @@ pub(super) fn prepare(req: &RunRequest, store: &Store) -> Result<Setup> {
     check_placement(&req.options.placement)?;
     sys::install_interrupt_flag().context("installing the signal handlers")?;
     sys::release_free_memory();
+    let budgets = if req.quick { MeasureConfig::quick() } else { MeasureConfig::standard() };
     let cfg = MeasureConfig {
         perf_software_counters: req.perf_counters,
-        ..if req.quick { MeasureConfig::quick() } else { MeasureConfig::standard() }
+        hard_limit: req.timeout.unwrap_or(budgets.hard_limit),
+        ..budgets
     };
     // Before calibrating: the preflight watches the CPUs while oscost itself sleeps.
     let traps = preflight(req)?;

@@ -151,6 +151,7 @@ fn request(db: &Path, selected: &[&'static BenchDef], rounds: usize) -> RunReque
         strict: false,
         precision: None,
         conditions: Vec::new(),
+        timeout: None,
         kind: RunKind::Measure,
     }
 }

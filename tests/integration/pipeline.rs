@@ -121,6 +121,7 @@ fn run(db: &Path, def: &'static BenchDef, save: Option<&str>) -> i64 {
         precision: None,
         quiet: true,
         conditions: Vec::new(),
+        timeout: None,
         kind: oscost::model::RunKind::Measure,
     };
     let outcome = session::execute(req).expect("the session runs");
@@ -376,6 +377,7 @@ fn adaptive_outcome(
         precision: Some(session::PrecisionGoal { target, detect: None, max_time, max_rounds: ADAPTIVE_CEILING }),
         quiet: true,
         conditions: Vec::new(),
+        timeout: None,
         kind: oscost::model::RunKind::Measure,
     };
     session::execute(req).expect("the session runs")
@@ -535,6 +537,7 @@ fn a_paired_run_measures_each_arm_every_round_in_alternating_order() {
         precision: None,
         quiet: true,
         conditions,
+        timeout: None,
         kind: oscost::model::RunKind::Measure,
     };
     let outcome = session::execute(req).expect("the session runs");

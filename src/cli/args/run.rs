@@ -74,6 +74,11 @@ pub struct RunArgs {
     /// gives compare an MDE of PCT at its 3% threshold with 80% power (±0.95% for 5%).
     #[arg(long, value_name = "PCT", conflicts_with_all = ["rounds", "precision"], value_parser = precision_percent)]
     pub detect: Option<f64>,
+    /// Abandon a measurement that runs past this (default 30s, 15s with --quick); a
+    /// worker is killed once past its measurements' share of it. Raise it where other
+    /// work leaves the run a small share of the CPUs: a bound is there to catch a hang.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<HumanDuration>,
     /// With --precision or --detect: stop adding rounds after this long (default 10m).
     #[arg(long, value_name = "DURATION", requires = "adaptive", default_value = "10m")]
     pub max_time: HumanDuration,
