@@ -369,9 +369,13 @@ fn verdict_style(verdict: Verdict) -> (&'static str, Mark, &'static str) {
         Verdict::Uncertain(Doubt::Flagged(_)) => (GREY, Mark::Ring, "no verdict: a flag doubts it"),
         Verdict::Uncertain(Doubt::MachineNoise) => (GREY, Mark::Ring, "no verdict: noise runs disagree"),
         Verdict::Uncertain(Doubt::BusyMachine) => (GREY, Mark::Ring, "no verdict: busy machine"),
-        Verdict::Uncertain(Doubt::Chance(_)) => (GREY, Mark::Dot, "uncertain: chance among rows"),
         Verdict::Uncertain(
-            Doubt::Straddles | Doubt::BelowMde | Doubt::DesignTooWeak | Doubt::OneRound | Doubt::NoInterval,
+            Doubt::Straddles
+            | Doubt::BelowMde
+            | Doubt::DesignTooWeak
+            | Doubt::OneRound
+            | Doubt::NoInterval
+            | Doubt::Chance(_),
         ) => (GREY, Mark::Dot, "uncertain"),
     }
 }
@@ -858,6 +862,7 @@ mod tests {
             ratio: 0.013,
             ci_low: 0.01,
             ci_high: 0.02,
+            df: 8.0,
             verdict: Verdict::Uncertain(Doubt::NotASwitch),
             mde: f64::NAN,
             threshold: 0.03,

@@ -1,7 +1,8 @@
 //! Comparing two sides, each one run or a set of runs: for every figure both sides
 //! have, the ratio B/A of medians with a 95% interval from the hierarchical bootstrap
 //! of both sides (runs, then rounds, then samples: `stats::nested`), and a verdict
-//! given only when the interval clears the noise threshold. A side must stand on at
+//! given only when the interval clears the noise threshold by the margin the
+//! comparison's rows, judged as one family, ask (Holm's step-down). A side must stand on at
 //! least two units that vary (rounds of one run, or runs) for a verdict: one window
 //! says nothing about the next. Machines are shown side by side.
 
@@ -55,13 +56,17 @@ pub struct Comparison {
     pub ratio: f64,
     pub ci_low: f64,
     pub ci_high: f64,
+    /// The degrees of freedom of the Student t the interval was drawn with (NaN without
+    /// an interval): the verdict's p-value and the MDE read the same t.
+    pub df: f64,
     /// `faster`, `slower`, `no change`, `higher`, `lower` or `uncertain`, which says
     /// why: the change seen below the MDE, a design too weak for it, or a row a flag
     /// of either side doubts.
     pub verdict: Verdict,
-    /// The minimum detectable effect: the smallest change this comparison's design
-    /// (each side's runs and rounds and their spread) would call with 80% power at the
-    /// threshold, relative (0.08 = 8%); NaN without an interval.
+    /// The minimum detectable effect: the smallest change, alone in its row, this
+    /// comparison's design (each side's runs and rounds and their spread, and the bar
+    /// its family of rows sets) would call with 80% power at the threshold, relative
+    /// (0.08 = 8%); NaN without an interval.
     pub mde: f64,
     /// The threshold the verdict cleared or not (the smallest change worth naming).
     pub threshold: f64,
@@ -125,8 +130,8 @@ impl std::str::FromStr for FailOn {
 }
 
 /// The comparisons among `compared` that `on` fails on. Only a verdict fails: an
-/// `uncertain` figure (its interval does not clear the threshold, or a flag doubts
-/// its row) never does; with a size, only a slowdown whose interval's nearer end is
+/// `uncertain` figure (its interval does not clear the threshold, the family's gate
+/// holds it back as chance, or a flag doubts its row) never does; with a size, only a slowdown whose interval's nearer end is
 /// that size or more (the slower side's factor, 1/ratio for a rate).
 pub fn failing<'a>(compared: impl IntoIterator<Item = &'a Comparison>, on: FailOn) -> Vec<&'a Comparison> {
     let fails = |c: &Comparison| match on {
@@ -191,6 +196,17 @@ fn widened(e: crate::stats::RatioEstimate, extra: f64) -> (f64, f64, f64) {
     }
     let grow = |half: f64| (half.max(0.0).powi(2) + extra * extra).sqrt();
     (r, r * (-grow((r / lo).ln())).exp(), r * grow((hi / r).ln()).exp())
+}
+
+/// The degrees of freedom of an interval widened by the sides' between-run spreads:
+/// Welch–Satterthwaite over its parts, the interval's own standard error (of `e.df`)
+/// and each spread (of as many degrees of freedom as the noise runs' pairs).
+fn widened_df(e: &crate::stats::RatioEstimate, spreads: &[crate::judge::noise::Between]) -> f64 {
+    let own = (e.ci_high / e.ci_low).ln() / (2.0 * crate::stats::student::quantile(0.975, e.df));
+    let parts = std::iter::once((own * own, e.df)).chain(spreads.iter().map(|b| (b.sigma * b.sigma, b.pairs as f64)));
+    let (total, weighted) =
+        parts.filter(|(v, df)| *v > 0.0 && *df >= 1.0).fold((0.0, 0.0), |(t, w), (v, df)| (t + v, w + v * v / df));
+    if weighted > 0.0 { (total * total / weighted).max(1.0) } else { e.df }
 }
 
 /// Compares every figure present on both sides (matched by benchmark, parameters and
@@ -261,6 +277,7 @@ pub fn compare_with(
             // Without samples (fits), the ratio stands alone and earns no verdict.
             None => (b_centre / a_centre, f64::NAN, f64::NAN),
         };
+        let df = est.map_or(f64::NAN, |e| if between.is_some() { widened_df(&e, &spreads) } else { e.df });
         let both: Vec<&ResultRow> = sa.iter().chain(&sb).copied().collect();
         let mut judged = false;
         let v = if !(lo.is_finite() && hi.is_finite()) {
@@ -294,8 +311,9 @@ pub fn compare_with(
             ratio,
             ci_low: lo,
             ci_high: hi,
+            df,
             verdict: v,
-            mde: crate::stats::power::mde(lo, hi, threshold).unwrap_or(f64::NAN),
+            mde: f64::NAN,
             threshold,
             between_runs: between,
             a_runs: sa.len(),
@@ -310,28 +328,29 @@ pub fn compare_with(
 
 /// The verdicts of the rows judged on their intervals (`tested`), as one family: a
 /// change is named only where Holm's step-down over all of them lets it
-/// (`verdict::family_gate`), else `uncertain (chance among N rows)`; the MDE is the
-/// smallest lone change the family's first bar lets through, and an undecided row is
-/// explained against it. On a busy machine no change is named at all.
+/// (`verdict::family_gate`), else `uncertain (chance among N rows)`. Every row with an
+/// interval gets the MDE a lone change in this family needs (`power::mde_family`), so
+/// the typical MDE is one bar's, and an undecided row is explained against it. On a
+/// busy machine no change is named at all.
 fn family_verdicts(rows: &mut [Comparison], tested: &[bool], busy: bool) {
-    use crate::stats::verdict::{FAMILY_ALPHA, family_gate, p_beyond, z_two_sided};
+    use crate::stats::verdict::{family_gate, p_beyond};
     let judged: Vec<usize> = (0..rows.len()).filter(|&i| tested[i]).collect();
-    let m = judged.len();
-    if m == 0 {
-        return;
+    let m = judged.len().max(1);
+    for c in rows.iter_mut() {
+        c.mde = crate::stats::power::mde_family(c.ci_low, c.ci_high, c.threshold, c.df, m).unwrap_or(f64::NAN);
     }
     let p: Vec<f64> = judged
         .iter()
-        .map(|&i| p_beyond(rows[i].ratio, rows[i].ci_low, rows[i].ci_high, rows[i].threshold).unwrap_or(1.0))
+        .map(|&i| {
+            p_beyond(rows[i].ratio, rows[i].ci_low, rows[i].ci_high, rows[i].threshold, rows[i].df).unwrap_or(1.0)
+        })
         .collect();
     let holds = family_gate(&p);
-    let z_first = z_two_sided(FAMILY_ALPHA / m as f64);
     for (k, &i) in judged.iter().enumerate() {
         let c = &mut rows[i];
-        c.mde = crate::stats::power::mde_at(c.ci_low, c.ci_high, c.threshold, z_first).unwrap_or(f64::NAN);
         c.verdict = match explained(c.verdict, c.ratio, c.mde) {
             v if v.is_change() && busy => Verdict::Uncertain(Doubt::BusyMachine),
-            v if v.is_change() && !holds[k] => Verdict::Uncertain(Doubt::Chance(m)),
+            v if v.is_change() && !holds[k] => Verdict::Uncertain(Doubt::Chance(judged.len())),
             v => v,
         };
     }
@@ -530,7 +549,7 @@ pub fn render(
     let unpaired = if holds_conditions(a) || holds_conditions(b) { UNPAIRED_NOTE } else { "" };
     let key: String = key_differences(a, b).lines().iter().map(|l| super::fit::prose(l, width) + "\n").collect();
     let notes = format!(
-        "verdicts need the 95% interval of B/A to clear ±{:.1}% and two rounds or runs a side; otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change the design would call with 80% power) or the design too weak for it; A and B are the geometric means of the rounds' medians (the runs' when a side pools runs) and B/A their ratio, with Welch's t-interval on the logs (a side of one round: the pooled medians, hierarchical bootstrap){}\n",
+        "verdicts need the 95% interval of B/A to clear ±{:.1}%, two rounds or runs a side, and the margin Holm's step-down over the rows asks (else \"uncertain (chance among N rows)\"); otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change alone in its row the design would call with 80% power) or the design too weak for it; A and B are the geometric means of the rounds' medians (the runs' when a side pools runs) and B/A their ratio, with Welch's t-interval on the logs (a side of one round: the pooled medians, hierarchical bootstrap){}\n",
         threshold * 100.0,
         match (single, widened) {
             (true, true) =>
@@ -655,7 +674,7 @@ fn glance(rows: &[Comparison], width: Width) -> String {
     if let Some(m) = mdes.get(mdes.len() / 2) {
         out.push_str(&super::fit::prose(
             &format!(
-                "{} compared; typical MDE ±{:.1}% (the median over {} with an interval: the change this design calls with 80% power)",
+                "{} compared; typical MDE ±{:.1}% (the median over {} with an interval: a change alone in its row this design calls with 80% power)",
                 super::counted(rows.len() as u64, "figure", "figures"),
                 m * 100.0,
                 mdes.len()

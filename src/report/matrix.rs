@@ -126,7 +126,7 @@ pub fn render(m: &Matrix, width: super::table::Width) -> String {
     }
     let mut o = if m.differences.is_empty() { format!("{t}\n") } else { format!("{head}\n{t}\n") };
     let ratios = format!(
-        "ratios are each side's median over the baseline's; verdicts need the 95% interval to clear ±{:.1}% and two rounds or runs a side",
+        "ratios are each side's median over the baseline's; verdicts need the 95% interval to clear ±{:.1}%, two rounds or runs a side, and the margin Holm's step-down over a column's rows asks",
         m.threshold * 100.0
     );
     let _ = writeln!(o, "{}", super::fit::prose(&ratios, width));

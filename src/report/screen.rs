@@ -182,10 +182,11 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: u16, run_i
 /// counts, so the flags a busy machine raises cannot push the table off the screen.
 const NOTE_LINES: usize = 6;
 
-/// The notes under the table, one line each at `width` columns: a flag's sense and the
-/// lines it concerns, named where they fit the line and counted where they do not (the
-/// rows carry the note's number). More flags than [`NOTE_LINES`]: code and count only,
-/// packed (`-v` says each flag's reason).
+/// The notes under the table, one a flag: its sense and the lines it concerns, named
+/// where they fit one line of `width` columns and counted where they do not (the rows
+/// carry the note's number); each fits one line at 100 columns, and a narrower terminal
+/// wraps it. More flags than [`NOTE_LINES`]: code and count only, packed whole into
+/// lines of `width` (`-v` says each flag's reason).
 fn note_lines(notes: &[(FlagCode, Vec<String>)], width: usize) -> Vec<String> {
     let count = |who: &[String]| super::counted(who.len() as u64, "row", "rows");
     if notes.len() > NOTE_LINES {
@@ -353,7 +354,7 @@ fn percent(x: f64) -> String {
     if p >= 10.0 { format!("{p:.0}%") } else { format!("{p:.1}%") }
 }
 
-/// The numbers of the notes `line`'s flags belong to (one note a flag, listing every
+/// The numbers of the notes `line`'s flags belong to (one note a flag, gathering every
 /// line that carries it), adding the line to each note.
 fn note_numbers(line: &Line<'_>, label: &str, notes: &mut Vec<(FlagCode, Vec<String>)>) -> Vec<usize> {
     let mut numbers = Vec::new();

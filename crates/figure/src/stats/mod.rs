@@ -19,6 +19,7 @@ pub mod nested;
 pub mod paired;
 pub mod planner;
 pub mod power;
+pub mod student;
 pub mod verdict;
 
 /// The summary of one set of samples.
@@ -226,6 +227,10 @@ pub struct RatioEstimate {
     pub ratio: f64,
     pub ci_low: f64,
     pub ci_high: f64,
+    /// The degrees of freedom of the Student t the 95% interval was drawn with: its
+    /// half-width is t₀.₉₇₅,df standard errors (Welch's, or the smaller side's units
+    /// less one for a widened bootstrap). A verdict's tail is read from the same t.
+    pub df: f64,
 }
 
 fn thin(sorted: &[f64], max: usize) -> Vec<f64> {

@@ -211,7 +211,8 @@ pub fn ratio_interval(a: &Nested, b: &Nested, resamples: usize, seed: u64) -> Op
     let (lowest, highest) = if a.min > 0.0 { (b.min / a.max, b.max / a.min) } else { (f64::MIN, f64::MAX) };
     let lo = (ratio - f * (ratio - quantile_sorted(&ratios, 0.025)).max(0.0)).max(lowest) * (1.0 - eps);
     let hi = (ratio + f * (quantile_sorted(&ratios, 0.975) - ratio).max(0.0)).min(highest) * (1.0 + eps);
-    Some(RatioEstimate { ratio, ci_low: lo, ci_high: hi })
+    let df = (a.units().min(b.units()).max(2) - 1) as f64;
+    Some(RatioEstimate { ratio, ci_low: lo, ci_high: hi, df })
 }
 
 /// The medians of the units at the top level that varies (runs when there are
@@ -257,7 +258,8 @@ pub fn unit_ratio_interval(a: &Nested, b: &Nested) -> Option<UnitRatio> {
     let se2 = sa + sb;
     // Welch–Satterthwaite, rounded down (fewer degrees of freedom: a wider interval).
     let df = if se2 > 0.0 { se2 * se2 / (sa * sa / da + sb * sb / db) } else { da + db };
-    let half = t975((df.floor() as usize).max(1)) * se2.sqrt();
+    let df = df.floor().max(1.0);
+    let half = t975(df as usize) * se2.sqrt();
     let d = mb - ma;
     let ratio = d.exp();
     let eps = a.step / (2.0 * a.estimate.abs()) + b.step / (2.0 * b.estimate.abs());
@@ -267,6 +269,7 @@ pub fn unit_ratio_interval(a: &Nested, b: &Nested) -> Option<UnitRatio> {
             ratio,
             ci_low: (d - half).exp() * (1.0 - eps),
             ci_high: (d + half).exp() * (1.0 + eps),
+            df,
         },
         a: ma.exp(),
         b: mb.exp(),

@@ -3,12 +3,14 @@
 //! `uncertain` verdict says why no change was named: the change seen is below the
 //! design's minimum detectable effect, the design is too weak to call it, or the row
 //! itself is doubted (a flag, one round, no interval). Shared by `compare` (two
-//! sides) and paired conditions (`paired`).
+//! sides), which then judges its rows as one family ([`family_gate`]), and paired
+//! conditions (`paired`), whose rows are each judged alone.
 //!
 //! A verdict is a closed set ([`Verdict`]): `--fail-on` and the charts match its
 //! variants, and it prints (and serialises) as the words stored runs and exports
 //! have always carried.
 
+use super::student;
 use serde::{Serialize, Serializer};
 
 /// Whether a bigger number is better, worse, or neither for a unit.
@@ -164,10 +166,13 @@ pub fn explained(v: Verdict, ratio: f64, mde: f64) -> Verdict {
 pub const FAMILY_ALPHA: f64 = 0.05;
 
 /// The two-sided p-value of a change beyond ±`threshold` (log scale, as [`verdict`]),
-/// read from a ratio and its 95% interval: the standard error is the half of the
-/// interval that faces no change, over z₀.₉₇₅. None without a usable interval.
-pub fn p_beyond(ratio: f64, ci_low: f64, ci_high: f64, threshold: f64) -> Option<f64> {
-    if !(ratio > 0.0 && ci_low > 0.0 && ci_high.is_finite() && ci_low <= ratio && ratio <= ci_high) {
+/// read from a ratio and its 95% interval drawn with Student's t of `df` degrees of
+/// freedom: the standard error is the half of the interval that faces no change, over
+/// t₀.₉₇₅,df, and the tail is that t's (a normal tail would call a row ten rows out
+/// of a family 2–10 times too often at the few degrees of freedom of ten rounds or a
+/// few runs). None without a usable interval.
+pub fn p_beyond(ratio: f64, ci_low: f64, ci_high: f64, threshold: f64, df: f64) -> Option<f64> {
+    if !(ratio > 0.0 && ci_low > 0.0 && ci_high.is_finite() && ci_low <= ratio && ratio <= ci_high && df >= 1.0) {
         return None;
     }
     let l = ratio.ln();
@@ -176,33 +181,25 @@ pub fn p_beyond(ratio: f64, ci_low: f64, ci_high: f64, threshold: f64) -> Option
     if half <= 0.0 {
         return Some(if margin > 0.0 { 0.0 } else { 1.0 });
     }
-    let z = margin / (half / super::Z975);
-    // 2·(1 − Φ(z)) = erfc(z/√2).
-    Some(libm::erfc(z / std::f64::consts::SQRT_2).min(1.0))
+    let t = margin / (half / student::quantile(0.975, df));
+    Some((2.0 * student::cdf(-t, df)).min(1.0))
 }
 
-/// The z a two-sided p-value of `p` needs: Φ⁻¹(1 − p/2), by bisection on erfc (monotone;
-/// 80 halvings of [0, 40] leave far less than any printed digit).
-pub fn z_two_sided(p: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0f64, 40.0f64);
-    for _ in 0..80 {
-        let mid = 0.5 * (lo + hi);
-        if libm::erfc(mid / std::f64::consts::SQRT_2) > p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
+/// The bar a lone change among `rows` judged together must clear, in standard errors
+/// past the threshold, for an interval of `df` degrees of freedom: t₁₋α/(2m),df, the
+/// first step of [`family_gate`].
+pub fn family_bar(rows: usize, df: f64) -> f64 {
+    student::quantile(1.0 - FAMILY_ALPHA / (2.0 * rows.max(1) as f64), df)
 }
 
 /// Holm's step-down at [`FAMILY_ALPHA`] over the p-values of the rows judged together:
 /// which of them may name a change. Sorted smallest first, the j-th (from 0) holds
 /// when it and every smaller one is at most α/(m − j). A comparison judges dozens of
-/// rows, and at 95% each, one in forty rows of identical runs would clear its own
-/// interval; the step-down keeps the chance of any false change in the whole
-/// comparison at α, and still names every row of a change that moves many rows (each
-/// row past the first faces a looser bar).
+/// rows: judged alone at 95%, about one row in a hundred of identical runs clears the
+/// threshold, and a comparison of 58 rows then names a false change about half the
+/// time. The step-down keeps the chance of any false change in the whole comparison at
+/// α, and still names the rows of a change that moves many of them (each row past the
+/// first faces a looser bar).
 pub fn family_gate(p: &[f64]) -> Vec<bool> {
     let mut order: Vec<usize> = (0..p.len()).collect();
     order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
@@ -236,18 +233,23 @@ mod tests {
 
     #[test]
     fn p_values_match_the_interval_they_come_from() {
-        // An interval whose facing end sits on the threshold: p = 0.05.
-        let (t, se) = (0.03f64, 0.02f64);
-        let r = ((1.0 + t).ln() + Z975_TEST * se).exp();
-        let lo = (1.0 + t) * 1.0;
-        let hi = (r.ln() + Z975_TEST * se).exp();
-        assert!((p_beyond(r, lo, hi, t).unwrap() - 0.05).abs() < 1e-4);
-        // Mirrored below 1.
-        assert!((p_beyond(1.0 / r, 1.0 / hi, 1.0 / lo, t).unwrap() - 0.05).abs() < 1e-4);
-        assert_eq!(p_beyond(1.0, 0.99, 1.01, t), Some(1.0));
-        assert_eq!(p_beyond(1.0, 0.0, 1.2, t), None);
-        assert!((z_two_sided(0.05) - Z975_TEST).abs() < 1e-5);
-        assert!((z_two_sided(0.05 / 40.0) - 3.227).abs() < 1e-3);
+        // An interval whose facing end sits on the threshold: p = 0.05, at any df.
+        let t = 0.03f64;
+        for df in [4.0, 9.0, 18.0, 1e9] {
+            let q = student::quantile(0.975, df);
+            let se = 0.02f64;
+            let r = ((1.0 + t).ln() + q * se).exp();
+            let (lo, hi) = (1.0 + t, (r.ln() + q * se).exp());
+            assert!((p_beyond(r, lo, hi, t, df).unwrap() - 0.05).abs() < 1e-6, "{df}");
+            // Mirrored below 1.
+            assert!((p_beyond(1.0 / r, 1.0 / hi, 1.0 / lo, t, df).unwrap() - 0.05).abs() < 1e-6, "{df}");
+        }
+        assert_eq!(p_beyond(1.0, 0.99, 1.01, t, 9.0), Some(1.0));
+        assert_eq!(p_beyond(1.0, 0.0, 1.2, t, 9.0), None);
+        // The bar of one row is the interval's own; of forty, t's tail, wider at few df.
+        assert!((family_bar(1, 1e9) - Z975_TEST).abs() < 3e-3);
+        assert!((family_bar(40, 1e9) - 3.227).abs() < 1e-2);
+        assert!(family_bar(40, 9.0) > 4.0 && family_bar(40, 4.0) > family_bar(40, 9.0));
     }
 
     const Z975_TEST: f64 = crate::stats::Z975;
@@ -264,19 +266,26 @@ mod tests {
     }
 
     /// A standard normal draw (Box–Muller).
-    fn normal(u: &mut impl FnMut() -> f64) -> f64 {
+    fn normal(u: &mut dyn FnMut() -> f64) -> f64 {
         (-2.0 * u().max(1e-300).ln()).sqrt() * (std::f64::consts::TAU * u()).cos()
     }
 
-    /// One comparison of `rows` rows, each an honest 95% interval of se 0.05 around a
-    /// true log ratio `shift(i)`: which rows the gate lets name a change.
+    /// One comparison of `rows` rows, each the Student-t 95% interval of ten rounds a
+    /// side (Welch's, equal spreads: 18 degrees of freedom) of a log spread of 0.1 a
+    /// round around a true log ratio `shift(i)`: which rows the gate lets name a change.
+    /// The rounds are drawn, so each interval's width varies as a real one does.
     fn trial(rows: usize, shift: impl Fn(usize) -> f64, u: &mut impl FnMut() -> f64) -> Vec<bool> {
-        let (se, t) = (0.05, 0.03);
+        let (k, sd, t, df) = (10, 0.1, 0.03, 18.0);
+        let side = |u: &mut dyn FnMut() -> f64, centre: f64| {
+            let xs: Vec<f64> = (0..k).map(|_| centre + sd * normal(&mut *u)).collect();
+            let m = xs.iter().sum::<f64>() / k as f64;
+            (m, xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (k - 1) as f64 / k as f64)
+        };
         let p: Vec<f64> = (0..rows)
             .map(|i| {
-                let l = shift(i) + se * normal(u);
-                let (lo, hi) = ((l - Z975_TEST * se).exp(), (l + Z975_TEST * se).exp());
-                p_beyond(l.exp(), lo, hi, t).unwrap()
+                let ((ma, va), (mb, vb)) = (side(&mut *u, 0.0), side(&mut *u, shift(i)));
+                let (l, half) = (mb - ma, student::quantile(0.975, df) * (va + vb).sqrt());
+                p_beyond(l.exp(), (l - half).exp(), (l + half).exp(), t, df).unwrap()
             })
             .collect();
         family_gate(&p)
@@ -299,8 +308,7 @@ mod tests {
         // One row 40% slower among 40: named in nearly every comparison.
         let one = (0..trials).filter(|_| trial(40, |i| if i == 0 { 1.4f64.ln() } else { 0.0 }, &mut u)[0]).count();
         assert!(one * 100 >= 95 * trials, "{one} of {trials}");
-        // Ten rows 30% slower (a kernel entry made dearer): the step-down names most of them
-        // (at 25%, about three in four: the price of judging forty rows at once).
+        // Ten rows 30% slower (a kernel entry made dearer): the step-down names most of them.
         let named: usize = (0..trials)
             .map(|_| trial(40, |i| if i < 10 { 1.3f64.ln() } else { 0.0 }, &mut u)[..10].iter().filter(|&&h| h).count())
             .sum();
