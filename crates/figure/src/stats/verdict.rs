@@ -253,37 +253,23 @@ mod tests {
     }
 
     const Z975_TEST: f64 = crate::stats::Z975;
-
-    /// A deterministic uniform stream for the synthetic trials.
-    fn uniforms(seed: u64) -> impl FnMut() -> f64 {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 53) as f64
-        }
-    }
-
-    /// A standard normal draw (Box–Muller).
-    fn normal(u: &mut dyn FnMut() -> f64) -> f64 {
-        (-2.0 * u().max(1e-300).ln()).sqrt() * (std::f64::consts::TAU * u()).cos()
-    }
+    use crate::stats::SplitMix64;
+    use crate::stats::nested::normal;
 
     /// One comparison of `rows` rows, each the Student-t 95% interval of ten rounds a
     /// side (Welch's, equal spreads: 18 degrees of freedom) of a log spread of 0.1 a
     /// round around a true log ratio `shift(i)`: which rows the gate lets name a change.
     /// The rounds are drawn, so each interval's width varies as a real one does.
-    fn trial(rows: usize, shift: impl Fn(usize) -> f64, u: &mut impl FnMut() -> f64) -> Vec<bool> {
+    fn trial(rows: usize, shift: impl Fn(usize) -> f64, rng: &mut SplitMix64) -> Vec<bool> {
         let (k, sd, t, df) = (10, 0.1, 0.03, 18.0);
-        let side = |u: &mut dyn FnMut() -> f64, centre: f64| {
-            let xs: Vec<f64> = (0..k).map(|_| centre + sd * normal(&mut *u)).collect();
+        let side = |rng: &mut SplitMix64, centre: f64| {
+            let xs: Vec<f64> = (0..k).map(|_| centre + sd * normal(rng)).collect();
             let m = xs.iter().sum::<f64>() / k as f64;
             (m, xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (k - 1) as f64 / k as f64)
         };
         let p: Vec<f64> = (0..rows)
             .map(|i| {
-                let ((ma, va), (mb, vb)) = (side(&mut *u, 0.0), side(&mut *u, shift(i)));
+                let ((ma, va), (mb, vb)) = (side(rng, 0.0), side(rng, shift(i)));
                 let (l, half) = (mb - ma, student::quantile(0.975, df) * (va + vb).sqrt());
                 p_beyond(l.exp(), (l - half).exp(), (l + half).exp(), t, df).unwrap()
             })
@@ -295,7 +281,7 @@ mod tests {
     fn the_gate_is_quiet_on_identical_runs() {
         // A/A: 40 rows, none changed. A change anywhere in at most 5% of comparisons
         // (it holds α over the family; each row alone would speak in ~1% of rows).
-        let mut u = uniforms(7);
+        let mut u = SplitMix64::new(7);
         let trials = 2000;
         let noisy = (0..trials).filter(|_| trial(40, |_| 0.0, &mut u).iter().any(|&h| h)).count();
         assert!(noisy * 100 <= 5 * trials, "{noisy} of {trials} A/A comparisons named a change");
@@ -303,7 +289,7 @@ mod tests {
 
     #[test]
     fn the_gate_fires_on_a_real_gap() {
-        let mut u = uniforms(11);
+        let mut u = SplitMix64::new(11);
         let trials = 1000;
         // One row 40% slower among 40: named in nearly every comparison.
         let one = (0..trials).filter(|_| trial(40, |i| if i == 0 { 1.4f64.ln() } else { 0.0 }, &mut u)[0]).count();
