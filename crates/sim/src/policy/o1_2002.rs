@@ -15,9 +15,9 @@
 //! - HZ = 100 (i386 in 2.5.2): a tick is 10 ms.
 //! - Interactivity is the 4-entry, 1-second load-history estimator: a task's sleep
 //!   ticks in each of the last four seconds (`sleep_hist`), and a priority penalty of up
-//!   to MAX_USER_PRIO / 3 levels for the share of that time it did not sleep. Time
-//!   spent runnable in a queue counts as load: tasks that want more CPU than there is
-//!   get punished. There is no sleep bonus, no interactive credit, no starvation limit.
+//!   to the announced patch's MAX_PRIO / 3 (21 levels) for the share of that time it did
+//!   not sleep. Time spent runnable in a queue counts as load: tasks that want more CPU
+//!   than there is get punished. There is no sleep bonus, no interactive credit, no starvation limit.
 //! - Timeslices follow the dynamic priority (PRIO_TO_TIMESLICE): 90 ms at nice 0
 //!   without penalty, 20 ms at the worst priority.
 //! - sched_yield lowers the task's priority by one and requeues it in the active array.
@@ -26,19 +26,19 @@
 //! - No sync wake-ups: try_to_wake_up takes a `synchronous` flag and ignores it. No mm
 //!   affinity bonus ("i skipped the prev->mm == next->mm advantage").
 //!
-//! Where the tick lands. scheduler_tick charges the tick to whichever task runs when
-//! it fires, and its deactivate + activate puts that task back at NICE_TO_PRIO + the
-//! penalty (133 for a loop that never sleeps) while its partner keeps the priority its
-//! yields lowered (139): the ticked task yields alone to 139, then the two alternate.
-//! Every tick so leaves two yielders in the same state. The simulator's loop costs are
-//! exact, so on the 1/HZ grid the next tick would land at the same point of the same
-//! strictly periodic alternation, on the same task, tick after tick: that task's slice
-//! would run out twice as often, and the split would follow the loop's period to the
-//! nanosecond. On a machine a loop's iterations drift by more than one alternation (a
-//! few µs) over the 10 ms between ticks (cache and bus misses, the tick's own
-//! footprint), so the point a tick lands on is not fixed. Here the k-th tick reaches the
-//! CPU up to `TICK_SPREAD_NS` after its grid time, by a fixed hash of the CPU and k (the
-//! same in every run): the kernel's rules, with the phase spread as on a machine.
+//! Where the tick lands. scheduler_tick charges the tick to whichever task runs when it
+//! fires, and its deactivate + activate puts that task back at NICE_TO_PRIO + the
+//! penalty, MAX_PRIO − 1 for a loop that never sleeps, at the tail of the list where
+//! its partner's yields keep the partner (139 too). Every tick so leaves two yielders
+//! in the same state. The simulator's loop costs are exact, so on the
+//! 1/HZ grid the next tick would land at the same point of the same strictly periodic
+//! alternation, on the same task, tick after tick: that task's slice would run out
+//! twice as often, and the split would follow the loop's period to the nanosecond. On a
+//! machine a loop's iterations drift by more than one alternation (a few µs) over the
+//! 10 ms between ticks (cache and bus misses, the tick's own footprint), so the point a
+//! tick lands on is not fixed. Here the k-th tick reaches the CPU up to
+//! `TICK_SPREAD_NS` after its grid time, by a fixed hash of the CPU and k (the same in
+//! every run): the kernel's rules, with the phase spread as on a machine.
 
 use super::o1::Array;
 use super::{LoopbackXmit, Pick, PolicyKind, Scheduler, Why, Work, slot};
@@ -67,20 +67,19 @@ pub const TICK_NS: u64 = 1_000_000_000 / HZ;
 const MAX_RT_PRIO: usize = 100;
 const MAX_PRIO: usize = 140;
 const MAX_USER_PRIO: usize = MAX_PRIO - MAX_RT_PRIO;
-/// 2.5.2-pre10 kernel/sched.c: activate_task, MAX_PENALTY = MAX_USER_PRIO / 3.
-///
-/// The announced patch wrote `MAX_BOOST (MAX_PRIO/3)`, and its MAX_PRIO was 64 by
-/// every trace of it: the founding text's "64-bit bitmap cache for array indices",
-/// Anton Blanchard's "the first MAX_PRIO (64) bits" (lkml, 4 January 2002, confirmed
-/// by Molnar) and Molnar's "where all the CPU hogs live (this is p->prio == 63 right
-/// now)" (6 January), which a penalty of 21 on nice 0's 44 reaches and 13 does not.
-/// No line defining it was found. pre10's 13 is kept: with 21, a loop that
-/// never sleeps sits at MAX_PRIO − 1 beside its yielding partner, and the tick
-/// analysis that holds loop_yield's shares (see the module doc and the two-yielder
-/// test) no longer holds as written (the shares came to 46% and 54% at a 900 ns
-/// switch); adopting 21 waits for that analysis redone (docs/simulator.md gives what
-/// 21 does to the chat cells).
-pub const MAX_PENALTY: usize = MAX_USER_PRIO / 3;
+/// The announced patch's MAX_PRIO, by every trace of it: the founding text's "64-bit
+/// bitmap cache for array indices", Anton Blanchard's "the first MAX_PRIO (64) bits"
+/// (lkml, 4 January 2002, confirmed by Molnar) and Molnar's "where all the CPU hogs live
+/// (this is p->prio == 63 right now)" (6 January). No line defining it was found. Its
+/// 40 user levels (nice 0 at 44) are the same as pre10's (nice 0 at 120), so the
+/// simulator keeps pre10's numbering and takes from 64 only the penalty below.
+const ANNOUNCED_MAX_PRIO: usize = 64;
+/// The announced patch's activate_task (2.5.2-pre6, as quoted in its review of
+/// 4 January 2002): `MAX_BOOST (MAX_PRIO/3)`, 21 levels at its MAX_PRIO of 64. A task
+/// that never sleeps reaches MAX_PRIO − 1 from nice 0 (44 + 21 past 63), where
+/// Molnar's CPU hogs lived; pre10 (MAX_USER_PRIO / 3, 13 levels) stops it at 133,
+/// six levels short.
+pub const MAX_PENALTY: usize = ANNOUNCED_MAX_PRIO / 3;
 /// include/linux/sched.h: SLEEP_HIST_SIZE, the estimator's seconds.
 const SLEEP_HIST_SIZE: usize = 4;
 /// include/linux/sched.h (2.5.2): MIN_TIMESLICE = 20 ms, MAX_TIMESLICE = 150 ms, in ticks.
@@ -547,7 +546,7 @@ mod tests {
         assert_eq!(prio_to_timeslice(nice_to_prio(19)), 20 * 1_000_000, "PRIO_TO_TIMESLICE(139)");
         // A penalised nice 0 task gets a shorter slice: prio 133 → 40 ms.
         assert_eq!(prio_to_timeslice(133), 40 * 1_000_000);
-        assert_eq!(MAX_PENALTY, 13, "2.5.2-pre10 activate_task: MAX_USER_PRIO / 3");
+        assert_eq!(MAX_PENALTY, 21, "2.5.2-pre6 activate_task: MAX_BOOST (MAX_PRIO/3) at MAX_PRIO 64");
     }
 
     #[test]
@@ -595,23 +594,24 @@ mod tests {
     }
 
     #[test]
-    fn linux_2_5_2_pre10_activate_task_penalises_load_and_skips_the_same_jiffy() {
+    fn linux_2_5_2_pre6_activate_task_puts_a_cpu_hog_at_max_prio_minus_1_and_skips_the_same_jiffy() {
         let mut tasks = crate::types::test_tasks(1, 0);
         let mut o = O12002::new(1);
         o.add(&tasks, 0, 0, Why::New);
         assert_eq!(o.prio(0), 120, "a new task starts at NICE_TO_PRIO(0)");
         // Runnable for three seconds (running or queued), then woken again: the whole
-        // penalty.
+        // penalty, 21 levels, carries it past MAX_PRIO − 1 ("where all the CPU hogs
+        // live (this is p->prio == 63 right now)", at the announced patch's MAX_PRIO 64).
         tasks[0].stamp = 3 * 1_000_000_000;
         o.remove(&tasks, 0);
         tasks[0].woken_at = Some(tasks[0].stamp);
         o.add(&tasks, 0, 0, Why::Wake);
-        assert_eq!(o.prio(0), 120 + MAX_PENALTY, "activate_task: NICE_TO_PRIO + MAX_PENALTY");
+        assert_eq!(o.prio(0), MAX_PRIO - 1, "activate_task: NICE_TO_PRIO + MAX_BOOST, at most MAX_PRIO − 1");
         // Woken in the jiffy of its last activation: the estimator is not consulted.
         o.state[0].history.hist = [HZ; SLEEP_HIST_SIZE];
         o.remove(&tasks, 0);
         o.add(&tasks, 0, 0, Why::Wake);
-        assert_eq!(o.prio(0), 120 + MAX_PENALTY, "activate_task: run_timestamp == jiffies skips");
+        assert_eq!(o.prio(0), MAX_PRIO - 1, "activate_task: run_timestamp == jiffies skips");
         // At nice 19 the penalty cannot pass MAX_PRIO − 1.
         let nice19 = crate::types::test_tasks(1, 19);
         let mut o = O12002::new(1);
@@ -789,26 +789,30 @@ mod two_yielders {
     use crate::engine::Engine;
     use crate::workload::Yielder;
 
-    /// Two sched_yield loops on one CPU for ten seconds (a thousand ticks) under the
-    /// 2002 profile with its switch cost at `switch_ns`: each loop's time in the
-    /// kernel's yield path, ns.
+    /// Two sched_yield loops on one CPU for a minute (6,000 ticks) under the 2002
+    /// profile with its switch cost at `switch_ns`: each loop's time in the kernel's
+    /// yield path, ns.
     fn shares(switch_ns: f64) -> [u64; 2] {
         let mut cost = crate::cost::smp2002_assumed();
         cost.switch.ns = switch_ns;
         let mut e = Engine::new(PolicyKind::O12002.build(1), cost, 1, 1);
         e.spawn(Box::new(Yielder::new(0)), None, 0, 0);
         e.spawn(Box::new(Yielder::new(0)), None, 0, 0);
-        let o = e.run(10_000_000_000, |_| false);
+        let o = e.run(60_000_000_000, |_| false);
         [o.task_run_ns[0], o.task_run_ns[1]]
     }
 
     #[test]
-    fn linux_2_5_2_pre10_scheduler_tick_two_yielders_on_one_cpu_share_it_within_10_percent() {
-        // scheduler_tick requeues the ticked task at 133 ahead of its partner at 139;
-        // with the point a tick lands on spread over the loop, each yielder is ticked
-        // about as often, so each gets half the CPU whatever the loop's period (with
-        // ticks on the grid, one loop's share would range from 18% to 75% over switch
-        // costs from 850 to 960 ns).
+    fn linux_2_5_2_pre6_scheduler_tick_two_yielders_on_one_cpu_share_it_within_10_percent() {
+        // Both loops sit at MAX_PRIO − 1 (the announced patch's penalty of 21 from 120),
+        // and scheduler_tick requeues the ticked one at the tail of that list; its slice
+        // there is two ticks. When one's slice ends it goes to the expired array and the
+        // other runs alone to the end of its own, so which loop a tick finds moves the
+        // split by whole ticks, cycle by cycle: over ten seconds one loop's share ranged
+        // from 46% to 51%, over a minute from 49% to 52%. With the point a tick lands on
+        // spread over the loop, each yielder is ticked about as often, so each gets half
+        // the CPU whatever the loop's period (with ticks on the grid, one loop's share
+        // ranges from 11% to 89% over switch costs from 850 to 960 ns).
         for switch_ns in [850.0, 900.0, 950.0] {
             let [a, b] = shares(switch_ns);
             let (lo, hi) = (a.min(b) as f64, a.max(b) as f64);
