@@ -3,6 +3,10 @@
 //! step, a cache line's transfer between two CPUs, and whether the kernel ends slices
 //! on an hrtick.
 //!
+//! Timing model: each probe is a loop of the primitive alone, timed by the monotonic
+//! clock around whole batches, with a pilot and a warm-up before them; the switch
+//! counts that decide whether a batch ran alone are read outside its clock.
+//!
 //! Why here and not in `sim`: the simulator measures nothing and reads nothing of the
 //! machine; the command line hands it these figures through its
 //! [`ProfileSource`](crate::sim::profile_source::ProfileSource), so a test can hand it
@@ -10,31 +14,135 @@
 
 use std::hint::black_box;
 
-use crate::sim::cost::MachineProbes;
+use crate::sim::cost::{Crowded, MachineProbes};
 
 /// Measures this machine now (a fraction of a second; the cold walks touch 14 MB).
 pub fn probe() -> MachineProbes {
     let syscall = bare_yield();
     let (scan, recalc) = cold_walks();
     let (pick, tree) = pick_and_tree();
+    let line = line_transfer();
     MachineProbes {
-        syscall,
-        scan,
-        recalc,
-        pick,
-        tree,
-        line: line_transfer(),
+        syscall: syscall.ns,
+        scan: scan.ns,
+        recalc: recalc.ns,
+        pick: pick.ns,
+        tree: tree.ns,
+        line: line.map(|l| l.ns),
         hrtick: live_hrtick(),
         cpus: crate::sys::allowed_cpus().map(|c| c.len()).unwrap_or(1),
+        crowded: Crowded {
+            syscall: !syscall.alone,
+            walks: !(scan.alone && recalc.alone),
+            pick: !(pick.alone && tree.alone),
+            line: line.is_some_and(|l| !l.alone),
+        },
     }
 }
 
-/// Times `f` over enough repetitions for a stable per-call figure, ns.
-fn per_call(mut f: impl FnMut(u64) -> u64, reps: u64) -> f64 {
-    let _ = f(reps / 10); // warm
+/// Timed batches a probe is split into.
+const BATCHES: u64 = 16;
+
+/// One timed batch: its time per call, and whether the probing thread (both threads,
+/// for the line) went through it without being switched out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Batch {
+    ns: f64,
+    alone: bool,
+}
+
+/// A probe's figure: the median time per call over the batches that ran alone, or,
+/// when none did, over all of them (`alone` false: the figure is doubted).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Probe {
+    ns: f64,
+    alone: bool,
+}
+
+/// Why batches and not one long loop: a probe prices the primitive with the CPU to
+/// itself, and a loop another task interrupts charges that task's time to it (a
+/// sched_yield that finds another task runnable switches to it and waits out its
+/// slice: hundreds of µs a call). A batch through which the probing thread was never
+/// switched out (getrusage's counts of its switches unchanged, read outside the
+/// timed region) saw none of that; the median of those is the figure.
+fn of_batches(batches: &[Batch]) -> Probe {
+    let alone: Vec<f64> = batches.iter().filter(|b| b.alone).map(|b| b.ns).collect();
+    if alone.is_empty() {
+        let all: Vec<f64> = batches.iter().map(|b| b.ns).collect();
+        Probe { ns: crate::stats::median(&all), alone: false }
+    } else {
+        Probe { ns: crate::stats::median(&alone), alone: true }
+    }
+}
+
+/// Calls timed first, to find a primitive that hands the CPU over as it runs (a
+/// sched_yield beside another task runnable on its CPU switched on 12 of 32 calls here
+/// and waited out that task's slice each time: 1.5 ms a call, so a probe's 200,000
+/// calls would run for minutes). Alone, the pilot takes microseconds and sees no switch.
+const PILOT: u64 = 32;
+
+/// The calling thread's switches so far, voluntary and involuntary together.
+fn switches() -> Option<u64> {
+    crate::sys::thread_switches().ok().map(|(v, i)| v + i)
+}
+
+/// Calls kept by [`one_by_one`] before it stops, and the longest it runs.
+const ONE_BY_ONE: usize = 64;
+const ONE_BY_ONE_FOR: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Calls timed one at a time, for a call that hands the CPU over on some calls: the
+/// median of the calls through which the thread was not switched out, less the median
+/// of as many empty timings (the clock's own reads), taken until [`ONE_BY_ONE`] such
+/// calls or [`ONE_BY_ONE_FOR`]. Doubted all the same (another task was runnable on the
+/// CPU, so the call was not the bare one); None when no call went unswitched.
+fn one_by_one(f: &mut impl FnMut(u64) -> u64) -> Option<Probe> {
+    let start = std::time::Instant::now();
+    let (mut kept, mut empty) = (Vec::new(), Vec::new());
+    while kept.len() < ONE_BY_ONE && start.elapsed() < ONE_BY_ONE_FOR {
+        let before = switches();
+        let t0 = std::time::Instant::now();
+        black_box(f(1));
+        let ns = t0.elapsed().as_nanos() as f64;
+        if before.is_some() && before == switches() {
+            kept.push(ns);
+            let t0 = std::time::Instant::now();
+            black_box(f(0));
+            empty.push(t0.elapsed().as_nanos() as f64);
+        }
+    }
+    (!kept.is_empty()).then(|| {
+        let ns = (crate::stats::median(&kept) - crate::stats::median(&empty)).max(0.0);
+        Probe { ns, alone: false }
+    })
+}
+
+/// Times `f` over `reps` calls in [`BATCHES`] batches (after a warm-up of a tenth),
+/// each batch's clock around `f` alone. A pilot of [`PILOT`] calls comes first: when
+/// the thread switched on one in eight of them or more, the call itself hands the CPU
+/// over, and the calls are timed one by one instead ([`one_by_one`]), doubted.
+fn per_call(mut f: impl FnMut(u64) -> u64, reps: u64) -> Probe {
+    let before = switches();
     let t0 = std::time::Instant::now();
-    black_box(f(reps));
-    t0.elapsed().as_nanos() as f64 / reps as f64
+    black_box(f(PILOT));
+    let ns = t0.elapsed().as_nanos() as f64 / PILOT as f64;
+    if let (Some(b), Some(a)) = (before, switches())
+        && 8 * (a - b) >= PILOT
+    {
+        return one_by_one(&mut f).unwrap_or(Probe { ns, alone: false });
+    }
+    let _ = f(reps / 10); // warm
+    let n = (reps / BATCHES).max(1);
+    let batches: Vec<Batch> = (0..BATCHES)
+        .map(|_| {
+            let before = switches();
+            let t0 = std::time::Instant::now();
+            black_box(f(n));
+            let ns = t0.elapsed().as_nanos() as f64 / n as f64;
+            let after = switches();
+            Batch { ns, alone: before.is_some() && before == after }
+        })
+        .collect();
+    of_batches(&batches)
 }
 
 /// A task_struct-sized record (1.75 KB, the size of a 2.4 task_struct) whose scheduling
@@ -52,7 +160,7 @@ struct TaskLike {
 /// that are not in the cache: 8192 records (14 MB, beyond the last-level cache of most
 /// machines) linked in a shuffled order, so each visit is a cache miss, as a scan of a
 /// long run queue after other work is.
-fn cold_walks() -> (f64, f64) {
+fn cold_walks() -> (Probe, Probe) {
     const N: usize = 8192;
     let mut v: Vec<TaskLike> = (0..N)
         .map(|i| TaskLike { next: 0, counter: (i % 21) as i64, priority: 20, cpu: (i % 2) as u32, _rest: [0; 1760] })
@@ -94,7 +202,7 @@ fn cold_walks() -> (f64, f64) {
 }
 
 /// A bitmap find-first and an ordered tree's level, timed.
-fn pick_and_tree() -> (f64, f64) {
+fn pick_and_tree() -> (Probe, Probe) {
     let bitmap: [u64; 3] = [0, 1 << 40, 3];
     let pick = per_call(
         |n| {
@@ -122,12 +230,13 @@ fn pick_and_tree() -> (f64, f64) {
             s
         },
         200_000,
-    ) / (2.0 * 1024f64.log2());
-    (pick, tree_step)
+    );
+    let per_level = Probe { ns: tree_step.ns / (2.0 * 1024f64.log2()), ..tree_step };
+    (pick, per_level)
 }
 
 /// sched_yield with nothing else runnable on this thread's CPU: the bare system call.
-fn bare_yield() -> f64 {
+fn bare_yield() -> Probe {
     per_call(
         |n| {
             for _ in 0..n {
@@ -143,38 +252,70 @@ fn bare_yield() -> f64 {
 /// waits for the other's write, then writes): one line transfer. Both sides run on
 /// threads of their own, pinned, so the caller's affinity is untouched. None with
 /// fewer than two CPUs allowed.
-fn line_transfer() -> Option<f64> {
+///
+/// Timed in [`BATCHES`] batches, as [`per_call`] times: a batch runs alone when
+/// neither thread was switched out through it. Between batches the answering thread
+/// reads its switch counts, and the timing thread waits for that read to end before
+/// its clock starts again, so no read falls inside a timed batch.
+fn line_transfer() -> Option<Probe> {
     use std::sync::atomic::{AtomicU64, Ordering};
     const ROUNDS: u64 = 200_000;
+    let per_batch = ROUNDS / BATCHES;
     let cpus = crate::sys::allowed_cpus().ok()?;
     let (a, b) = (*cpus.first()?, *cpus.get(1)?);
     let flag = AtomicU64::new(0);
+    // Batch boundaries the answering thread has read its switches at.
+    let read = AtomicU64::new(0);
     std::thread::scope(|s| {
         let peer = s.spawn(|| {
             // Never leaves early: the timer side waits for every answer.
             let pinned = crate::sys::set_affinity(&[b]).is_ok();
-            for i in 0..ROUNDS {
-                while flag.load(Ordering::Acquire) != 2 * i + 1 {
-                    std::hint::spin_loop();
+            let mut counts = Vec::with_capacity(BATCHES as usize + 1);
+            counts.push(crate::sys::thread_switches().ok());
+            read.store(1, Ordering::Release);
+            for k in 0..BATCHES {
+                for j in 0..per_batch {
+                    let i = k * per_batch + j;
+                    while flag.load(Ordering::Acquire) != 2 * i + 1 {
+                        std::hint::spin_loop();
+                    }
+                    flag.store(2 * i + 2, Ordering::Release);
                 }
-                flag.store(2 * i + 2, Ordering::Release);
+                counts.push(crate::sys::thread_switches().ok());
+                read.store(k + 2, Ordering::Release);
             }
-            pinned.then_some(())
+            pinned.then_some(counts)
         });
         let timer = s.spawn(|| {
             let pinned = crate::sys::set_affinity(&[a]).is_ok();
-            let t0 = std::time::Instant::now();
-            for i in 0..ROUNDS {
-                flag.store(2 * i + 1, Ordering::Release);
-                while flag.load(Ordering::Acquire) != 2 * i + 2 {
+            let mut batches = Vec::with_capacity(BATCHES as usize);
+            for k in 0..BATCHES {
+                while read.load(Ordering::Acquire) != k + 1 {
                     std::hint::spin_loop();
                 }
+                let before = crate::sys::thread_switches().ok();
+                let t0 = std::time::Instant::now();
+                for j in 0..per_batch {
+                    let i = k * per_batch + j;
+                    flag.store(2 * i + 1, Ordering::Release);
+                    while flag.load(Ordering::Acquire) != 2 * i + 2 {
+                        std::hint::spin_loop();
+                    }
+                }
+                let ns = t0.elapsed().as_nanos() as f64 / (2 * per_batch) as f64;
+                let after = crate::sys::thread_switches().ok();
+                batches.push((ns, before.is_some() && before == after));
             }
-            pinned.then(|| t0.elapsed().as_nanos() as f64 / (2 * ROUNDS) as f64)
+            pinned.then_some(batches)
         });
-        let ns = timer.join().ok()?;
-        peer.join().ok()??;
-        ns
+        let timed = timer.join().ok()??;
+        let counts = peer.join().ok()??;
+        let batches: Vec<Batch> = timed
+            .iter()
+            .zip(counts.windows(2))
+            .map(|(&(ns, alone), peer)| Batch { ns, alone: alone && peer[0].is_some() && peer[0] == peer[1] })
+            .collect();
+        Some(of_batches(&batches))
     })
 }
 
@@ -190,4 +331,64 @@ fn live_hrtick() -> Option<bool> {
     let mut text = String::new();
     std::fs::File::open(SCHED_FEATURES).ok()?.take(64 * 1024).read_to_string(&mut text).ok()?;
     Some(crate::sim::cost::hrtick_listed(&text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(ns: f64, alone: bool) -> Batch {
+        Batch { ns, alone }
+    }
+
+    #[test]
+    fn the_figure_is_the_median_of_the_batches_that_ran_alone() {
+        // Two batches another task interrupted (a slice each, charged to the calls)
+        // leave the figure where the batches that ran alone put it.
+        let batches = [batch(100.0, true), batch(50_000.0, false), batch(104.0, true), batch(90_000.0, false)];
+        assert_eq!(of_batches(&batches), Probe { ns: 102.0, alone: true });
+        assert_eq!(of_batches(&[batch(100.0, true)]), Probe { ns: 100.0, alone: true });
+    }
+
+    #[test]
+    fn with_no_batch_alone_the_figure_is_every_batchs_median_and_doubted() {
+        let batches = [batch(400.0, false), batch(500.0, false), batch(90_000.0, false)];
+        assert_eq!(of_batches(&batches), Probe { ns: 500.0, alone: false });
+    }
+
+    #[test]
+    fn a_yield_beside_a_task_spinning_on_its_cpu_is_crowded() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let Some(&cpu) = crate::sys::allowed_cpus().ok().and_then(|c| c.first().copied()).as_ref() else {
+            eprintln!("skipped: this process's allowed CPUs cannot be read");
+            return;
+        };
+        let (started, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+        let probe = std::thread::scope(|s| {
+            s.spawn(|| {
+                if crate::sys::set_affinity(&[cpu]).is_ok() {
+                    started.store(true, Ordering::Release);
+                    while !stop.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                }
+                started.store(true, Ordering::Release);
+            });
+            let probe = std::thread::spawn(move || {
+                crate::sys::set_affinity(&[cpu]).ok()?;
+                Some(bare_yield())
+            });
+            while !started.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            let probe = probe.join().ok().flatten();
+            stop.store(true, Ordering::Release);
+            probe
+        });
+        let Some(probe) = probe else {
+            eprintln!("skipped: a thread could not be pinned to CPU {cpu}");
+            return;
+        };
+        assert!(!probe.alone, "sched_yield beside a runnable spinner on CPU {cpu}: {probe:?}");
+    }
 }

@@ -76,11 +76,21 @@ fn row(label: &str, values: &str, w: usize, stacked: bool) -> String {
     if stacked { format!("{}\n{values:>WIDTH$}\n", wrapped(label, 2)) } else { format!("{label:<w$}  {values}\n") }
 }
 
-/// Renders blocks with the period profile's name in the header.
-/// The reprint of `blocks`; `here_doubt` says why the "here" column is doubted when
-/// it is (the run found other work keeping its CPUs busy): each of its cells is then
-/// marked `*` and the reason given under the table.
-pub fn render(title: &str, period: &str, blocks: &[Block], here_doubt: Option<&str>) -> String {
+/// Why a column of measured or machine-derived figures is doubted, when it is.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Doubts<'a> {
+    /// The "here" column: the run found other work keeping its CPUs busy.
+    pub here: Option<&'a str>,
+    /// The live column: the live profile's machine probes that never had their CPU
+    /// to themselves, by the terms they priced.
+    pub live: Option<&'a str>,
+}
+
+/// The reprint of `blocks`, with the period profile's name in the header. A doubted
+/// column ([`Doubts`]) has each of its cells marked, `*` for "here" and `†` for live,
+/// and the reason given under the table.
+pub fn render(title: &str, period: &str, blocks: &[Block], doubts: Doubts) -> String {
+    let here_doubt = doubts.here;
     let mut out = format!("{}\n", wrapped(title, 2));
     out.push_str(&wrapped(
         &format!(
@@ -115,7 +125,11 @@ pub fn render(title: &str, period: &str, blocks: &[Block], here_doubt: Option<&s
                 }
             };
             let ratio_text = ratio.map(|r| format!("{r:.2}")).unwrap_or_else(|| "-".into());
-            let v = values([&published, &opt(c.period), &opt(c.live), &here, &ratio_text]);
+            let live = match c.live {
+                Some(v) if doubts.live.is_some() => format!("{}†", num(v)),
+                other => opt(other),
+            };
+            let v = values([&published, &opt(c.period), &live, &here, &ratio_text]);
             out.push_str(&row(&c.label, &v, w, stacked));
             if let Some(r) = ratio
                 && !(1.0 / DISAGREE..=DISAGREE).contains(&r)
@@ -137,6 +151,18 @@ pub fn render(title: &str, period: &str, blocks: &[Block], here_doubt: Option<&s
     }
     if let Some(why) = here_doubt {
         out.push_str(&wrapped(&format!("* measured here on a busy machine ({why}): doubted"), 2));
+        out.push('\n');
+    }
+    let live_marked = blocks.iter().flat_map(|b| &b.cells).any(|c| c.live.is_some());
+    if let Some(terms) = doubts.live
+        && live_marked
+    {
+        out.push_str(&wrapped(
+            &format!(
+                "† the live profile's probes of {terms} never had a CPU to themselves (other work shared it): doubted"
+            ),
+            2,
+        ));
         out.push('\n');
     }
     out.push_str("\nWhere the model and the text part by more than 30%:\n");
@@ -194,16 +220,42 @@ mod tests {
             "t",
             "p",
             &[Block { title: "b".into(), unit: "µs".into(), cells: vec![cell(20.0)], suspect: "S" }],
-            None,
+            Doubts::default(),
         );
         assert!(quiet.contains("- nowhere"), "{quiet}");
         let loud = render(
             "t",
             "p",
             &[Block { title: "b".into(), unit: "µs".into(), cells: vec![cell(30.0)], suspect: "S" }],
-            None,
+            Doubts::default(),
         );
         assert!(loud.contains("- b: 1 of 1 cells: x (1.58). Suspected: S"), "{loud}");
+    }
+
+    #[test]
+    fn a_doubted_live_profile_marks_every_live_cell_and_says_which_probes() {
+        let f: &'static Figure = crate::published::all().iter().find(|f| f.value == Some(19.0)).unwrap();
+        let cells = || {
+            vec![
+                Cell { label: "a".into(), published: Some(f), period: Some(20.0), live: Some(7.5), here: Ok(2.0) },
+                Cell { label: "b".into(), published: Some(f), period: Some(20.0), live: None, here: Ok(2.0) },
+            ]
+        };
+        let block = || [Block { title: "b".into(), unit: "µs".into(), cells: cells(), suspect: "S" }];
+        let quiet = render("t", "p", &block(), Doubts::default());
+        assert!(!quiet.contains('†'), "{quiet}");
+        let doubted = render("t", "p", &block(), Doubts { here: None, live: Some("syscall, remote_line") });
+        let a = doubted.lines().find(|l| l.starts_with("a ")).unwrap();
+        assert!(a.contains("7.50†") && !a.contains("2.00*"), "only the live cell is marked: {a}");
+        let b = doubted.lines().find(|l| l.starts_with("b ")).unwrap();
+        assert!(!b.contains('†'), "a cell with no live figure has no mark: {b}");
+        assert!(
+            doubted.contains("† the live profile's probes of syscall, remote_line never had a CPU to themselves"),
+            "{doubted}"
+        );
+        for l in doubted.lines() {
+            assert!(l.chars().count() <= WIDTH, "{l:?}");
+        }
     }
 
     #[test]
@@ -218,7 +270,8 @@ mod tests {
                 here: Err("no"),
             })
             .collect();
-        let text = render("t", "p", &[Block { title: "b".into(), unit: "µs".into(), cells, suspect: "S" }], None);
+        let text =
+            render("t", "p", &[Block { title: "b".into(), unit: "µs".into(), cells, suspect: "S" }], Doubts::default());
         let bullet: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("- b: 12 of 12 cells")).collect();
         let end = bullet.iter().position(|l| l.ends_with("Suspected: S")).expect("the bullet ends with its suspect");
         assert!(end > 0, "wrapped onto more than one line:\n{text}");

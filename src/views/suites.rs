@@ -9,7 +9,7 @@ use crate::bench::{ctx, spawn, syscall};
 use crate::key::{BenchId, Params};
 use crate::model::{Method, ResultRow, RunDocument};
 use crate::published::{self, Figure};
-use crate::report::reprint::{Block, Cell, num, render, sim, wrapped};
+use crate::report::reprint::{Block, Cell, Doubts, num, render, sim, wrapped};
 // The simulator's row parameters (its TASKS and NICE are not the families' own).
 use crate::sim::run::{CPUS, FIGURE, MODE, NICE, POLICY, TASKS};
 use crate::sim::sensitivity::Judgement;
@@ -91,6 +91,18 @@ fn busy(d: &RunDocument) -> Option<String> {
     let traps: Vec<String> =
         d.machine.preflight.iter().filter(|t| t.code.is_busy()).map(|t| t.reason.clone()).collect();
     (!traps.is_empty()).then(|| traps.join("; "))
+}
+
+/// Why the live column is doubted, if it is: the terms whose machine probes never had
+/// a CPU to themselves when the run's live profile was taken.
+fn live_doubt(d: &RunDocument) -> Option<String> {
+    let live = "profile live";
+    let profile = d
+        .results
+        .iter()
+        .filter(|r| r.params.get(crate::sim::run::SIMULATED) == Some(live))
+        .find_map(crate::sim::run::profile_of)?;
+    (!profile.crowded.is_empty()).then(|| profile.crowded.join(", "))
 }
 
 fn cell(
@@ -343,7 +355,7 @@ fn travis98(d: &RunDocument) -> String {
         "travis98: Appleton, \"Understanding a Context Switching Benchmark\" (1999), Travis's tables on a 200 MHz Pentium MMX",
         "pentium200",
         &blocks,
-        busy(d).as_deref(),
+        Doubts { here: busy(d).as_deref(), live: live_doubt(d).as_deref() },
     );
     out.push_str(&conclusions_text(d, "travis98", "pentium200"));
     out.push_str(&profile_text(d, "pentium200"));
@@ -486,7 +498,8 @@ fn molnar02(d: &RunDocument) -> String {
         MOLNAR_O1.name(),
         MOLNAR_O1.about()
     );
-    let mut out = render(&title, "smp2002", &blocks, busy(d).as_deref());
+    let mut out =
+        render(&title, "smp2002", &blocks, Doubts { here: busy(d).as_deref(), live: live_doubt(d).as_deref() });
     out.push_str(&molnar_ratios(d));
     out.push_str(&conclusions_text(d, "molnar02", "smp2002"));
     out.push_str(&profile_text(d, "smp2002"));
@@ -598,7 +611,7 @@ fn bartz24(d: &RunDocument) -> String {
     })
     .collect();
     let title = "bartz24: Bartz, Betriebssysteme Übungsblatt 1 (2024), three systems beside this one";
-    render(title, "none", &blocks, busy(d).as_deref())
+    render(title, "none", &blocks, Doubts { here: busy(d).as_deref(), live: live_doubt(d).as_deref() })
 }
 
 /// lmbench's lat_syscall, lat_proc, lat_pipe, lat_unix and lat_ctx rows measured here,
@@ -629,7 +642,12 @@ fn lmbench(d: &RunDocument) -> String {
         ));
     }
     o.push('\n');
-    o.push_str(&render("lat_proc as Molnar published it (2002)", "smp2002", &[lat_proc(d)], busy(d).as_deref()));
+    o.push_str(&render(
+        "lat_proc as Molnar published it (2002)",
+        "smp2002",
+        &[lat_proc(d)],
+        Doubts { here: busy(d).as_deref(), live: live_doubt(d).as_deref() },
+    ));
     o.push_str(&conclusions_text(d, "lmbench", "smp2002"));
     o.push_str(&profile_text(d, "smp2002"));
     o
@@ -835,6 +853,20 @@ mod tests {
                 assert_eq!((r.ci_low, r.ci_high), (r.median, r.median));
             }
         }
+    }
+
+    #[test]
+    fn a_live_profile_whose_probes_were_crowded_marks_the_live_column() {
+        let live = |crowded: Vec<String>| {
+            let profile =
+                crate::sim::cost::CostProfile { name: "live".into(), crowded, ..crate::sim::cost::unit_profile() };
+            doc(crate::sim::suites::rows("lmbench", &[profile], crate::sim::suites::Scale::Quick, || false))
+        };
+        let quiet = lmbench(&live(Vec::new()));
+        assert!(!quiet.contains('†'), "{quiet}");
+        let crowded = lmbench(&live(vec!["syscall".into(), "remote_line".into()]));
+        assert!(crowded.lines().any(|l| l.contains('†')), "a live cell is marked:\n{crowded}");
+        assert!(crowded.contains("† the live profile's probes of syscall, remote_line never had a CPU"), "{crowded}");
     }
 
     /// A suite run's simulated rows, its judged conclusions among them, leave by export

@@ -144,6 +144,12 @@ pub struct CostProfile {
     /// fitted in closed form or not fitted at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fitted_by: Option<String>,
+    /// The machine probes behind a `live` profile's measured terms that never had
+    /// their CPU to themselves (every timed batch saw the probing thread switched out:
+    /// other work shared the CPU), by the term they priced; empty for a profile whose
+    /// probes each ran alone, and for every profile not probed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crowded: Vec<String>,
 }
 
 /// A cross-CPU term a profile stored before it existed: nothing charged, as then.
@@ -338,6 +344,7 @@ pub fn pentium200() -> Result<CostProfile, ProfileError> {
         loopback_xmit: assumed(0.0, "one CPU: the loopback's lock is never contended"),
         hrtick: false,
         fitted_by: None,
+        crowded: Vec::new(),
     })
 }
 
@@ -404,6 +411,7 @@ pub fn smp2002_assumed() -> CostProfile {
         ),
         hrtick: false,
         fitted_by: None,
+        crowded: Vec::new(),
     }
 }
 
@@ -448,6 +456,49 @@ pub struct MachineProbes {
     pub hrtick: Option<bool>,
     /// CPUs the process may run on.
     pub cpus: usize,
+    /// Which probes never ran alone: no timed batch of theirs went by without the
+    /// probing thread (or, for the line, either thread) being switched out.
+    pub crowded: Crowded,
+}
+
+/// The probes of [`MachineProbes`] that never had their CPU to themselves. Such a
+/// probe's figure is the median of all its batches, each inflated by whatever shared
+/// the CPU (a sched_yield that finds another task runnable switches to it), so the
+/// profile says so beside the term and lists it in [`CostProfile::crowded`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Crowded {
+    pub syscall: bool,
+    /// The cold scan and recalculation walks.
+    pub walks: bool,
+    /// The bitmap pick and the tree step.
+    pub pick: bool,
+    pub line: bool,
+}
+
+impl Crowded {
+    /// The profile terms the crowded probes priced, by name.
+    pub fn terms(self) -> Vec<String> {
+        let Crowded { syscall, walks, pick, line } = self;
+        [
+            // The switch is a stored hand-off less the system call.
+            (syscall, &["syscall", "switch"][..]),
+            (walks, &["scan_per_task", "recalc_per_task"][..]),
+            (pick, &["pick_o1", "tree_step"][..]),
+            (line, &["remote_line"][..]),
+        ]
+        .into_iter()
+        .filter(|(crowded, _)| *crowded)
+        .flat_map(|(_, names)| names.iter().map(|n| n.to_string()))
+        .collect()
+    }
+}
+
+/// A probe's note when it never ran alone.
+const CROWDED: &str = "; its probe never had the CPU to itself (other work shared it): doubted";
+
+/// A term measured by a probe: `why`, and the doubt when the probe was crowded.
+fn probed(ns: f64, why: &str, crowded: bool) -> Term {
+    if crowded { measured(ns, format!("{why}{CROWDED}")) } else { measured(ns, why) }
 }
 
 /// This machine: the bare system call, the cold scan and recalculation, the pick, the
@@ -455,7 +506,7 @@ pub struct MachineProbes {
 /// process switches from a stored run's yield hand-offs; the rest assumed, each saying
 /// why.
 pub fn live(stored: StoredSwitch, probes: &MachineProbes) -> CostProfile {
-    let MachineProbes { syscall, scan, recalc, pick, tree, line, hrtick, cpus } = *probes;
+    let MachineProbes { syscall, scan, recalc, pick, tree, line, hrtick, cpus, crowded } = *probes;
     let run = stored.run;
     // A yield hand-off at 2 tasks holds a system call, one goodness-free pick and one
     // switch: the switch is the rest.
@@ -463,7 +514,11 @@ pub fn live(stored: StoredSwitch, probes: &MachineProbes) -> CostProfile {
     let asid = (stored.process_ns - stored.thread_ns).max(0.0);
     let line_ns = line.unwrap_or(0.0);
     let line_term = match line {
-        Some(ns) => measured(ns, "half the round trip of a cache line bounced between two threads pinned to two CPUs"),
+        Some(ns) => probed(
+            ns,
+            "half the round trip of a cache line bounced between two threads pinned to two CPUs",
+            crowded.line,
+        ),
         None => assumed(0.0, "one CPU allowed: no line to transfer"),
     };
     let (fork, exit) = match stored.fork_exit_ns {
@@ -486,12 +541,13 @@ pub fn live(stored: StoredSwitch, probes: &MachineProbes) -> CostProfile {
         name: "live".into(),
         machine: format!("this machine ({cpus} cpus allowed)"),
         fit: Vec::new(),
-        syscall: measured(syscall, "sched_yield with nothing else runnable, timed in a loop"),
-        switch: measured(
+        syscall: probed(syscall, "sched_yield with nothing else runnable, timed in a loop", crowded.syscall),
+        switch: probed(
             switch,
-            format!(
+            &format!(
                 "run #{run}: load.runqueue yield hand-off between 2 threads on one CPU, less the system call and a pick"
             ),
+            crowded.syscall,
         ),
         address_space: if stored.inconsistent {
             assumed(
@@ -507,13 +563,14 @@ pub fn live(stored: StoredSwitch, probes: &MachineProbes) -> CostProfile {
                 format!("run #{run}: load.runqueue yield hand-off between 2 processes less that between 2 threads"),
             )
         },
-        scan_per_task: measured(
+        scan_per_task: probed(
             scan,
             "a goodness-like read of 1.75 KB records linked in shuffled order (14 MB, cache-cold)",
+            crowded.walks,
         ),
-        recalc_per_task: measured(recalc, "a counter update of the same cache-cold records"),
-        pick_o1: measured(pick, "a bitmap find-first-bit, timed"),
-        tree_step: measured(tree, "one level of an ordered tree's insert and removal (1024 keys), timed"),
+        recalc_per_task: probed(recalc, "a counter update of the same cache-cold records", crowded.walks),
+        pick_o1: probed(pick, "a bitmap find-first-bit, timed", crowded.pick),
+        tree_step: probed(tree, "one level of an ordered tree's insert and removal (1024 keys), timed", crowded.pick),
         migration_refill: assumed(
             64.0 * line_ns,
             "a task's footprint on a switch (64 lines: stack, task and mm structures) fetched from another CPU, at the measured line transfer",
@@ -544,6 +601,7 @@ pub fn live(stored: StoredSwitch, probes: &MachineProbes) -> CostProfile {
         ),
         hrtick: hrtick.unwrap_or(false),
         fitted_by: None,
+        crowded: crowded.terms(),
     }
 }
 
@@ -582,6 +640,7 @@ pub fn unit_profile() -> CostProfile {
         loopback_xmit: t(200.0),
         hrtick: false,
         fitted_by: None,
+        crowded: Vec::new(),
     }
 }
 

@@ -148,6 +148,8 @@ mod tests {
         measurements: std::cell::Cell<usize>,
         build: Option<String>,
         kept: Option<CostProfile>,
+        /// Whether its system-call probe never ran alone.
+        crowded: bool,
     }
 
     impl ProfileSource for Fixed {
@@ -171,6 +173,7 @@ mod tests {
                 line: Some(80.0),
                 hrtick: Some(true),
                 cpus: 2,
+                crowded: cost::Crowded { syscall: self.crowded, ..Default::default() },
             }
         }
         fn build(&self) -> Option<String> {
@@ -187,7 +190,15 @@ mod tests {
     }
 
     fn fixed(stored: Option<StoredSwitch>, measured: Option<StoredSwitch>) -> Fixed {
-        Fixed { stored, measured, simulation: None, measurements: std::cell::Cell::new(0), build: None, kept: None }
+        Fixed {
+            stored,
+            measured,
+            simulation: None,
+            measurements: std::cell::Cell::new(0),
+            build: None,
+            kept: None,
+            crowded: false,
+        }
     }
 
     #[test]
@@ -241,6 +252,24 @@ mod tests {
             cost::Basis::Assumed(why) => assert!(why.contains("stands above its process switch"), "{why}"),
             other => panic!("not assumed: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_probe_that_never_ran_alone_is_doubted_beside_its_term_and_listed() {
+        let quiet = cost::live(switch(3), &fixed(None, None).machine_probes());
+        assert!(quiet.crowded.is_empty());
+        assert!(!quiet.syscall.basis.why().contains("doubted"), "{:?}", quiet.syscall);
+        let crowded = cost::live(switch(3), &Fixed { crowded: true, ..fixed(None, None) }.machine_probes());
+        assert_eq!(crowded.crowded, ["syscall", "switch"], "the switch is a hand-off less the system call");
+        assert!(crowded.syscall.basis.why().contains("other work shared it): doubted"), "{:?}", crowded.syscall);
+        assert!(crowded.switch.basis.why().contains("doubted"), "{:?}", crowded.switch);
+        assert!(!crowded.remote_line.basis.why().contains("doubted"), "only the crowded probe's terms");
+        let all = cost::Crowded { syscall: true, walks: true, pick: true, line: true };
+        assert_eq!(
+            all.terms(),
+            ["syscall", "switch", "scan_per_task", "recalc_per_task", "pick_o1", "tree_step", "remote_line"],
+            "every probed term, by its profile name"
+        );
     }
 
     #[test]
