@@ -81,6 +81,12 @@ fn of_batches(batches: &[Batch]) -> Probe {
 /// calls would run for minutes). Alone, the pilot takes microseconds and sees no switch.
 const PILOT: u64 = 32;
 
+/// Whether a call hands the CPU over: its thread switched on one call in eight or more
+/// of `calls` (a call with the CPU to itself sees none; a timer tick's preemption, one).
+fn hands_over(switched: u64, calls: u64) -> bool {
+    8 * switched >= calls
+}
+
 /// The calling thread's switches so far, voluntary and involuntary together.
 fn switches() -> Option<u64> {
     crate::sys::thread_switches().ok().map(|(v, i)| v + i)
@@ -126,7 +132,7 @@ fn per_call(mut f: impl FnMut(u64) -> u64, reps: u64) -> Probe {
     black_box(f(PILOT));
     let ns = t0.elapsed().as_nanos() as f64 / PILOT as f64;
     if let (Some(b), Some(a)) = (before, switches())
-        && 8 * (a - b) >= PILOT
+        && hands_over(a.saturating_sub(b), PILOT)
     {
         return one_by_one(&mut f).unwrap_or(Probe { ns, alone: false });
     }
@@ -271,7 +277,7 @@ fn line_transfer() -> Option<Probe> {
             // Never leaves early: the timer side waits for every answer.
             let pinned = crate::sys::set_affinity(&[b]).is_ok();
             let mut counts = Vec::with_capacity(BATCHES as usize + 1);
-            counts.push(crate::sys::thread_switches().ok());
+            counts.push(switches());
             read.store(1, Ordering::Release);
             for k in 0..BATCHES {
                 for j in 0..per_batch {
@@ -281,7 +287,7 @@ fn line_transfer() -> Option<Probe> {
                     }
                     flag.store(2 * i + 2, Ordering::Release);
                 }
-                counts.push(crate::sys::thread_switches().ok());
+                counts.push(switches());
                 read.store(k + 2, Ordering::Release);
             }
             pinned.then_some(counts)
@@ -293,7 +299,7 @@ fn line_transfer() -> Option<Probe> {
                 while read.load(Ordering::Acquire) != k + 1 {
                     std::hint::spin_loop();
                 }
-                let before = crate::sys::thread_switches().ok();
+                let before = switches();
                 let t0 = std::time::Instant::now();
                 for j in 0..per_batch {
                     let i = k * per_batch + j;
@@ -303,7 +309,7 @@ fn line_transfer() -> Option<Probe> {
                     }
                 }
                 let ns = t0.elapsed().as_nanos() as f64 / (2 * per_batch) as f64;
-                let after = crate::sys::thread_switches().ok();
+                let after = switches();
                 batches.push((ns, before.is_some() && before == after));
             }
             pinned.then_some(batches)
@@ -357,9 +363,20 @@ mod tests {
     }
 
     #[test]
+    fn a_pilot_with_a_tick_or_two_runs_alone_and_one_that_switched_often_hands_over() {
+        for quiet in [0, 1, 3] {
+            assert!(!hands_over(quiet, PILOT), "{quiet} switches in {PILOT} calls");
+        }
+        // A sched_yield beside a runnable spinner switched on 12 of 32 calls here.
+        for crowded in [4, 12, 32] {
+            assert!(hands_over(crowded, PILOT), "{crowded} switches in {PILOT} calls");
+        }
+    }
+
+    #[test]
     fn a_yield_beside_a_task_spinning_on_its_cpu_is_crowded() {
         use std::sync::atomic::{AtomicBool, Ordering};
-        let Some(&cpu) = crate::sys::allowed_cpus().ok().and_then(|c| c.first().copied()).as_ref() else {
+        let Some(cpu) = crate::sys::allowed_cpus().ok().and_then(|c| c.first().copied()) else {
             eprintln!("skipped: this process's allowed CPUs cannot be read");
             return;
         };

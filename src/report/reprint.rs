@@ -77,20 +77,19 @@ fn row(label: &str, values: &str, w: usize, stacked: bool) -> String {
 }
 
 /// Why a column of measured or machine-derived figures is doubted, when it is.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Doubts<'a> {
+#[derive(Debug, Clone, Default)]
+pub struct Doubts {
     /// The "here" column: the run found other work keeping its CPUs busy.
-    pub here: Option<&'a str>,
+    pub here: Option<String>,
     /// The live column: the live profile's machine probes that never had their CPU
     /// to themselves, by the terms they priced.
-    pub live: Option<&'a str>,
+    pub live: Option<String>,
 }
 
 /// The reprint of `blocks`, with the period profile's name in the header. A doubted
 /// column ([`Doubts`]) has each of its cells marked, `*` for "here" and `†` for live,
 /// and the reason given under the table.
-pub fn render(title: &str, period: &str, blocks: &[Block], doubts: Doubts) -> String {
-    let here_doubt = doubts.here;
+pub fn render(title: &str, period: &str, blocks: &[Block], doubts: &Doubts) -> String {
     let mut out = format!("{}\n", wrapped(title, 2));
     out.push_str(&wrapped(
         &format!(
@@ -115,7 +114,7 @@ pub fn render(title: &str, period: &str, blocks: &[Block], doubts: Doubts) -> St
                 _ => None,
             };
             let here = match &c.here {
-                Ok(v) if here_doubt.is_some() => format!("{}*", num(*v)),
+                Ok(v) if doubts.here.is_some() => format!("{}*", num(*v)),
                 Ok(v) => num(*v),
                 Err(why) => {
                     if !notes.iter().any(|n| n.ends_with(why)) {
@@ -149,12 +148,12 @@ pub fn render(title: &str, period: &str, blocks: &[Block], doubts: Doubts) -> St
             ));
         }
     }
-    if let Some(why) = here_doubt {
+    if let Some(why) = &doubts.here {
         out.push_str(&wrapped(&format!("* measured here on a busy machine ({why}): doubted"), 2));
         out.push('\n');
     }
     let live_marked = blocks.iter().flat_map(|b| &b.cells).any(|c| c.live.is_some());
-    if let Some(terms) = doubts.live
+    if let Some(terms) = &doubts.live
         && live_marked
     {
         out.push_str(&wrapped(
@@ -220,14 +219,14 @@ mod tests {
             "t",
             "p",
             &[Block { title: "b".into(), unit: "µs".into(), cells: vec![cell(20.0)], suspect: "S" }],
-            Doubts::default(),
+            &Doubts::default(),
         );
         assert!(quiet.contains("- nowhere"), "{quiet}");
         let loud = render(
             "t",
             "p",
             &[Block { title: "b".into(), unit: "µs".into(), cells: vec![cell(30.0)], suspect: "S" }],
-            Doubts::default(),
+            &Doubts::default(),
         );
         assert!(loud.contains("- b: 1 of 1 cells: x (1.58). Suspected: S"), "{loud}");
     }
@@ -242,9 +241,9 @@ mod tests {
             ]
         };
         let block = || [Block { title: "b".into(), unit: "µs".into(), cells: cells(), suspect: "S" }];
-        let quiet = render("t", "p", &block(), Doubts::default());
+        let quiet = render("t", "p", &block(), &Doubts::default());
         assert!(!quiet.contains('†'), "{quiet}");
-        let doubted = render("t", "p", &block(), Doubts { here: None, live: Some("syscall, remote_line") });
+        let doubted = render("t", "p", &block(), &Doubts { here: None, live: Some("syscall, remote_line".into()) });
         let a = doubted.lines().find(|l| l.starts_with("a ")).unwrap();
         assert!(a.contains("7.50†") && !a.contains("2.00*"), "only the live cell is marked: {a}");
         let b = doubted.lines().find(|l| l.starts_with("b ")).unwrap();
@@ -270,8 +269,12 @@ mod tests {
                 here: Err("no"),
             })
             .collect();
-        let text =
-            render("t", "p", &[Block { title: "b".into(), unit: "µs".into(), cells, suspect: "S" }], Doubts::default());
+        let text = render(
+            "t",
+            "p",
+            &[Block { title: "b".into(), unit: "µs".into(), cells, suspect: "S" }],
+            &Doubts::default(),
+        );
         let bullet: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("- b: 12 of 12 cells")).collect();
         let end = bullet.iter().position(|l| l.ends_with("Suspected: S")).expect("the bullet ends with its suspect");
         assert!(end > 0, "wrapped onto more than one line:\n{text}");

@@ -93,6 +93,11 @@ fn busy(d: &RunDocument) -> Option<String> {
     (!traps.is_empty()).then(|| traps.join("; "))
 }
 
+/// Why the "here" and live columns are doubted, where they are.
+fn doubts(d: &RunDocument) -> Doubts {
+    Doubts { here: busy(d), live: live_doubt(d) }
+}
+
 /// Why the live column is doubted, if it is: the terms whose machine probes never had
 /// a CPU to themselves when the run's live profile was taken.
 fn live_doubt(d: &RunDocument) -> Option<String> {
@@ -355,7 +360,7 @@ fn travis98(d: &RunDocument) -> String {
         "travis98: Appleton, \"Understanding a Context Switching Benchmark\" (1999), Travis's tables on a 200 MHz Pentium MMX",
         "pentium200",
         &blocks,
-        Doubts { here: busy(d).as_deref(), live: live_doubt(d).as_deref() },
+        &doubts(d),
     );
     out.push_str(&conclusions_text(d, "travis98", "pentium200"));
     out.push_str(&profile_text(d, "pentium200"));
@@ -498,8 +503,7 @@ fn molnar02(d: &RunDocument) -> String {
         MOLNAR_O1.name(),
         MOLNAR_O1.about()
     );
-    let mut out =
-        render(&title, "smp2002", &blocks, Doubts { here: busy(d).as_deref(), live: live_doubt(d).as_deref() });
+    let mut out = render(&title, "smp2002", &blocks, &doubts(d));
     out.push_str(&molnar_ratios(d));
     out.push_str(&conclusions_text(d, "molnar02", "smp2002"));
     out.push_str(&profile_text(d, "smp2002"));
@@ -611,7 +615,7 @@ fn bartz24(d: &RunDocument) -> String {
     })
     .collect();
     let title = "bartz24: Bartz, Betriebssysteme Übungsblatt 1 (2024), three systems beside this one";
-    render(title, "none", &blocks, Doubts { here: busy(d).as_deref(), live: live_doubt(d).as_deref() })
+    render(title, "none", &blocks, &doubts(d))
 }
 
 /// lmbench's lat_syscall, lat_proc, lat_pipe, lat_unix and lat_ctx rows measured here,
@@ -642,12 +646,7 @@ fn lmbench(d: &RunDocument) -> String {
         ));
     }
     o.push('\n');
-    o.push_str(&render(
-        "lat_proc as Molnar published it (2002)",
-        "smp2002",
-        &[lat_proc(d)],
-        Doubts { here: busy(d).as_deref(), live: live_doubt(d).as_deref() },
-    ));
+    o.push_str(&render("lat_proc as Molnar published it (2002)", "smp2002", &[lat_proc(d)], &doubts(d)));
     o.push_str(&conclusions_text(d, "lmbench", "smp2002"));
     o.push_str(&profile_text(d, "smp2002"));
     o

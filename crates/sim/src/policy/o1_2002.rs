@@ -17,7 +17,8 @@
 //!   ticks in each of the last four seconds (`sleep_hist`), and a priority penalty of up
 //!   to the announced patch's MAX_PRIO / 3 (21 levels) for the share of that time it did
 //!   not sleep. Time spent runnable in a queue counts as load: tasks that want more CPU
-//!   than there is get punished. There is no sleep bonus, no interactive credit, no starvation limit.
+//!   than there is get punished. There is no sleep bonus, no interactive credit, no
+//!   starvation limit.
 //! - Timeslices follow the dynamic priority (PRIO_TO_TIMESLICE): 90 ms at nice 0
 //!   without penalty, 20 ms at the worst priority.
 //! - sched_yield lowers the task's priority by one and requeues it in the active array.
@@ -30,15 +31,15 @@
 //! fires, and its deactivate + activate puts that task back at NICE_TO_PRIO + the
 //! penalty, MAX_PRIO − 1 for a loop that never sleeps, at the tail of the list where
 //! its partner's yields keep the partner (139 too). Every tick so leaves two yielders
-//! in the same state. The simulator's loop costs are exact, so on the
-//! 1/HZ grid the next tick would land at the same point of the same strictly periodic
-//! alternation, on the same task, tick after tick: that task's slice would run out
-//! twice as often, and the split would follow the loop's period to the nanosecond. On a
-//! machine a loop's iterations drift by more than one alternation (a few µs) over the
-//! 10 ms between ticks (cache and bus misses, the tick's own footprint), so the point a
-//! tick lands on is not fixed. Here the k-th tick reaches the CPU up to
-//! `TICK_SPREAD_NS` after its grid time, by a fixed hash of the CPU and k (the same in
-//! every run): the kernel's rules, with the phase spread as on a machine.
+//! in the same state. The simulator's loop costs are exact, so on the 1/HZ grid the
+//! next tick would land at the same point of the same strictly periodic alternation, on
+//! the same task, tick after tick: that task's slice would run out twice as often, and
+//! the split would follow the loop's period to the nanosecond. On a machine a loop's
+//! iterations drift by more than one alternation (a few µs) over the 10 ms between
+//! ticks (cache and bus misses, the tick's own footprint), so the point a tick lands on
+//! is not fixed. Here the k-th tick reaches the CPU up to `TICK_SPREAD_NS` after its
+//! grid time, by a fixed hash of the CPU and k (the same in every run): the kernel's
+//! rules, with the phase spread as on a machine.
 
 use super::o1::Array;
 use super::{LoopbackXmit, Pick, PolicyKind, Scheduler, Why, Work, slot};
