@@ -369,6 +369,7 @@ fn verdict_style(verdict: Verdict) -> (&'static str, Mark, &'static str) {
         Verdict::Uncertain(Doubt::Flagged(_)) => (GREY, Mark::Ring, "no verdict: a flag doubts it"),
         Verdict::Uncertain(Doubt::MachineNoise) => (GREY, Mark::Ring, "no verdict: noise runs disagree"),
         Verdict::Uncertain(Doubt::BusyMachine) => (GREY, Mark::Ring, "no verdict: busy machine"),
+        Verdict::Uncertain(Doubt::BoardMoved) => (GREY, Mark::Ring, "no verdict: every figure moved"),
         Verdict::Uncertain(
             Doubt::Straddles
             | Doubt::BelowMde
@@ -741,6 +742,7 @@ mod tests {
             Doubt::Flagged("modes"),
             Doubt::MachineNoise,
             Doubt::BusyMachine,
+            Doubt::BoardMoved,
             Doubt::Chance(58),
         ];
         let verdicts = [Verdict::Faster, Verdict::Slower, Verdict::Higher, Verdict::Lower, Verdict::NoChange]

@@ -13,6 +13,7 @@ use super::table::Width;
 use crate::machine::Machine;
 use crate::model::{FigureKey, Method, ResultRow, RunDocument};
 use crate::stats::nested::{Nested, ratio_interval, unit_ratio_interval};
+use crate::stats::shift::{CommonShift, common_shift};
 pub use crate::stats::verdict::{Direction, Doubt, Verdict, direction, explained, verdict};
 
 /// The default noise threshold (a fraction): verdicts need the interval of B/A to lie
@@ -322,8 +323,24 @@ pub fn compare_with(
             b_rounds: sb.iter().map(|r| r.round_count()).sum(),
         });
     }
-    family_verdicts(&mut out, &tested, busy);
+    let moved = board_moved(a, b, &out);
+    family_verdicts(&mut out, &tested, busy, moved);
     out
+}
+
+/// Whether a comparison's verdicts are withheld because every figure moved as one
+/// ([`board_shift`]) between one run a side of one recorded machine (the same
+/// comparability key, process controls and mitigations included), with no interval
+/// widened by a spread between runs: the machine moving between the runs gives that
+/// as readily as a change touching every figure, and nothing recorded tells them apart.
+/// A recorded difference (a seccomp filter, a mitigation) keeps the verdicts: the
+/// comparison names it.
+fn board_moved(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison]) -> bool {
+    a.len() == 1
+        && b.len() == 1
+        && key_differences(a, b).between.is_empty()
+        && rows.iter().all(|c| c.between_runs.is_none())
+        && board_shift(rows).is_some()
 }
 
 /// The verdicts of the rows judged on their intervals (`tested`), as one family: a
@@ -331,8 +348,9 @@ pub fn compare_with(
 /// (`verdict::family_gate`), else `uncertain (chance among N rows)`. Every row with an
 /// interval gets the MDE a lone change in this family needs (`power::mde_family`), so
 /// the typical MDE is one bar's, and an undecided row is explained against it. On a
-/// busy machine no change is named at all.
-fn family_verdicts(rows: &mut [Comparison], tested: &[bool], busy: bool) {
+/// busy machine, or when every figure moved as one (`board_moved`), no change is named
+/// at all.
+fn family_verdicts(rows: &mut [Comparison], tested: &[bool], busy: bool, moved: bool) {
     use crate::stats::verdict::{family_gate, p_beyond};
     let judged: Vec<usize> = (0..rows.len()).filter(|&i| tested[i]).collect();
     let m = judged.len().max(1);
@@ -350,6 +368,7 @@ fn family_verdicts(rows: &mut [Comparison], tested: &[bool], busy: bool) {
         let c = &mut rows[i];
         c.verdict = match explained(c.verdict, c.ratio, c.mde) {
             v if v.is_change() && busy => Verdict::Uncertain(Doubt::BusyMachine),
+            v if v.is_change() && moved => Verdict::Uncertain(Doubt::BoardMoved),
             v if v.is_change() && !holds[k] => Verdict::Uncertain(Doubt::Chance(judged.len())),
             v => v,
         };
@@ -452,6 +471,8 @@ pub fn to_json(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresh
         comparability: KeyDifferences,
         /// Always false: two runs' rounds did not run together (`run --condition` pairs).
         paired: bool,
+        /// Whether B's rows moved as one against A's (`board_shift`).
+        board_shift: Option<CommonShift>,
         results: &'a [Comparison],
     }
     let machines = match (a.first(), b.first()) {
@@ -460,7 +481,9 @@ pub fn to_json(a: &[RunDocument], b: &[RunDocument], rows: &[Comparison], thresh
     };
     let ids = |s: &[RunDocument]| s.iter().map(|d| d.run.id).collect();
     let comparability = key_differences(a, b);
-    let out = Out { a: ids(a), b: ids(b), threshold, machines, comparability, paired: false, results: rows };
+    let board_shift = board_shift(rows);
+    let out =
+        Out { a: ids(a), b: ids(b), threshold, machines, comparability, paired: false, board_shift, results: rows };
     serde_json::to_string_pretty(&out).unwrap_or_default()
 }
 
@@ -571,7 +594,44 @@ pub fn render(
             width,
         ) + "\n"
     };
-    format!("{m}{key}{busy}{t}{}", super::fit::prose(&notes, width))
+    let withheld = rows.iter().any(|c| c.verdict == Verdict::Uncertain(Doubt::BoardMoved));
+    let board =
+        board_shift(rows).map_or_else(String::new, |s| super::fit::prose(&board_line(&s, withheld), width) + "\n");
+    format!("{m}{key}{busy}{board}{t}{}", super::fit::prose(&notes, width))
+}
+
+/// The shift B's rows share against A's (`stats::shift`): over the rows with an
+/// interval whose ratio means what it names, each oriented so that above 1 is dearer
+/// (a time longer, a rate lower); rows of no direction are left out.
+pub fn board_shift(rows: &[Comparison]) -> Option<CommonShift> {
+    let threshold = rows.first()?.threshold;
+    let oriented: Vec<f64> = rows
+        .iter()
+        .filter(|c| c.ci_low.is_finite() && c.ratio > 0.0 && c.verdict != Verdict::Uncertain(Doubt::NotASwitch))
+        .filter_map(|c| match direction(&c.unit) {
+            Direction::LowerIsBetter => Some(c.ratio.ln()),
+            Direction::HigherIsBetter => Some(-c.ratio.ln()),
+            Direction::Neutral => None,
+        })
+        .collect();
+    common_shift(&oriented, threshold)
+}
+
+/// The line naming a shift the rows share, and, where it withheld the verdicts, why
+/// and what tells its two causes apart.
+fn board_line(s: &CommonShift, withheld: bool) -> String {
+    let (side, size) = if s.dearer() { ("dearer", s.median_ratio) } else { ("cheaper", 1.0 / s.median_ratio) };
+    let seen = format!(
+        "B {side} across the board: {} of {} figures, by ×{size:.2} at the median (sign test p {:.0e})",
+        s.moved, s.rows, s.p
+    );
+    if withheld {
+        format!(
+            "{seen}: a change touching every figure or the machine moving between the runs, which one run a side of one recorded machine cannot tell apart, so no change is called; oscost noise measures how far this machine moves, run --condition interleaves two setups in one run"
+        )
+    } else {
+        format!("{seen}: a cause that touches every figure")
+    }
 }
 
 /// The comparison's figures as a table. Fitted to the terminal, a figure is named in
@@ -1159,6 +1219,60 @@ mod tests {
         assert_eq!(key_differences(&a, &a), KeyDifferences::default());
         let json: serde_json::Value = serde_json::from_str(&to_json(&a, &b, &[], 0.02)).unwrap();
         assert_eq!(json["comparability"]["between"][0], "kernel");
+    }
+
+    /// A run of 24 figures, each `factor` times its own centre (10 rounds, 3% round
+    /// noise), the seed drawing each row afresh.
+    fn board(id: i64, factor: f64, seed: u64) -> RunDocument {
+        let rows = (0..24)
+            .map(|i| {
+                let name = format!("syscall.call_number_{i}");
+                row(&name, Method::Batch, "ns/call", factor * (100.0 + 10.0 * i as f64), 10, seed * 100 + i)
+            })
+            .collect();
+        doc(id, rows)
+    }
+
+    /// Every figure 20% dearer between one run a side of one recorded machine: the
+    /// board is named and no change called (the machine moving between runs gives the
+    /// same), `--fail-on slower` passes; the same gap with a recorded difference (B
+    /// under a seccomp filter) keeps its verdicts; alike runs name no board.
+    #[test]
+    fn every_figure_moving_as_one_is_named_and_called_only_with_a_recorded_cause() {
+        let (a, b) = ([board(1, 1.0, 1)], [board(2, 1.2, 2)]);
+        let rows = compare(&a, &b, 0.03, 200);
+        let shift = board_shift(&rows).expect("every figure moved");
+        assert!(shift.dearer() && shift.moved == 24 && (1.15..1.25).contains(&shift.median_ratio), "{shift:?}");
+        assert!(rows.iter().all(|c| !c.verdict.is_change()), "{rows:?}");
+        assert!(rows.iter().any(|c| c.verdict == Verdict::Uncertain(Doubt::BoardMoved)));
+        assert!(failing(&rows, FailOn::Slower { by: None }).is_empty());
+        for width in [100u16, 80] {
+            let text = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Fit(width)));
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(words.contains("B dearer across the board: 24 of 24 figures"), "{text}");
+            assert!(words.contains("so no change is called") && words.contains("uncertain (every figure moved)"));
+            assert!(super::super::fit::widest(&text) <= usize::from(width), "{text}");
+        }
+        let json: serde_json::Value = serde_json::from_str(&to_json(&a, &b, &rows, 0.03)).unwrap();
+        assert_eq!(json["board_shift"]["moved"], 24);
+
+        let mut filtered = board(2, 1.2, 2);
+        let mut controls = filtered.machine.process_controls.clone().unwrap_or_default();
+        (controls.seccomp_mode, controls.seccomp_filters) = (Some(2), Some(1));
+        filtered.machine.process_controls = Some(controls);
+        let b = [filtered];
+        let rows = compare(&a, &b, 0.03, 200);
+        assert!(rows.iter().filter(|c| c.verdict == Verdict::Slower).count() >= 20, "{rows:?}");
+        let text = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Fit(100)));
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains("process controls") && words.contains("a cause that touches every figure"), "{text}");
+
+        let mut named = 0;
+        for seed in 0..50 {
+            let rows = compare(&[board(1, 1.0, 2 * seed + 10)], &[board(2, 1.0, 2 * seed + 11)], 0.03, 200);
+            named += board_shift(&rows).is_some() as usize;
+        }
+        assert!(named <= 1, "{named} of 50 alike pairs named a board");
     }
 }
 

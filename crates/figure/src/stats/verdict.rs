@@ -70,6 +70,10 @@ pub enum Doubt {
     /// A side's run was measured while other work kept its CPUs busy (its preflight
     /// said so): a change between such runs is as likely the other work's.
     BusyMachine,
+    /// One run a side of one recorded machine, and the rows moved as one
+    /// (`shift::common_shift`): the machine moving between the runs gives that as
+    /// readily as a change touching every figure, and nothing recorded tells them apart.
+    BoardMoved,
     /// The row's interval clears the threshold, but not by the margin one of this
     /// many rows judged together needs (Holm's step-down, [`family_gate`]): among that
     /// many rows, a change this far out is what noise alone gives.
@@ -107,6 +111,7 @@ impl std::fmt::Display for Verdict {
             Verdict::Uncertain(Doubt::Flagged(flag)) => write!(f, "uncertain ({flag})"),
             Verdict::Uncertain(Doubt::MachineNoise) => f.write_str("uncertain (machine noise too wide)"),
             Verdict::Uncertain(Doubt::BusyMachine) => f.write_str("uncertain (machine busy)"),
+            Verdict::Uncertain(Doubt::BoardMoved) => f.write_str("uncertain (every figure moved)"),
             Verdict::Uncertain(Doubt::Chance(m)) => write!(f, "uncertain (chance among {m} rows)"),
         }
     }
