@@ -79,6 +79,11 @@ pub struct Outcome {
     pub counted: u64,
     /// Wake-ups by a task onto another CPU's queue, or of a task last run elsewhere.
     pub remote_wakeups: u64,
+    /// Wake-ups by a task of a task last run on another CPU than the waker's, and of
+    /// those the ones placed on the waker's CPU (as perf's sched_waking and
+    /// sched_wakeup count them on a real kernel: the previous CPU, the chosen one).
+    pub woken_from_elsewhere: u64,
+    pub pulled_to_waker: u64,
     /// Reschedule IPIs taken by a busy CPU.
     pub busy_ipis: u64,
     /// Messages read on another CPU than they were written on.
@@ -367,12 +372,17 @@ impl Engine {
         self.tasks[id].woken_at = Some(now);
         let mode = if sync { self.policy.sync_wake() } else { SyncWake::AsAnyWake };
         let why = match mode {
-            SyncWake::JoinsWakersCpu => Why::WakeSync,
+            SyncWake::JoinsWakersCpu | SyncWake::Affine => Why::WakeSync,
             SyncWake::AsAnyWake | SyncWake::TellsNoCpu => Why::Wake,
         };
         // Before add: what reschedule_idle reads is the CPUs as the wake-up finds them.
         let locked = self.policy.wake_work(&self.tasks, id, from_cpu, mode == SyncWake::TellsNoCpu);
+        let last_ran = self.tasks[id].cpu;
         let target = self.policy.add(&self.tasks, id, from_cpu, why);
+        if waker && last_ran != from_cpu {
+            self.out.woken_from_elsewhere += 1;
+            self.out.pulled_to_waker += u64::from(target == from_cpu);
+        }
         if let Some(w) = locked {
             self.charge_locked(from_cpu, w);
         }
@@ -381,10 +391,11 @@ impl Engine {
             self.placed(target, id, now, None);
             return;
         }
-        // Neither kind of sync wake-up tests for preemption or sends an IPI: the
-        // waker is about to block, and its schedule() picks the task up.
+        // Neither of the old kernels' sync wake-ups tests for preemption or sends an
+        // IPI: the waker is about to block, and its schedule() picks the task up.
+        // Today's flag only places the task.
         let tells_no_cpu = match mode {
-            SyncWake::AsAnyWake => false,
+            SyncWake::AsAnyWake | SyncWake::Affine => false,
             SyncWake::TellsNoCpu | SyncWake::JoinsWakersCpu => true,
         };
         let remote = if tells_no_cpu {
@@ -615,7 +626,8 @@ impl Engine {
                 self.shared.sent += 1;
                 if asleep {
                     let now = self.cpus[cpu].now;
-                    self.wake(to, now, cpu, true, false);
+                    let sync = self.policy.socket_wake_sync();
+                    self.wake(to, now, cpu, true, sync);
                 }
             }
             Action::Post(to) => {

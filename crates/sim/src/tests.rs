@@ -871,3 +871,59 @@ fn linux_6_18_tcp_cleanup_rbuf_window_update_sends_the_held_writes_as_one_segmen
     let mut e = super::engine::Engine::new(PolicyKind::Eevdf.build(1), unit_profile(), 1, 0);
     assert_eq!(chat::run(&mut e, 1, 5, 0, chat::Program::ChatC).2.segments_per_message, None);
 }
+
+#[test]
+fn linux_6_18_select_task_rq_fair_puts_a_sync_wakee_on_the_wakers_cpu_when_the_waker_runs_alone() {
+    use super::policy::Scheduler;
+    use super::policy::cfs::Fair;
+    // The waker (0) runs alone on CPU 0, a hog (1) on CPU 1; tasks 2 and 3 last ran on
+    // CPU 1 and sleep. wake_affine_idle takes the waker's CPU for a sync wake-up while
+    // the waker runs there alone (nr_running == 1), and no CPU is idle for
+    // select_idle_sibling to prefer.
+    let mut tasks = super::types::test_tasks(4, 0);
+    tasks[2].cpu = 1;
+    tasks[3].cpu = 1;
+    let busy = |tasks: &[SimTask]| {
+        let mut f = Fair::new(2, true);
+        f.add(tasks, 0, 0, Why::New);
+        assert_eq!(f.pick(tasks, 0, None, 0).next, Some(0));
+        f.add(tasks, 1, 1, Why::New);
+        assert_eq!(f.pick(tasks, 1, None, 0).next, Some(1));
+        f
+    };
+    let mut f = busy(&tasks);
+    assert_eq!(f.add(&tasks, 2, 0, Why::WakeSync), 0, "the waker's CPU");
+    // The waker is no longer alone there: wake_affine keeps the task where it ran.
+    assert_eq!(f.add(&tasks, 3, 0, Why::WakeSync), 1, "its previous CPU");
+    // Without the flag, where it last ran.
+    let mut f = busy(&tasks);
+    assert_eq!(f.add(&tasks, 2, 0, Why::Wake), 1);
+    // An idle previous CPU comes first (select_idle_sibling), flag or not.
+    let mut f = Fair::new(2, true);
+    f.add(&tasks, 0, 0, Why::New);
+    assert_eq!(f.pick(&tasks, 0, None, 0).next, Some(0));
+    assert_eq!(f.add(&tasks, 2, 0, Why::WakeSync), 1, "the idle previous CPU");
+    // eevdf takes the flag and today's sockets set it; cfs keeps ignoring it.
+    assert_eq!(PolicyKind::Eevdf.build(2).sync_wake(), types::SyncWake::Affine);
+    assert_eq!(PolicyKind::Cfs.build(2).sync_wake(), types::SyncWake::AsAnyWake);
+    assert!(PolicyKind::Eevdf.build(2).socket_wake_sync());
+    assert!(!PolicyKind::O12002.build(2).socket_wake_sync() && !PolicyKind::Linux24.build(2).socket_wake_sync());
+}
+
+#[test]
+fn load_chat_on_two_cpus_pulls_some_woken_readers_to_the_wakers_cpu_under_eevdf_only() {
+    // On Linux 6.18 here (perf sched_waking and sched_wakeup over `oscost run load.chat
+    // --rooms 10`), 6,882 of the 21,386 chat wake-ups of a task last run on the other
+    // CPU placed it on the waker's. The model's eevdf takes the socket's sync flag the
+    // same way; cfs, which ignores it, never pulls a task across while its previous
+    // CPU is idle or busy alike.
+    let pulled = |kind: PolicyKind| {
+        let mut e = super::engine::Engine::new(kind.build(2), unit_profile(), 2, 0);
+        let (_, o, _) = chat::run(&mut e, 2, 100, 0, chat::Program::LoadChat);
+        (o.pulled_to_waker, o.woken_from_elsewhere)
+    };
+    let (eevdf, elsewhere) = pulled(PolicyKind::Eevdf);
+    assert!(elsewhere > 0 && eevdf > 0 && eevdf < elsewhere, "{eevdf} of {elsewhere}");
+    let (cfs, elsewhere) = pulled(PolicyKind::Cfs);
+    assert!(elsewhere > 0 && cfs == 0, "{cfs} of {elsewhere}");
+}

@@ -202,8 +202,9 @@ pub enum Why {
     /// A task the workload starts.
     New,
     Wake,
-    /// A sync wake-up the policy takes onto the waker's CPU (the CPU passed to `add`):
-    /// [`SyncWake::JoinsWakersCpu`].
+    /// A sync wake-up the policy places itself, from the waker's CPU (the CPU passed to
+    /// `add`): onto that CPU ([`SyncWake::JoinsWakersCpu`]) or where wake_affine
+    /// chooses ([`SyncWake::Affine`]).
     WakeSync,
     /// A child forked by `parent` (on the CPU passed to `add`).
     Fork {
@@ -224,6 +225,11 @@ pub enum SyncWake {
     /// and no sleep credit (2.6.0's try_to_wake_up with sync: the fast migration, then
     /// __activate_task instead of activate_task).
     JoinsWakersCpu,
+    /// The flag only places the task (today's select_task_rq_fair: wake_affine_idle
+    /// takes the waker's CPU when the waker runs there alone), and the wake-up then
+    /// tests for preemption and tells the CPU as any other (ttwu_do_activate's
+    /// wakeup_preempt).
+    Affine,
 }
 
 /// How a TCP segment sent over loopback passes the loopback device on a policy's
@@ -282,6 +288,13 @@ pub trait Scheduler {
     /// the flag is ignored.
     fn sync_wake(&self) -> SyncWake {
         SyncWake::AsAnyWake
+    }
+    /// Whether data arriving on a socket wakes its sleeping reader with the sync flag.
+    /// 2.4.17's and 2.6.0's sock_def_readable call wake_up_interruptible (no flag);
+    /// today's (net/core/sock.c) calls wake_up_interruptible_sync_poll. By default,
+    /// no flag.
+    fn socket_wake_sync(&self) -> bool {
+        false
     }
     /// How a TCP segment sent over loopback passes the loopback device on this
     /// policy's kernel ([`LoopbackXmit`]).

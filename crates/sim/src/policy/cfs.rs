@@ -28,7 +28,7 @@
 //!   (/sys/kernel/debug/sched/features, where debugfs is mounted) list HRTICK: then a
 //!   slice ends on its timer (hrtick_start_fair), armed while another task waits.
 
-use super::{LoopbackXmit, Pick, PolicyKind, Scheduler, Why, Work, slot};
+use super::{LoopbackXmit, Pick, PolicyKind, Scheduler, SyncWake, Why, Work, slot};
 use crate::types::{SimTask, TaskId};
 
 /// sched_prio_to_weight, nice -20 … 19.
@@ -151,6 +151,34 @@ impl Fair {
         self.cpus[cpu].queued.len() + self.cpus[cpu].current.is_some() as usize
     }
 
+    /// Where Linux 6.18's select_task_rq_fair puts a task woken with the sync flag by a
+    /// task running on `this` (the waker's CPU), the task having last run on `prev`.
+    /// wake_affine_idle (WA_IDLE): `this` when it is idle (an interrupt's wake-up) and
+    /// `prev` is not; `this` when the waker runs there alone (nr_running == 1);
+    /// `prev` when it is idle. Otherwise WA_WEIGHT compares the CPUs' PELT loads, which
+    /// the model does not keep: it takes `prev`, as wake_affine does when no rule
+    /// picks `this`. Then select_idle_sibling: that target if idle, else `prev` if
+    /// idle, else the first idle CPU after the target (select_idle_cpu's scan of the
+    /// last-level cache, which every CPU of the model shares), else the target.
+    fn affine_target(&self, this: usize, prev: usize) -> usize {
+        let idle = |c: usize| self.load(c) == 0;
+        let target = if idle(this) {
+            if idle(prev) { prev } else { this }
+        } else if self.load(this) == 1 {
+            this
+        } else {
+            prev
+        };
+        let n = self.cpus.len();
+        if idle(target) {
+            target
+        } else if prev != target && idle(prev) {
+            prev
+        } else {
+            (1..n).map(|k| (target + k) % n).find(|&c| idle(c)).unwrap_or(target)
+        }
+    }
+
     fn choose(&self, cpu: usize) -> Option<TaskId> {
         let q = &self.cpus[cpu].queued;
         if self.eevdf {
@@ -204,6 +232,17 @@ impl Scheduler for Fair {
         LoopbackXmit::Lockless
     }
 
+    /// `eevdf` places a sync wake-up as Linux 6.18 does (`Fair::affine_target`);
+    /// `cfs` ignores the flag, as before.
+    fn sync_wake(&self) -> SyncWake {
+        if self.eevdf { SyncWake::Affine } else { SyncWake::AsAnyWake }
+    }
+
+    /// Today's sock_def_readable wakes with wake_up_interruptible_sync_poll.
+    fn socket_wake_sync(&self) -> bool {
+        true
+    }
+
     fn tick_ns(&self) -> u64 {
         TICK_NS
     }
@@ -237,9 +276,9 @@ impl Scheduler for Fair {
         let target = match why {
             Why::New | Why::Fork { .. } => cpu,
             // select_idle_sibling: an idle CPU if there is one, else where it last ran.
-            // The models ignore WF_SYNC (wake_affine is not modelled): a sync wake-up
-            // never reaches here as one, but would be placed as any.
-            Why::Wake | Why::WakeSync => (0..self.cpus.len()).find(|&c| self.load(c) == 0).unwrap_or(tasks[id].cpu),
+            Why::Wake => (0..self.cpus.len()).find(|&c| self.load(c) == 0).unwrap_or(tasks[id].cpu),
+            // Only `eevdf` takes the flag (`sync_wake`): wake_affine's choice.
+            Why::WakeSync => self.affine_target(cpu, tasks[id].cpu),
         };
         let v = self.avg_vruntime(target);
         let min = self.cpus[target].min_vruntime;
