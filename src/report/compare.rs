@@ -594,9 +594,9 @@ pub fn render(
             width,
         ) + "\n"
     };
-    let withheld = rows.iter().any(|c| c.verdict == Verdict::Uncertain(Doubt::BoardMoved));
+    let same_machine = board_moved(a, b, rows);
     let board =
-        board_shift(rows).map_or_else(String::new, |s| super::fit::prose(&board_line(&s, withheld), width) + "\n");
+        board_shift(rows).map_or_else(String::new, |s| super::fit::prose(&board_line(&s, same_machine), width) + "\n");
     format!("{m}{key}{busy}{board}{t}{}", super::fit::prose(&notes, width))
 }
 
@@ -617,15 +617,16 @@ pub fn board_shift(rows: &[Comparison]) -> Option<CommonShift> {
     common_shift(&oriented, threshold)
 }
 
-/// The line naming a shift the rows share, and, where it withheld the verdicts, why
-/// and what tells its two causes apart.
-fn board_line(s: &CommonShift, withheld: bool) -> String {
+/// The line naming a shift the rows share, and, between one run a side of one
+/// recorded machine (`board_moved`), why no change is called and what tells its two
+/// causes apart.
+fn board_line(s: &CommonShift, same_machine: bool) -> String {
     let (side, size) = if s.dearer() { ("dearer", s.median_ratio) } else { ("cheaper", 1.0 / s.median_ratio) };
     let seen = format!(
         "B {side} across the board: {} of {} figures, by ×{size:.2} at the median (sign test p {:.0e})",
         s.moved, s.rows, s.p
     );
-    if withheld {
+    if same_machine {
         format!(
             "{seen}: a change touching every figure or the machine moving between the runs, which one run a side of one recorded machine cannot tell apart, so no change is called; oscost noise measures how far this machine moves, run --condition interleaves two setups in one run"
         )
@@ -1255,6 +1256,12 @@ mod tests {
         }
         let json: serde_json::Value = serde_json::from_str(&to_json(&a, &b, &rows, 0.03)).unwrap();
         assert_eq!(json["board_shift"]["moved"], 24);
+        // A smaller shift, whatever its rows' own verdicts: the same reason.
+        let (a6, b6) = ([board(1, 1.0, 5)], [board(2, 1.06, 6)]);
+        let rows6 = compare(&a6, &b6, 0.03, 200);
+        assert!(board_shift(&rows6).is_some() && rows6.iter().all(|c| !c.verdict.is_change()));
+        let text = render(&a6, &b6, &rows6, 0.03, (MachineView::Differences, Width::Fit(100)));
+        assert!(text.split_whitespace().collect::<Vec<_>>().join(" ").contains("cannot tell apart"), "{text}");
 
         let mut filtered = board(2, 1.2, 2);
         let mut controls = filtered.machine.process_controls.clone().unwrap_or_default();
