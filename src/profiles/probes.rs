@@ -380,24 +380,25 @@ mod tests {
             eprintln!("skipped: this process's allowed CPUs cannot be read");
             return;
         };
-        let (started, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+        // The probe starts only once the spinner runs pinned to the CPU, so no batch
+        // can run before it (a busy machine may start the spinner late).
+        let (started, pinned, stop) = (AtomicBool::new(false), AtomicBool::new(false), AtomicBool::new(false));
         let probe = std::thread::scope(|s| {
             s.spawn(|| {
-                if crate::sys::set_affinity(&[cpu]).is_ok() {
-                    started.store(true, Ordering::Release);
-                    while !stop.load(Ordering::Acquire) {
-                        std::hint::spin_loop();
-                    }
-                }
+                let ok = crate::sys::set_affinity(&[cpu]).is_ok();
+                pinned.store(ok, Ordering::Release);
                 started.store(true, Ordering::Release);
+                while ok && !stop.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
             });
-            let probe = std::thread::spawn(move || {
+            let probe = s.spawn(|| {
                 crate::sys::set_affinity(&[cpu]).ok()?;
-                Some(bare_yield())
+                while !started.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+                pinned.load(Ordering::Acquire).then(bare_yield)
             });
-            while !started.load(Ordering::Acquire) {
-                std::thread::yield_now();
-            }
             let probe = probe.join().ok().flatten();
             stop.store(true, Ordering::Release);
             probe

@@ -1222,6 +1222,11 @@ mod tests {
         assert_eq!(json["comparability"]["between"][0], "kernel");
     }
 
+    /// `text` with its line breaks and indents as single spaces, to read wrapped prose.
+    fn words(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
     /// A run of 24 figures, each `factor` times its own centre (10 rounds, 3% round
     /// noise), the seed drawing each row afresh.
     fn board(id: i64, factor: f64, seed: u64) -> RunDocument {
@@ -1249,7 +1254,7 @@ mod tests {
         assert!(failing(&rows, FailOn::Slower { by: None }).is_empty());
         for width in [100u16, 80] {
             let text = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Fit(width)));
-            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let words = words(&text);
             assert!(words.contains("B dearer across the board: 24 of 24 figures"), "{text}");
             assert!(words.contains("so no change is called") && words.contains("uncertain (every figure moved)"));
             assert!(super::super::fit::widest(&text) <= usize::from(width), "{text}");
@@ -1261,7 +1266,7 @@ mod tests {
         let rows6 = compare(&a6, &b6, 0.03, 200);
         assert!(board_shift(&rows6).is_some() && rows6.iter().all(|c| !c.verdict.is_change()));
         let text = render(&a6, &b6, &rows6, 0.03, (MachineView::Differences, Width::Fit(100)));
-        assert!(text.split_whitespace().collect::<Vec<_>>().join(" ").contains("cannot tell apart"), "{text}");
+        assert!(words(&text).contains("cannot tell apart"), "{text}");
 
         let mut filtered = board(2, 1.2, 2);
         let mut controls = filtered.machine.process_controls.clone().unwrap_or_default();
@@ -1271,7 +1276,7 @@ mod tests {
         let rows = compare(&a, &b, 0.03, 200);
         assert!(rows.iter().filter(|c| c.verdict == Verdict::Slower).count() >= 20, "{rows:?}");
         let text = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Fit(100)));
-        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let words = words(&text);
         assert!(words.contains("process controls") && words.contains("a cause that touches every figure"), "{text}");
 
         let mut named = 0;
