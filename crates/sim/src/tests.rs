@@ -912,11 +912,11 @@ fn linux_6_18_select_task_rq_fair_puts_a_sync_wakee_on_the_wakers_cpu_when_the_w
 
 #[test]
 fn load_chat_on_two_cpus_pulls_some_woken_readers_to_the_wakers_cpu_under_eevdf_only() {
-    // On Linux 6.18 here (perf sched_waking and sched_wakeup over `oscost run load.chat
-    // --rooms 10`), 6,882 of the 21,386 chat wake-ups of a task last run on the other
-    // CPU placed it on the waker's. The model's eevdf takes the socket's sync flag the
-    // same way; cfs, which ignores it, never pulls a task across while its previous
-    // CPU is idle or busy alike.
+    // On Linux 6.18 here (perf's sched_waking, sched_wakeup and sched_switch over
+    // `oscost run load.chat --rooms 10`), 2,730 of the 8,897 chat wake-ups of a task
+    // that last slept on the other CPU placed it on the waker's. The model's eevdf takes
+    // the socket's sync flag as 6.18 does; cfs, which ignores it, never pulls a task
+    // across while its previous CPU is idle or busy alike.
     let pulled = |kind: PolicyKind| {
         let mut e = super::engine::Engine::new(kind.build(2), unit_profile(), 2, 0);
         let (_, o, _) = chat::run(&mut e, 2, 100, 0, chat::Program::LoadChat);

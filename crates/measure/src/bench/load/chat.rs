@@ -20,9 +20,9 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::bench::{Ctx, Output};
@@ -291,50 +291,63 @@ fn spawn(
 /// Where client senders wait until all of them are there (so the timed region starts
 /// with every sender ready, as a barrier would), released together by `release`, or
 /// turned away by `abandon` on an error path so none waits forever.
+///
+/// Each sender parks on its own thread's futex and the release unparks them one by one.
+/// A condition variable's notify_all would wake them all onto its one mutex, which they
+/// would then take in turn: with 200 senders (10 rooms) that convoy made 1,200–3,200
+/// futex waits over 20–110 ms of each timed region on Linux 6.18 (perf's sched_switch
+/// call chains, six runs), senders starting one after another instead of together.
 #[derive(Default)]
 struct Gate {
-    /// (senders arrived, the decision once made)
-    state: Mutex<(usize, Option<bool>)>,
-    changed: Condvar,
+    /// The senders that arrived, to unpark.
+    arrived: Mutex<Vec<std::thread::Thread>>,
+    /// [`Gate::WAIT`], [`Gate::GO`] or [`Gate::ABANDONED`].
+    state: AtomicU8,
 }
 
 impl Gate {
+    const WAIT: u8 = 0;
+    const GO: u8 = 1;
+    const ABANDONED: u8 = 2;
+
     fn abandon(&self) {
-        if let Ok(mut s) = self.state.lock() {
-            s.1.get_or_insert(false);
-        }
-        self.changed.notify_all();
+        let _ = self.state.compare_exchange(Self::WAIT, Self::ABANDONED, Ordering::AcqRel, Ordering::Acquire);
+        self.unpark_all();
     }
 
-    /// Waits until `n` senders arrived, then lets them go; false if interrupted first.
-    fn release(&self, n: usize) -> bool {
-        let Ok(mut s) = self.state.lock() else { return false };
-        while s.0 < n && s.1.is_none() {
-            if sys::interrupted() {
-                return false;
-            }
-            match self.changed.wait_timeout(s, Duration::from_millis(50)) {
-                Ok((g, _)) => s = g,
-                Err(_) => return false,
-            }
+    fn unpark_all(&self) {
+        if let Ok(v) = self.arrived.lock() {
+            v.iter().for_each(std::thread::Thread::unpark);
         }
-        let go = *s.1.get_or_insert(true);
-        self.changed.notify_all();
-        go
     }
 
-    /// A sender arrives and waits; true to go, false when the run was abandoned.
+    /// Waits until `n` senders arrived, then lets them go: the moment they were let
+    /// go, or None if interrupted or abandoned first.
+    fn release(&self, n: usize) -> Option<Instant> {
+        while self.arrived.lock().ok()?.len() < n {
+            if sys::interrupted() || self.state.load(Ordering::Acquire) == Self::ABANDONED {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let t0 = Instant::now();
+        self.state.compare_exchange(Self::WAIT, Self::GO, Ordering::AcqRel, Ordering::Acquire).ok()?;
+        self.unpark_all();
+        Some(t0)
+    }
+
+    /// A sender arrives and waits; true to go, false when the run was abandoned. An
+    /// unpark that comes before the park is kept by the thread, so none is missed.
     fn wait(&self) -> bool {
-        let Ok(mut s) = self.state.lock() else { return false };
-        s.0 += 1;
-        self.changed.notify_all();
+        match self.arrived.lock() {
+            Ok(mut v) => v.push(std::thread::current()),
+            Err(_) => return false,
+        }
         loop {
-            match s.1 {
-                Some(go) => return go,
-                None => match self.changed.wait(s) {
-                    Ok(g) => s = g,
-                    Err(_) => return false,
-                },
+            match self.state.load(Ordering::Acquire) {
+                Self::GO => return true,
+                Self::ABANDONED => return false,
+                _ => std::thread::park(),
             }
         }
     }
@@ -549,10 +562,9 @@ fn run_inner(
     start_server(size, &servers, sockets, regime, jobs)?;
     let tally = Arc::new(Tally::default());
     start_clients(size, &clients, sockets, gate, &tally, regime, jobs)?;
-    if !gate.release(clients.len()) {
+    let Some(t0) = gate.release(clients.len()) else {
         return Err(ChatError::Interrupted);
-    }
-    let t0 = Instant::now();
+    };
     // Wait for the jobs (joined by the caller); the last receiver stamps the end.
     for j in jobs.iter() {
         while !j.is_finished() {
@@ -660,6 +672,38 @@ mod tests {
         assert!(r.segments.sent >= r.segments.data_sent, "{r:?}");
         let f = r.figures(size, 1);
         assert!(f.data_segments_per_message > 0.0 && f.data_segments_per_message <= 1.0, "{f:?}");
+    }
+
+    fn waiting_senders(gate: &Arc<Gate>, n: usize) -> Vec<std::thread::JoinHandle<bool>> {
+        (0..n)
+            .map(|_| {
+                let g = gate.clone();
+                std::thread::spawn(move || g.wait())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_gate_lets_every_sender_go_once_all_arrived() {
+        let gate = Arc::new(Gate::default());
+        let senders = waiting_senders(&gate, 8);
+        assert!(gate.release(8).is_some());
+        assert!(senders.into_iter().all(|s| s.join().unwrap()));
+        // One that comes after the release goes at once.
+        assert!(gate.wait());
+    }
+
+    #[test]
+    fn an_abandoned_gate_turns_every_sender_away() {
+        let gate = Arc::new(Gate::default());
+        let senders = waiting_senders(&gate, 4);
+        while gate.arrived.lock().unwrap().len() < 4 {
+            std::thread::yield_now();
+        }
+        gate.abandon();
+        assert!(senders.into_iter().all(|s| !s.join().unwrap()));
+        assert_eq!(gate.release(4), None);
+        assert!(!gate.wait(), "a late sender is turned away too");
     }
 
     #[test]
