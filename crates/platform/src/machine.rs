@@ -62,6 +62,12 @@ pub struct Machine {
     /// no_new_privs, speculation controls (`procfs::ProcessControls`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_controls: Option<crate::procfs::ProcessControls>,
+    /// The TCP congestion control new sockets get (net.ipv4.tcp_congestion_control): on
+    /// loopback it sets how many segments may be in flight unacknowledged, and so how
+    /// many messages a segment carries (load.chat's regime moved ×1.8 between cubic
+    /// and bbr on one machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_congestion_control: Option<String>,
 }
 
 fn read_trim(path: impl AsRef<Path>) -> Option<String> {
@@ -161,6 +167,7 @@ pub fn fingerprint(command_line: &str, calibration: Option<Calibration>) -> Mach
         cgroup_limits: Some(crate::procfs::cgroup_cpu_limits()),
         preflight: Vec::new(),
         process_controls: Some(crate::procfs::ProcessControls::read()),
+        tcp_congestion_control: read_trim("/proc/sys/net/ipv4/tcp_congestion_control"),
     }
 }
 
@@ -261,6 +268,7 @@ impl Machine {
             ("clocksource".into(), known(&self.clocksource)),
             ("transparent hugepages".into(), known(&self.transparent_hugepages)),
             ("cgroup limits".into(), known(&self.cgroup_limits)),
+            ("tcp congestion control".into(), known(&self.tcp_congestion_control)),
             ("process controls".into(), self.process_controls.as_ref().map_or_else(|| "unknown".into(), |c| c.text())),
             ("libc".into(), self.libc.clone()),
             ("oscost".into(), format!("{} ({})", self.tool_version, self.git_commit)),
@@ -310,6 +318,7 @@ impl Machine {
             process_controls: Some(crate::procfs::ProcessControls::parse(
                 "Seccomp:\t0\nSeccomp_filters:\t0\nNoNewPrivs:\t0\nSpeculation_Store_Bypass:\tthread vulnerable\nSpeculationIndirectBranch:\tconditional enabled\n",
             )),
+            tcp_congestion_control: Some("cubic".into()),
         }
     }
 }
@@ -346,6 +355,31 @@ mod tests {
         assert!(key_changes(&[&a, &b], &[&b, &elsewhere]).is_empty());
         assert_eq!(key_spread(&[&a, &elsewhere, &b]), ["kernel", "mitigation retbleed"]);
         assert!(key_spread(&[&a, &elsewhere]).is_empty());
+    }
+
+    #[test]
+    fn a_change_of_tcp_congestion_control_is_named() {
+        let a = Machine::example();
+        let b = Machine { tcp_congestion_control: Some("bbr".into()), ..a.clone() };
+        let changed = key_changes(&[&a], &[&b]);
+        assert_eq!(changed.len(), 1, "{changed:?}");
+        assert_eq!(changed[0].field, "tcp congestion control");
+        assert_eq!(
+            (changed[0].before.as_slice(), changed[0].after.as_slice()),
+            (&["cubic".to_string()][..], &["bbr".to_string()][..])
+        );
+        // A run stored before the field existed reads it as unknown (serde's default).
+        let old = Machine { tcp_congestion_control: None, ..a.clone() };
+        assert!(old.comparability_key().contains(&("tcp congestion control".into(), "unknown".into())));
+    }
+
+    #[test]
+    fn the_fingerprint_reads_the_kernels_tcp_congestion_control() {
+        let m = fingerprint("oscost info", None);
+        match std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control") {
+            Ok(s) => assert_eq!(m.tcp_congestion_control.as_deref(), Some(s.trim())),
+            Err(e) => eprintln!("skipping: /proc/sys/net/ipv4/tcp_congestion_control unreadable here ({e})"),
+        }
     }
 
     #[test]
