@@ -269,6 +269,9 @@ impl ChatError {
 
 type Job = std::thread::JoinHandle<Result<(), ChatError>>;
 
+/// Starts a chat thread named `name`. The name is the thread's comm, which the kernel
+/// cuts at 15 bytes: the four roles' names fit whole, so perf, ps and top tell them
+/// apart.
 fn spawn(
     name: &str,
     sockets: &Sockets,
@@ -456,7 +459,7 @@ fn start_server(
         queues.push(tx);
         let mut w = s.try_clone()?;
         let (nice, regime) = (size.nice, regime.clone());
-        jobs.push(spawn("oscost-chat-srv-tx", sockets, move || {
+        jobs.push(spawn("oscost-srv-tx", sockets, move || {
             set_nice(nice);
             let start = regime.start();
             for _ in 0..per_receiver {
@@ -475,7 +478,7 @@ fn start_server(
             .collect();
         let mut r = s.try_clone()?;
         let (messages, nice, regime) = (size.messages, size.nice, regime.clone());
-        jobs.push(spawn("oscost-chat-srv-rx", sockets, move || {
+        jobs.push(spawn("oscost-srv-rx", sockets, move || {
             set_nice(nice);
             let start = regime.start();
             let mut m = [0u8; MSG];
@@ -514,7 +517,7 @@ fn start_clients(
     for (u, c) in socks.iter().enumerate() {
         let mut w = c.try_clone()?;
         let (messages, nice, gate, tx_regime) = (size.messages, size.nice, gate.clone(), regime.clone());
-        jobs.push(spawn("oscost-chat-cli-tx", sockets, move || {
+        jobs.push(spawn("oscost-cli-tx", sockets, move || {
             set_nice(nice);
             let mut m = [0u8; MSG];
             m[..8].copy_from_slice(&(u as u64).to_le_bytes());
@@ -530,7 +533,7 @@ fn start_clients(
         })?);
         let mut r = c.try_clone()?;
         let (nice, tally, regime) = (size.nice, tally.clone(), regime.clone());
-        jobs.push(spawn("oscost-chat-cli-rx", sockets, move || {
+        jobs.push(spawn("oscost-cli-rx", sockets, move || {
             set_nice(nice);
             let start = regime.start();
             let mut m = [0u8; MSG];
