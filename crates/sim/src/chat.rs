@@ -29,7 +29,7 @@
 use std::collections::VecDeque;
 
 use super::engine::{Engine, Outcome};
-use super::types::{Action, Behavior, Rng, Shared, TaskId};
+use super::types::{Action, Behavior, Rng, Shared, SocketTimer, SocketTimerKind, TaskId};
 
 /// Users per room (chat.h's CLIENTS_PER_ROOM).
 pub const ROOM: usize = 20;
@@ -70,14 +70,24 @@ pub enum Program {
 /// no autocorking (nstat's TcpExtTCPAutoCorking stayed 0: loopback_xmit orphans
 /// the skb, so tcp_should_autocork finds no data in flight).
 ///
-/// The mechanism modelled: a write while the receiver's window is open leaves at
-/// once as a segment of its own and wakes the reader if it sleeps; once
-/// [`RWND`] messages wait unread, further writes queue in the sender (no segment, no
-/// wake-up) until a read leaves the receive queue at half the window or less (the
-/// window update of tcp_cleanup_rbuf, net/ipv4/tcp.c, sent once the window can
-/// double), which sends the queued messages that fit as one segment (loopback's MSS
-/// of 65,483 bytes holds the whole window); the writer sleeps once [`SNDBUF`] are
-/// queued.
+/// The mechanism modelled, from Linux 6.18's TCP:
+/// - a write leaves at once as a segment of its own, and wakes the reader if it
+///   sleeps, while the receiver's window has credit and fewer than [`CWND`] segments
+///   are in flight unacknowledged (tcp_write_xmit's tcp_snd_wnd_test and
+///   tcp_cwnd_test); otherwise it queues in the sender, with no segment and no wake-up;
+/// - the receiver acknowledges on arrival once more than a segment's worth is
+///   unanswered and its window has not shrunk since it last acknowledged, which a
+///   lagging reader's unread data prevents (__tcp_ack_snd_check); after a read once
+///   more than a segment's worth is unanswered, or the read emptied the queue after two
+///   small segments (tcp_measure_rcv_mss's ICSK_ACK_PUSHED2), or the window can double
+///   (tcp_cleanup_rbuf); else on its delayed acknowledgement's timer ([`DELACK_NS`]);
+/// - the sender's tail loss probe ([`PROBE_NS`], [`PROBE_ONE_NS`]) sends the queued
+///   messages the window takes, or the last segment again, which the receiver answers;
+/// - an acknowledgement empties the congestion window, and the queued messages the
+///   credit takes leave as one segment (loopback's MSS of 65,483 bytes holds the whole
+///   window); the writer sleeps once [`SNDBUF`] are queued.
+///
+/// The timers' softirq work is not priced.
 pub struct LoadChatSockets;
 
 /// Unread messages the receive window takes (assumed: 12,800 bytes, the smallest send
@@ -90,6 +100,112 @@ pub const SNDBUF: usize = 1000;
 /// The receiver's first estimate of a segment, in messages: TCP_MSS_DEFAULT (536
 /// bytes, tcp_initialize_rcv_mss) of 100-byte messages.
 pub const FIRST_RCV_MSS: usize = 5;
+
+/// Data segments a connection keeps in flight unacknowledged (assumed: the congestion
+/// window `ss -tin` showed here under bbr, the kernel's default congestion control on
+/// this machine: 10–19 segments, connections with data in flight sitting at 18–19).
+/// tcp_write_xmit sends no segment past it (tcp_cwnd_test); cubic's grows instead.
+pub const CWND: usize = 18;
+
+/// The delayed acknowledgement's timer: TCP_DELACK_MIN (HZ/25), 40 ms.
+pub const DELACK_NS: u64 = 40_000_000;
+/// The tail loss probe's timer with one segment in flight and with more
+/// (tcp_schedule_loss_probe: twice the smoothed round trip, microseconds on loopback,
+/// plus TCP_RTO_MIN, 200 ms, or TCP_TIMEOUT_MIN, two jiffies at HZ = 250).
+pub const PROBE_ONE_NS: u64 = 200_000_000;
+pub const PROBE_NS: u64 = 8_000_000;
+
+/// `reader`'s receiver acknowledges what it took, advertising `offer` (a window never
+/// shrinks: tcp_select_window): the sender's segments in flight are answered, and the
+/// messages queued behind the window (or the congestion window) that the credit now
+/// takes leave as one segment (loopback's 64 KB segments hold the whole window).
+fn acknowledge(shared: &mut Shared, reader: TaskId, offer: usize) {
+    shared.credit[reader] = shared.credit[reader].max(offer);
+    shared.advertised[reader] = shared.credit[reader];
+    shared.in_flight[reader] = 0;
+    shared.unacked[reader] = 0;
+    shared.pushed[reader] = 0;
+    shared.delack_pending[reader] = false;
+    shared.delack_generation[reader] += 1;
+    shared.probe_generation[reader] += 1;
+    if send_held(shared, reader) {
+        arm_delayed_ack(shared, reader);
+        arm_loss_probe(shared, reader);
+    }
+}
+
+/// The messages queued behind the window that the credit takes leave as one segment;
+/// false when none could.
+fn send_held(shared: &mut Shared, reader: TaskId) -> bool {
+    let n = shared.held[reader].len().min(shared.credit[reader]);
+    if n == 0 {
+        return false;
+    }
+    let segment: Vec<usize> = shared.held[reader].drain(..n).collect();
+    shared.inbox[reader].extend(segment);
+    shared.credit[reader] -= n;
+    shared.segments += 1;
+    shared.in_flight[reader] += 1;
+    shared.unacked[reader] += n;
+    if n < shared.rcv_mss[reader] {
+        shared.pushed[reader] += 1;
+    }
+    shared.rcv_mss[reader] = shared.rcv_mss[reader].max(n);
+    true
+}
+
+/// The receiver's delayed acknowledgement, unless one is pending (tcp_send_delayed_ack
+/// keeps the earlier deadline).
+fn arm_delayed_ack(shared: &mut Shared, reader: TaskId) {
+    if !shared.delack_pending[reader] {
+        shared.delack_pending[reader] = true;
+        shared.delack_generation[reader] += 1;
+        let generation = shared.delack_generation[reader];
+        shared.socket_timers.push(SocketTimer {
+            conn: reader,
+            kind: SocketTimerKind::DelayedAck,
+            generation,
+            after_ns: DELACK_NS,
+        });
+    }
+}
+
+/// The sender's tail loss probe, re-armed at every new segment (tcp_write_xmit calls
+/// tcp_schedule_loss_probe, which resets the timer).
+fn arm_loss_probe(shared: &mut Shared, reader: TaskId) {
+    shared.probe_generation[reader] += 1;
+    let after_ns = if shared.in_flight[reader] == 1 { PROBE_ONE_NS } else { PROBE_NS };
+    let generation = shared.probe_generation[reader];
+    shared.socket_timers.push(SocketTimer { conn: reader, kind: SocketTimerKind::LossProbe, generation, after_ns });
+}
+
+/// A connection's timer fires: the delayed acknowledgement answers what the receiver
+/// took; the loss probe sends the queued messages the window takes as a new segment
+/// (tcp_send_loss_probe), or else sends the last segment again, which the receiver
+/// answers at once as a duplicate. Returns the reader when data reached it.
+fn on_timer(shared: &mut Shared, timer: &SocketTimer) -> Option<TaskId> {
+    let r = timer.conn;
+    let before = shared.inbox[r].len();
+    let offer = window(RWND.saturating_sub(before), shared.rcv_mss[r]);
+    match timer.kind {
+        SocketTimerKind::DelayedAck if timer.generation == shared.delack_generation[r] => {
+            shared.delack_pending[r] = false;
+            if shared.unacked[r] > 0 {
+                acknowledge(shared, r, offer);
+            }
+        }
+        SocketTimerKind::LossProbe if timer.generation == shared.probe_generation[r] && shared.in_flight[r] > 0 => {
+            if !send_held(shared, r) {
+                shared.segments += 1;
+                acknowledge(shared, r, offer);
+            } else {
+                arm_delayed_ack(shared, r);
+            }
+        }
+        SocketTimerKind::DelayedAck | SocketTimerKind::LossProbe => {}
+    }
+    (shared.inbox[r].len() > before).then_some(r)
+}
 
 /// The window a receiver offers with `free` messages of room: none below one
 /// segment, else rounded down to whole segments of `rcv_mss` (receiver-side silly
@@ -172,10 +288,29 @@ impl ChatThread {
             return Action::WaitWake;
         }
         match self.program {
-            Program::LoadChat if held > 0 || shared.credit[reader] == 0 => Action::SendHeld(reader),
+            Program::LoadChat if held > 0 || shared.credit[reader] == 0 || shared.in_flight[reader] >= CWND => {
+                Action::SendHeld(reader)
+            }
             Program::LoadChat => {
                 shared.credit[reader] -= 1;
                 shared.segments += 1;
+                shared.in_flight[reader] += 1;
+                shared.unacked[reader] += 1;
+                shared.pushed[reader] += 1;
+                // The segment reaches the receiver at once (loopback), which
+                // acknowledges it there when more than a segment's worth is
+                // unanswered and its window would not shrink: the reader keeps up
+                // (__tcp_ack_snd_check). Otherwise the acknowledgement waits for a read.
+                let unread = shared.inbox[reader].len() + 1;
+                let offer = window(RWND.saturating_sub(unread), shared.rcv_mss[reader]);
+                if shared.unacked[reader] > shared.rcv_mss[reader] && offer >= shared.advertised[reader] {
+                    acknowledge(shared, reader, offer);
+                } else {
+                    arm_delayed_ack(shared, reader);
+                }
+                if shared.in_flight[reader] > 0 {
+                    arm_loss_probe(shared, reader);
+                }
                 Action::Send(reader)
             }
             Program::ChatC => Action::Send(reader),
@@ -202,20 +337,15 @@ impl ChatThread {
                 }
             }
             Program::LoadChat => {
-                // The window update: sent once the window the reader could offer is
-                // at least twice what the writers still have (tcp_cleanup_rbuf); the
-                // queued messages that fit leave as one segment.
+                // tcp_cleanup_rbuf acknowledges after the read once more than a
+                // segment's worth is unanswered, and sends a window update once the
+                // window the reader could offer is at least twice what the writers
+                // still have; either frees the congestion window, and the queued
+                // messages that fit leave as one segment.
                 let offer = window(RWND.saturating_sub(after), shared.rcv_mss[me]);
-                if offer > 0 && offer >= 2 * shared.credit[me] {
-                    shared.credit[me] = offer;
-                    let n = shared.held[me].len().min(offer);
-                    if n > 0 {
-                        let segment: Vec<usize> = shared.held[me].drain(..n).collect();
-                        shared.inbox[me].extend(segment);
-                        shared.credit[me] -= n;
-                        shared.segments += 1;
-                        shared.rcv_mss[me] = shared.rcv_mss[me].max(n);
-                    }
+                let update = offer > 0 && offer >= 2 * shared.credit[me];
+                if update || shared.unacked[me] > shared.rcv_mss[me] || (after == 0 && shared.pushed[me] >= 2) {
+                    acknowledge(shared, me, offer);
                 }
                 if shared.held[me].len() <= SNDBUF / 2 {
                     self.wake_writers = std::mem::take(&mut shared.writers_waiting[me]);
@@ -374,6 +504,15 @@ pub fn run(e: &mut Engine, rooms: usize, messages: u64, nice: i32, program: Prog
     e.shared.held = vec![VecDeque::new(); tasks];
     e.shared.credit = vec![RWND; tasks];
     e.shared.rcv_mss = vec![FIRST_RCV_MSS; tasks];
+    e.shared.in_flight = vec![0; tasks];
+    e.shared.unacked = vec![0; tasks];
+    e.shared.advertised = vec![RWND; tasks];
+    e.shared.delack_generation = vec![0; tasks];
+    e.shared.probe_generation = vec![0; tasks];
+    e.shared.delack_pending = vec![false; tasks];
+    e.shared.pushed = vec![0; tasks];
+    e.shared.on_socket_timer =
+        (program == Program::LoadChat).then_some(on_timer as fn(&mut Shared, &SocketTimer) -> Option<TaskId>);
     e.shared.posts = vec![0; tasks];
     e.shared.writers_waiting = vec![Vec::new(); tasks];
     let cpus = e.cpus.len();
@@ -425,6 +564,13 @@ mod tests {
             held: vec![VecDeque::new(); tasks],
             credit: vec![RWND; tasks],
             rcv_mss: vec![FIRST_RCV_MSS; tasks],
+            in_flight: vec![0; tasks],
+            unacked: vec![0; tasks],
+            advertised: vec![RWND; tasks],
+            delack_generation: vec![0; tasks],
+            probe_generation: vec![0; tasks],
+            delack_pending: vec![false; tasks],
+            pushed: vec![0; tasks],
             posts: vec![0; tasks],
             writers_waiting: vec![Vec::new(); tasks],
             ..Shared::default()
@@ -512,6 +658,105 @@ mod tests {
         assert!(matches!(client.next(reader, &mut shared, &mut rng), Action::Receive));
         assert_eq!(shared.segments, 2);
         assert_eq!((shared.inbox[reader].len(), shared.held[reader].len()), (3, 0));
+    }
+
+    #[test]
+    fn linux_6_18_tcp_cwnd_test_holds_a_write_past_the_congestion_window() {
+        let (mut shared, mut rng) = (room_state(), Rng::new(1));
+        let (writer, reader) = (id_of(0, Role::ServerSend), id_of(0, Role::ClientRecv));
+        let mut sender = ChatThread::new(Program::LoadChat, Role::ServerSend, 0, 10);
+        shared.posts[writer] = 2;
+        shared.in_flight[reader] = CWND - 1;
+        assert!(matches!(sender.next(writer, &mut shared, &mut rng), Action::Send(r) if r == reader));
+        shared.inbox[reader].push_back(0);
+        assert_eq!(shared.in_flight[reader], CWND);
+        // Credit is left, but the window is full: the write waits unsent.
+        assert!(shared.credit[reader] > 0);
+        assert!(matches!(sender.next(writer, &mut shared, &mut rng), Action::SendHeld(r) if r == reader));
+    }
+
+    #[test]
+    fn linux_6_18_tcp_ack_snd_check_acknowledges_on_arrival_only_while_the_reader_keeps_up() {
+        let (writer, reader) = (id_of(0, Role::ServerSend), id_of(0, Role::ClientRecv));
+        let send_one = |unread: usize| {
+            let (mut shared, mut rng) = (room_state(), Rng::new(1));
+            let mut sender = ChatThread::new(Program::LoadChat, Role::ServerSend, 0, 10);
+            shared.posts[writer] = 1;
+            shared.advertised[reader] = 100;
+            shared.unacked[reader] = FIRST_RCV_MSS;
+            shared.in_flight[reader] = 3;
+            shared.inbox[reader] = std::iter::repeat_n(0, unread).collect();
+            assert!(matches!(sender.next(writer, &mut shared, &mut rng), Action::Send(_)));
+            shared
+        };
+        // More than a segment's worth unanswered, and the window the reader could offer
+        // is not below the last one advertised: answered at once.
+        let kept_up = send_one(0);
+        assert_eq!((kept_up.in_flight[reader], kept_up.unacked[reader]), (0, 0));
+        // Unread data has shrunk it: the answer waits, on the delayed acknowledgement.
+        let lagging = send_one(60);
+        assert_eq!(lagging.in_flight[reader], 4);
+        assert!(lagging.socket_timers.iter().any(|t| t.kind == SocketTimerKind::DelayedAck && t.after_ns == DELACK_NS));
+        assert!(lagging.socket_timers.iter().any(|t| t.kind == SocketTimerKind::LossProbe && t.after_ns == PROBE_NS));
+    }
+
+    #[test]
+    fn linux_6_18_tcp_cleanup_rbuf_acknowledges_a_read_that_empties_the_queue_after_two_small_segments() {
+        let reader = id_of(0, Role::ClientRecv);
+        let read_last = |pushed: u32| {
+            let (mut shared, mut rng) = (room_state(), Rng::new(1));
+            let mut client = ChatThread::new(Program::LoadChat, Role::ClientRecv, 0, 10);
+            shared.inbox[reader].push_back(0);
+            shared.held[reader].extend([0, 0, 0]);
+            shared.credit[reader] = 100;
+            shared.in_flight[reader] = 2;
+            shared.unacked[reader] = 2;
+            shared.pushed[reader] = pushed;
+            assert!(matches!(client.next(reader, &mut shared, &mut rng), Action::Receive));
+            shared
+        };
+        // Two small segments (ICSK_ACK_PUSHED2) and a read that empties the queue: the
+        // acknowledgement goes, and the three queued messages follow as one segment.
+        let answered = read_last(2);
+        assert_eq!((answered.held[reader].len(), answered.inbox[reader].len()), (0, 4));
+        assert_eq!((answered.in_flight[reader], answered.segments), (1, 1));
+        // One small segment only: no acknowledgement yet, nothing leaves.
+        let waiting = read_last(1);
+        assert_eq!((waiting.held[reader].len(), waiting.in_flight[reader]), (3, 2));
+    }
+
+    #[test]
+    fn linux_6_18_delayed_ack_and_tail_loss_probe_timers_release_what_waits() {
+        let reader = id_of(0, Role::ClientRecv);
+        let state = || {
+            let mut shared = room_state();
+            shared.held[reader].extend([0, 0]);
+            shared.in_flight[reader] = CWND;
+            shared.unacked[reader] = CWND;
+            shared.credit[reader] = 50;
+            shared
+        };
+        let timer = |kind, generation| SocketTimer { conn: reader, kind, generation, after_ns: 0 };
+        // tcp_delack_timer: the receiver answers; the queued messages leave as one
+        // segment and reach the reader.
+        let mut shared = state();
+        shared.delack_generation[reader] = 3;
+        assert_eq!(on_timer(&mut shared, &timer(SocketTimerKind::DelayedAck, 3)), Some(reader));
+        assert_eq!((shared.inbox[reader].len(), shared.in_flight[reader]), (2, 1));
+        // A timer whose generation moved on was cancelled or re-armed: nothing happens.
+        let mut stale = state();
+        stale.delack_generation[reader] = 4;
+        assert_eq!(on_timer(&mut stale, &timer(SocketTimerKind::DelayedAck, 3)), None);
+        assert_eq!(stale.held[reader].len(), 2);
+        // tcp_send_loss_probe: new data first, past the congestion window by one segment.
+        let mut probed = state();
+        assert_eq!(on_timer(&mut probed, &timer(SocketTimerKind::LossProbe, 0)), Some(reader));
+        assert_eq!((probed.held[reader].len(), probed.in_flight[reader], probed.segments), (0, CWND + 1, 1));
+        // With nothing new, the last segment again, which the receiver answers at once.
+        let mut resent = state();
+        resent.held[reader].clear();
+        assert_eq!(on_timer(&mut resent, &timer(SocketTimerKind::LossProbe, 0)), None);
+        assert_eq!((resent.in_flight[reader], resent.segments), (0, 1));
     }
 
     #[test]

@@ -25,7 +25,8 @@
 
 use super::cost::CostProfile;
 use super::types::{
-    Action, Asleep, Behavior, LoopbackXmit, Rng, Scheduler, Shared, SimTask, State, SyncWake, TaskId, Why, Work,
+    Action, Asleep, Behavior, LoopbackXmit, Rng, Scheduler, Shared, SimTask, SocketTimer, State, SyncWake, TaskId, Why,
+    Work,
 };
 
 /// One CPU.
@@ -149,6 +150,8 @@ pub struct Engine {
     pub shared: Shared,
     pub rng: Rng,
     timers: std::collections::BinaryHeap<std::cmp::Reverse<(u64, TaskId)>>,
+    /// Connections' timers, at the time they fire (`Shared::socket_timers`).
+    socket_timers: std::collections::BinaryHeap<std::cmp::Reverse<(u64, SocketTimer)>>,
     /// The scheduler's global lock (a run-queue lock, or 2.0's big kernel lock).
     lock: SpinLock,
     /// The loopback device's transmit lock: every TCP segment on loopback takes it
@@ -172,6 +175,7 @@ impl Engine {
             shared: Shared::default(),
             rng: Rng::new(seed),
             timers: Default::default(),
+            socket_timers: Default::default(),
             lock: SpinLock::default(),
             loopback: SpinLock::default(),
             tick_ns,
@@ -498,7 +502,11 @@ impl Engine {
         loop {
             // The earliest CPU clock, or the next timer if every CPU is idle.
             let busy = (0..self.cpus.len()).filter(|&i| !self.cpus[i].idle).min_by_key(|&i| (self.cpus[i].now, i));
-            let next_timer = self.timers.peek().map(|r| r.0.0);
+            let next_socket = self.socket_timers.peek().map(|r| r.0.0);
+            let next_timer = match (self.timers.peek().map(|r| r.0.0), next_socket) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let now = match (busy, next_timer) {
                 (Some(c), Some(t)) => self.cpus[c].now.min(t),
                 (Some(c), None) => self.cpus[c].now,
@@ -507,6 +515,11 @@ impl Engine {
             };
             if now >= end_ns || stop(&self.shared) {
                 break;
+            }
+            if next_socket.is_some_and(|t| t <= now) {
+                let std::cmp::Reverse((t, timer)) = self.socket_timers.pop().expect("peeked");
+                self.fire_socket_timer(t, &timer);
+                continue;
             }
             if next_timer.is_some_and(|t| t <= now) {
                 let std::cmp::Reverse((t, id)) = self.timers.pop().expect("peeked");
@@ -569,6 +582,22 @@ impl Engine {
         let action = b.next(cur, &mut self.shared, &mut self.rng);
         self.tasks[cur].behavior = Some(b);
         self.act(cpu, cur, action);
+        let at = self.cpus[cpu].now;
+        for t in std::mem::take(&mut self.shared.socket_timers) {
+            self.socket_timers.push(std::cmp::Reverse((at + t.after_ns, t)));
+        }
+    }
+
+    /// A connection's timer fires in softirq: the workload says what it does, and a
+    /// reader that data reached is woken where it last ran. Its work is not priced.
+    fn fire_socket_timer(&mut self, t: u64, timer: &SocketTimer) {
+        let Some(fire) = self.shared.on_socket_timer else { return };
+        if let Some(reader) = fire(&mut self.shared, timer)
+            && self.tasks[reader].state == State::Blocked
+        {
+            let from = self.tasks[reader].cpu;
+            self.wake(reader, t, from, false, false);
+        }
     }
 
     fn act(&mut self, cpu: usize, cur: TaskId, action: Action) {

@@ -74,11 +74,50 @@ pub struct Shared {
     /// load.chat: each connection's receiver's estimate of the sender's segment size,
     /// in messages (the largest segment seen: tcp_measure_rcv_mss).
     pub rcv_mss: Vec<usize>,
+    /// load.chat: each connection's data segments sent and not yet acknowledged, the
+    /// messages its receiver took since it last acknowledged, and the window that
+    /// acknowledgement advertised (messages).
+    pub in_flight: Vec<usize>,
+    pub unacked: Vec<usize>,
+    pub advertised: Vec<usize>,
+    /// Timers a task's action armed on a connection, which the engine takes after the
+    /// action and fires at their time through `on_socket_timer`.
+    pub socket_timers: Vec<SocketTimer>,
+    /// What a connection's timer does: the reader to wake when data reached it.
+    pub on_socket_timer: Option<fn(&mut Shared, &SocketTimer) -> Option<TaskId>>,
+    /// load.chat: each connection's timers' generations (an armed timer whose
+    /// generation has moved on was cancelled or re-armed) and whether its delayed
+    /// acknowledgement is pending.
+    pub delack_generation: Vec<u64>,
+    pub probe_generation: Vec<u64>,
+    pub delack_pending: Vec<bool>,
+    /// load.chat: segments smaller than the receiver's segment estimate that reached it
+    /// since it last acknowledged (tcp_measure_rcv_mss's ICSK_ACK_PUSHED, and
+    /// ICSK_ACK_PUSHED2 from the second).
+    pub pushed: Vec<u32>,
     pub forks: u64,
     pub exits: u64,
     /// The web server: connections not yet accepted, and the httpd waiting in accept().
     pub pending: u64,
     pub in_accept: Vec<TaskId>,
+}
+
+/// A connection's timer (TCP's, in softirq): which connection, which timer, the
+/// generation it was armed at, and how long after the arming action it fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SocketTimer {
+    pub conn: usize,
+    pub kind: SocketTimerKind,
+    pub generation: u64,
+    pub after_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SocketTimerKind {
+    /// The receiver's delayed acknowledgement (tcp_send_delayed_ack).
+    DelayedAck,
+    /// The sender's tail loss probe (tcp_schedule_loss_probe).
+    LossProbe,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
