@@ -29,7 +29,7 @@
 use std::collections::VecDeque;
 
 use super::engine::{Engine, Outcome};
-use super::types::{Action, Behavior, Rng, Shared, SocketTimer, SocketTimerKind, TaskId};
+use super::types::{AckState, Action, Behavior, Rng, Shared, SocketTimer, SocketTimerKind, TaskId};
 
 /// Users per room (chat.h's CLIENTS_PER_ROOM).
 pub const ROOM: usize = 20;
@@ -121,13 +121,12 @@ pub const PROBE_NS: u64 = 8_000_000;
 /// takes leave as one segment (loopback's 64 KB segments hold the whole window).
 fn acknowledge(shared: &mut Shared, reader: TaskId, offer: usize) {
     shared.credit[reader] = shared.credit[reader].max(offer);
-    shared.advertised[reader] = shared.credit[reader];
-    shared.in_flight[reader] = 0;
-    shared.unacked[reader] = 0;
-    shared.pushed[reader] = 0;
-    shared.delack_pending[reader] = false;
-    shared.delack_generation[reader] += 1;
-    shared.probe_generation[reader] += 1;
+    let a = &mut shared.acks[reader];
+    *a = AckState {
+        delack_generation: a.delack_generation + 1,
+        probe_generation: a.probe_generation + 1,
+        ..AckState::new(shared.credit[reader])
+    };
     if send_held(shared, reader) {
         arm_delayed_ack(shared, reader);
         arm_loss_probe(shared, reader);
@@ -145,11 +144,10 @@ fn send_held(shared: &mut Shared, reader: TaskId) -> bool {
     shared.inbox[reader].extend(segment);
     shared.credit[reader] -= n;
     shared.segments += 1;
-    shared.in_flight[reader] += 1;
-    shared.unacked[reader] += n;
-    if n < shared.rcv_mss[reader] {
-        shared.pushed[reader] += 1;
-    }
+    let a = &mut shared.acks[reader];
+    a.in_flight += 1;
+    a.unacked += n;
+    a.pushed += u32::from(n < shared.rcv_mss[reader]);
     shared.rcv_mss[reader] = shared.rcv_mss[reader].max(n);
     true
 }
@@ -157,10 +155,10 @@ fn send_held(shared: &mut Shared, reader: TaskId) -> bool {
 /// The receiver's delayed acknowledgement, unless one is pending (tcp_send_delayed_ack
 /// keeps the earlier deadline).
 fn arm_delayed_ack(shared: &mut Shared, reader: TaskId) {
-    if !shared.delack_pending[reader] {
-        shared.delack_pending[reader] = true;
-        shared.delack_generation[reader] += 1;
-        let generation = shared.delack_generation[reader];
+    if !shared.acks[reader].delack_pending {
+        shared.acks[reader].delack_pending = true;
+        shared.acks[reader].delack_generation += 1;
+        let generation = shared.acks[reader].delack_generation;
         shared.socket_timers.push(SocketTimer {
             conn: reader,
             kind: SocketTimerKind::DelayedAck,
@@ -173,9 +171,9 @@ fn arm_delayed_ack(shared: &mut Shared, reader: TaskId) {
 /// The sender's tail loss probe, re-armed at every new segment (tcp_write_xmit calls
 /// tcp_schedule_loss_probe, which resets the timer).
 fn arm_loss_probe(shared: &mut Shared, reader: TaskId) {
-    shared.probe_generation[reader] += 1;
-    let after_ns = if shared.in_flight[reader] == 1 { PROBE_ONE_NS } else { PROBE_NS };
-    let generation = shared.probe_generation[reader];
+    shared.acks[reader].probe_generation += 1;
+    let after_ns = if shared.acks[reader].in_flight == 1 { PROBE_ONE_NS } else { PROBE_NS };
+    let generation = shared.acks[reader].probe_generation;
     shared.socket_timers.push(SocketTimer { conn: reader, kind: SocketTimerKind::LossProbe, generation, after_ns });
 }
 
@@ -188,13 +186,15 @@ fn on_timer(shared: &mut Shared, timer: &SocketTimer) -> Option<TaskId> {
     let before = shared.inbox[r].len();
     let offer = window(RWND.saturating_sub(before), shared.rcv_mss[r]);
     match timer.kind {
-        SocketTimerKind::DelayedAck if timer.generation == shared.delack_generation[r] => {
-            shared.delack_pending[r] = false;
-            if shared.unacked[r] > 0 {
+        SocketTimerKind::DelayedAck if timer.generation == shared.acks[r].delack_generation => {
+            shared.acks[r].delack_pending = false;
+            if shared.acks[r].unacked > 0 {
                 acknowledge(shared, r, offer);
             }
         }
-        SocketTimerKind::LossProbe if timer.generation == shared.probe_generation[r] && shared.in_flight[r] > 0 => {
+        SocketTimerKind::LossProbe
+            if timer.generation == shared.acks[r].probe_generation && shared.acks[r].in_flight > 0 =>
+        {
             if !send_held(shared, r) {
                 shared.segments += 1;
                 acknowledge(shared, r, offer);
@@ -288,27 +288,28 @@ impl ChatThread {
             return Action::WaitWake;
         }
         match self.program {
-            Program::LoadChat if held > 0 || shared.credit[reader] == 0 || shared.in_flight[reader] >= CWND => {
+            Program::LoadChat if held > 0 || shared.credit[reader] == 0 || shared.acks[reader].in_flight >= CWND => {
                 Action::SendHeld(reader)
             }
             Program::LoadChat => {
                 shared.credit[reader] -= 1;
                 shared.segments += 1;
-                shared.in_flight[reader] += 1;
-                shared.unacked[reader] += 1;
-                shared.pushed[reader] += 1;
+                let a = &mut shared.acks[reader];
+                a.in_flight += 1;
+                a.unacked += 1;
+                a.pushed += 1;
                 // The segment reaches the receiver at once (loopback), which
                 // acknowledges it there when more than a segment's worth is
                 // unanswered and its window would not shrink: the reader keeps up
                 // (__tcp_ack_snd_check). Otherwise the acknowledgement waits for a read.
                 let unread = shared.inbox[reader].len() + 1;
                 let offer = window(RWND.saturating_sub(unread), shared.rcv_mss[reader]);
-                if shared.unacked[reader] > shared.rcv_mss[reader] && offer >= shared.advertised[reader] {
+                if shared.acks[reader].unacked > shared.rcv_mss[reader] && offer >= shared.acks[reader].advertised {
                     acknowledge(shared, reader, offer);
                 } else {
                     arm_delayed_ack(shared, reader);
                 }
-                if shared.in_flight[reader] > 0 {
+                if shared.acks[reader].in_flight > 0 {
                     arm_loss_probe(shared, reader);
                 }
                 Action::Send(reader)
@@ -344,7 +345,8 @@ impl ChatThread {
                 // messages that fit leave as one segment.
                 let offer = window(RWND.saturating_sub(after), shared.rcv_mss[me]);
                 let update = offer > 0 && offer >= 2 * shared.credit[me];
-                if update || shared.unacked[me] > shared.rcv_mss[me] || (after == 0 && shared.pushed[me] >= 2) {
+                if update || shared.acks[me].unacked > shared.rcv_mss[me] || (after == 0 && shared.acks[me].pushed >= 2)
+                {
                     acknowledge(shared, me, offer);
                 }
                 if shared.held[me].len() <= SNDBUF / 2 {
@@ -504,13 +506,7 @@ pub fn run(e: &mut Engine, rooms: usize, messages: u64, nice: i32, program: Prog
     e.shared.held = vec![VecDeque::new(); tasks];
     e.shared.credit = vec![RWND; tasks];
     e.shared.rcv_mss = vec![FIRST_RCV_MSS; tasks];
-    e.shared.in_flight = vec![0; tasks];
-    e.shared.unacked = vec![0; tasks];
-    e.shared.advertised = vec![RWND; tasks];
-    e.shared.delack_generation = vec![0; tasks];
-    e.shared.probe_generation = vec![0; tasks];
-    e.shared.delack_pending = vec![false; tasks];
-    e.shared.pushed = vec![0; tasks];
+    e.shared.acks = vec![AckState::new(RWND); tasks];
     e.shared.on_socket_timer =
         (program == Program::LoadChat).then_some(on_timer as fn(&mut Shared, &SocketTimer) -> Option<TaskId>);
     e.shared.posts = vec![0; tasks];
@@ -564,13 +560,7 @@ mod tests {
             held: vec![VecDeque::new(); tasks],
             credit: vec![RWND; tasks],
             rcv_mss: vec![FIRST_RCV_MSS; tasks],
-            in_flight: vec![0; tasks],
-            unacked: vec![0; tasks],
-            advertised: vec![RWND; tasks],
-            delack_generation: vec![0; tasks],
-            probe_generation: vec![0; tasks],
-            delack_pending: vec![false; tasks],
-            pushed: vec![0; tasks],
+            acks: vec![AckState::new(RWND); tasks],
             posts: vec![0; tasks],
             writers_waiting: vec![Vec::new(); tasks],
             ..Shared::default()
@@ -637,12 +627,18 @@ mod tests {
         assert_eq!(window(64, 34), 34);
     }
 
+    /// A room's state with user 0's load.chat server sender holding `posts` messages
+    /// for user 0's client reader: (state, random source, sender, its id, the reader).
+    fn server_sender(posts: u64) -> (Shared, Rng, ChatThread, TaskId, TaskId) {
+        let (writer, reader) = (id_of(0, Role::ServerSend), id_of(0, Role::ClientRecv));
+        let mut shared = room_state();
+        shared.posts[writer] = posts;
+        (shared, Rng::new(1), ChatThread::new(Program::LoadChat, Role::ServerSend, 0, 10), writer, reader)
+    }
+
     #[test]
     fn a_load_chat_write_without_credit_is_held_and_leaves_with_the_window_update() {
-        let (mut shared, mut rng) = (room_state(), Rng::new(1));
-        let (writer, reader) = (id_of(0, Role::ServerSend), id_of(0, Role::ClientRecv));
-        let mut sender = ChatThread::new(Program::LoadChat, Role::ServerSend, 0, 10);
-        shared.posts[writer] = 3;
+        let (mut shared, mut rng, mut sender, writer, reader) = server_sender(3);
         // With credit, a write is a segment of its own.
         assert!(matches!(sender.next(writer, &mut shared, &mut rng), Action::Send(r) if r == reader));
         assert_eq!((shared.segments, shared.credit[reader]), (1, RWND - 1));
@@ -662,14 +658,11 @@ mod tests {
 
     #[test]
     fn linux_6_18_tcp_cwnd_test_holds_a_write_past_the_congestion_window() {
-        let (mut shared, mut rng) = (room_state(), Rng::new(1));
-        let (writer, reader) = (id_of(0, Role::ServerSend), id_of(0, Role::ClientRecv));
-        let mut sender = ChatThread::new(Program::LoadChat, Role::ServerSend, 0, 10);
-        shared.posts[writer] = 2;
-        shared.in_flight[reader] = CWND - 1;
+        let (mut shared, mut rng, mut sender, writer, reader) = server_sender(2);
+        shared.acks[reader].in_flight = CWND - 1;
         assert!(matches!(sender.next(writer, &mut shared, &mut rng), Action::Send(r) if r == reader));
         shared.inbox[reader].push_back(0);
-        assert_eq!(shared.in_flight[reader], CWND);
+        assert_eq!(shared.acks[reader].in_flight, CWND);
         // Credit is left, but the window is full: the write waits unsent.
         assert!(shared.credit[reader] > 0);
         assert!(matches!(sender.next(writer, &mut shared, &mut rng), Action::SendHeld(r) if r == reader));
@@ -677,14 +670,12 @@ mod tests {
 
     #[test]
     fn linux_6_18_tcp_ack_snd_check_acknowledges_on_arrival_only_while_the_reader_keeps_up() {
-        let (writer, reader) = (id_of(0, Role::ServerSend), id_of(0, Role::ClientRecv));
+        let reader = id_of(0, Role::ClientRecv);
         let send_one = |unread: usize| {
-            let (mut shared, mut rng) = (room_state(), Rng::new(1));
-            let mut sender = ChatThread::new(Program::LoadChat, Role::ServerSend, 0, 10);
-            shared.posts[writer] = 1;
-            shared.advertised[reader] = 100;
-            shared.unacked[reader] = FIRST_RCV_MSS;
-            shared.in_flight[reader] = 3;
+            let (mut shared, mut rng, mut sender, writer, _) = server_sender(1);
+            shared.acks[reader].advertised = 100;
+            shared.acks[reader].unacked = FIRST_RCV_MSS;
+            shared.acks[reader].in_flight = 3;
             shared.inbox[reader] = std::iter::repeat_n(0, unread).collect();
             assert!(matches!(sender.next(writer, &mut shared, &mut rng), Action::Send(_)));
             shared
@@ -692,10 +683,10 @@ mod tests {
         // More than a segment's worth unanswered, and the window the reader could offer
         // is not below the last one advertised: answered at once.
         let kept_up = send_one(0);
-        assert_eq!((kept_up.in_flight[reader], kept_up.unacked[reader]), (0, 0));
+        assert_eq!((kept_up.acks[reader].in_flight, kept_up.acks[reader].unacked), (0, 0));
         // Unread data has shrunk it: the answer waits, on the delayed acknowledgement.
         let lagging = send_one(60);
-        assert_eq!(lagging.in_flight[reader], 4);
+        assert_eq!(lagging.acks[reader].in_flight, 4);
         assert!(lagging.socket_timers.iter().any(|t| t.kind == SocketTimerKind::DelayedAck && t.after_ns == DELACK_NS));
         assert!(lagging.socket_timers.iter().any(|t| t.kind == SocketTimerKind::LossProbe && t.after_ns == PROBE_NS));
     }
@@ -709,9 +700,9 @@ mod tests {
             shared.inbox[reader].push_back(0);
             shared.held[reader].extend([0, 0, 0]);
             shared.credit[reader] = 100;
-            shared.in_flight[reader] = 2;
-            shared.unacked[reader] = 2;
-            shared.pushed[reader] = pushed;
+            shared.acks[reader].in_flight = 2;
+            shared.acks[reader].unacked = 2;
+            shared.acks[reader].pushed = pushed;
             assert!(matches!(client.next(reader, &mut shared, &mut rng), Action::Receive));
             shared
         };
@@ -719,10 +710,10 @@ mod tests {
         // acknowledgement goes, and the three queued messages follow as one segment.
         let answered = read_last(2);
         assert_eq!((answered.held[reader].len(), answered.inbox[reader].len()), (0, 4));
-        assert_eq!((answered.in_flight[reader], answered.segments), (1, 1));
+        assert_eq!((answered.acks[reader].in_flight, answered.segments), (1, 1));
         // One small segment only: no acknowledgement yet, nothing leaves.
         let waiting = read_last(1);
-        assert_eq!((waiting.held[reader].len(), waiting.in_flight[reader]), (3, 2));
+        assert_eq!((waiting.held[reader].len(), waiting.acks[reader].in_flight), (3, 2));
     }
 
     #[test]
@@ -731,8 +722,8 @@ mod tests {
         let state = || {
             let mut shared = room_state();
             shared.held[reader].extend([0, 0]);
-            shared.in_flight[reader] = CWND;
-            shared.unacked[reader] = CWND;
+            shared.acks[reader].in_flight = CWND;
+            shared.acks[reader].unacked = CWND;
             shared.credit[reader] = 50;
             shared
         };
@@ -740,23 +731,23 @@ mod tests {
         // tcp_delack_timer: the receiver answers; the queued messages leave as one
         // segment and reach the reader.
         let mut shared = state();
-        shared.delack_generation[reader] = 3;
+        shared.acks[reader].delack_generation = 3;
         assert_eq!(on_timer(&mut shared, &timer(SocketTimerKind::DelayedAck, 3)), Some(reader));
-        assert_eq!((shared.inbox[reader].len(), shared.in_flight[reader]), (2, 1));
+        assert_eq!((shared.inbox[reader].len(), shared.acks[reader].in_flight), (2, 1));
         // A timer whose generation moved on was cancelled or re-armed: nothing happens.
         let mut stale = state();
-        stale.delack_generation[reader] = 4;
+        stale.acks[reader].delack_generation = 4;
         assert_eq!(on_timer(&mut stale, &timer(SocketTimerKind::DelayedAck, 3)), None);
         assert_eq!(stale.held[reader].len(), 2);
         // tcp_send_loss_probe: new data first, past the congestion window by one segment.
         let mut probed = state();
         assert_eq!(on_timer(&mut probed, &timer(SocketTimerKind::LossProbe, 0)), Some(reader));
-        assert_eq!((probed.held[reader].len(), probed.in_flight[reader], probed.segments), (0, CWND + 1, 1));
+        assert_eq!((probed.held[reader].len(), probed.acks[reader].in_flight, probed.segments), (0, CWND + 1, 1));
         // With nothing new, the last segment again, which the receiver answers at once.
         let mut resent = state();
         resent.held[reader].clear();
         assert_eq!(on_timer(&mut resent, &timer(SocketTimerKind::LossProbe, 0)), None);
-        assert_eq!((resent.in_flight[reader], resent.segments), (0, 1));
+        assert_eq!((resent.acks[reader].in_flight, resent.segments), (0, 1));
     }
 
     #[test]

@@ -74,32 +74,53 @@ pub struct Shared {
     /// load.chat: each connection's receiver's estimate of the sender's segment size,
     /// in messages (the largest segment seen: tcp_measure_rcv_mss).
     pub rcv_mss: Vec<usize>,
-    /// load.chat: each connection's data segments sent and not yet acknowledged, the
-    /// messages its receiver took since it last acknowledged, and the window that
-    /// acknowledgement advertised (messages).
-    pub in_flight: Vec<usize>,
-    pub unacked: Vec<usize>,
-    pub advertised: Vec<usize>,
     /// Timers a task's action armed on a connection, which the engine takes after the
     /// action and fires at their time through `on_socket_timer`.
     pub socket_timers: Vec<SocketTimer>,
     /// What a connection's timer does: the reader to wake when data reached it.
     pub on_socket_timer: Option<fn(&mut Shared, &SocketTimer) -> Option<TaskId>>,
-    /// load.chat: each connection's timers' generations (an armed timer whose
-    /// generation has moved on was cancelled or re-armed) and whether its delayed
-    /// acknowledgement is pending.
-    pub delack_generation: Vec<u64>,
-    pub probe_generation: Vec<u64>,
-    pub delack_pending: Vec<bool>,
-    /// load.chat: segments smaller than the receiver's segment estimate that reached it
-    /// since it last acknowledged (tcp_measure_rcv_mss's ICSK_ACK_PUSHED, and
-    /// ICSK_ACK_PUSHED2 from the second).
-    pub pushed: Vec<u32>,
+    /// load.chat: each connection's acknowledgement state, by its reader.
+    pub acks: Vec<AckState>,
     pub forks: u64,
     pub exits: u64,
     /// The web server: connections not yet accepted, and the httpd waiting in accept().
     pub pending: u64,
     pub in_accept: Vec<TaskId>,
+}
+
+/// What a load.chat connection's sender and receiver know of its acknowledgements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckState {
+    /// Data segments sent and not yet acknowledged.
+    pub in_flight: usize,
+    /// Messages the receiver took since it last acknowledged.
+    pub unacked: usize,
+    /// The window that acknowledgement advertised (messages).
+    pub advertised: usize,
+    /// Segments smaller than the receiver's segment estimate that reached it since it
+    /// last acknowledged (tcp_measure_rcv_mss's ICSK_ACK_PUSHED, and ICSK_ACK_PUSHED2
+    /// from the second).
+    pub pushed: u32,
+    /// The timers' generations (an armed timer whose generation has moved on was
+    /// cancelled or re-armed), and whether the delayed acknowledgement is pending.
+    pub delack_generation: u64,
+    pub probe_generation: u64,
+    pub delack_pending: bool,
+}
+
+impl AckState {
+    /// A fresh connection, its first advertised window `window`.
+    pub fn new(window: usize) -> Self {
+        Self {
+            in_flight: 0,
+            unacked: 0,
+            advertised: window,
+            pushed: 0,
+            delack_generation: 0,
+            probe_generation: 0,
+            delack_pending: false,
+        }
+    }
 }
 
 /// A connection's timer (TCP's, in softirq): which connection, which timer, the

@@ -5,8 +5,9 @@
 //! user (80 threads per room). Every message is counted at its receiver: delivered
 //! must equal R × 20 × M × 19 exactly, or the run fails.
 //!
-//! Timing model: from the moment all client senders are released until the last client
-//! receiver has its 19 × M messages; the figure is messages delivered per second.
+//! Timing model: from the moment all client senders are released (stamped just before
+//! the first is unparked, so no send precedes it) until the last client receiver has its
+//! 19 × M messages; the figure is messages delivered per second.
 //!
 //! The regime beside the rate (what the scheduler laboratory's model is grounded on):
 //! each thread reads its own switch counters (`getrusage(RUSAGE_THREAD)`) when it
