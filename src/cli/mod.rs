@@ -231,6 +231,28 @@ fn fresh_run_table(doc: &RunDocument, skipped: &[Skipped]) -> String {
         + &report::paired::render(&run_pairs(doc), report::compare::DEFAULT_THRESHOLD, width())
 }
 
+/// Under a run's table: which rows' intervals also hold this machine's spread between
+/// runs, and from which noise runs; where none do, that the intervals are the run's.
+fn between_runs_line(noise: &crate::judge::noise::RunNoise, widened: &[crate::judge::noise::RowBetween]) -> String {
+    let Some(src) = noise.source.as_ref().filter(|_| !widened.is_empty()) else {
+        // A run's own interval is often read as the figure's: say what it leaves out.
+        return report::fit::prose(
+            "intervals: within this run only (oscost noise adds this machine's spread between runs)\n",
+            width(),
+        );
+    };
+    report::fit::prose(
+        &format!(
+            "intervals of {} rows also hold this machine's spread between runs, from its {} noise runs ({} to {}); the stored run keeps its own (show --json: between_runs)",
+            widened.len(),
+            src.runs,
+            src.first,
+            src.last
+        ),
+        width(),
+    ) + "\n"
+}
+
 /// A run's conditions against its baseline, at the default threshold.
 fn run_pairs(doc: &RunDocument) -> Vec<crate::judge::paired::PairedFigure> {
     crate::judge::paired::pairs(&doc.results, report::compare::DEFAULT_THRESHOLD, crate::condition::params_changed_by)

@@ -37,7 +37,7 @@ fn recorded_run(
     let (run, lines) = crate::session::record(&db, kind, &command_line(), record)?;
     let (doc, skipped) = run.store.load_run(run.run_id)?;
     if json {
-        outln(&report::json::render_run(&doc, &skipped, false, &run_pairs(&doc), None))?;
+        outln(&report::json::render_run(&doc, &skipped, false, &run_pairs(&doc), (None, &[])))?;
     } else {
         out(&run_table(&doc, &skipped))?;
         for line in lines {

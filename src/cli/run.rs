@@ -99,15 +99,21 @@ pub(super) fn run(args: RunArgs, db: PathBuf) -> Result<i32> {
     let judgement = precision_target(&args).map(|target| session::judge_precision(&outcome, &doc, target));
     let precision_lines =
         judgement.as_ref().map(|j| report::precision::summary(j, session::ADAPTIVE_MAX_ROUNDS)).unwrap_or_default();
+    let noise = noise_beside(&outcome.store, &doc);
+    let (shown, between) = noise.widen_run(&doc);
     if args.json {
-        outln(&report::json::render_run(&doc, &skipped, args.samples, &run_pairs(&doc), judgement.as_ref()))?;
+        let judged = (judgement.as_ref(), &between[..]);
+        outln(&report::json::render_run(&doc, &skipped, args.samples, &run_pairs(&doc), judged))?;
     } else if !args.quiet {
         match suite {
             Some(s) => {
                 out(&(s.render)(&doc))?;
                 outln(&format!("(the full table: oscost show {})", outcome.run_id))?;
             }
-            None => out(&super::fresh_run_table(&doc, &skipped))?,
+            None => {
+                out(&super::fresh_run_table(&shown, &skipped))?;
+                out(&super::between_runs_line(&noise, &between))?;
+            }
         }
         if let Some(bound) = args.wakeup_histogram {
             let rows: Vec<_> = doc.results.iter().filter(|r| r.benchmark == WAKEUP && !r.samples.is_empty()).collect();
@@ -221,4 +227,16 @@ fn signal_name(sig: i32) -> &'static str {
         libc::SIGXCPU => "SIGXCPU (CPU time limit)",
         _ => "a signal",
     }
+}
+
+/// This machine's noise runs in the run's own database, for its intervals as printed;
+/// noise runs that cannot be read leave them as the run's rounds drew them, with a
+/// warning (the run is stored either way).
+fn noise_beside(store: &crate::store::Store, doc: &crate::model::RunDocument) -> crate::judge::noise::RunNoise {
+    session::machine_noise(store, &doc.machine.comparability_key()).unwrap_or_else(|e| {
+        eprintln!(
+            "warning: this machine's noise runs could not be read ({e}); intervals hold what varied within the run"
+        );
+        crate::judge::noise::RunNoise::none()
+    })
 }

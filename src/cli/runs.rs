@@ -21,9 +21,14 @@ pub(super) fn show(db: &Path, reference: &str, format: Format, samples: bool, su
         out(&(s.render)(&doc))?;
         return Ok(0);
     }
+    let noise = crate::runs::sides::machine_noise(db, std::slice::from_ref(&doc));
+    let (shown, between) = noise.widen_run(&doc);
     match format {
-        Format::Json => outln(&report::json::render_run(&doc, &skipped, samples, &run_pairs(&doc), None))?,
-        Format::Table => out(&run_table(&doc, &skipped))?,
+        Format::Json => outln(&report::json::render_run(&doc, &skipped, samples, &run_pairs(&doc), (None, &between)))?,
+        Format::Table => {
+            out(&run_table(&shown, &skipped))?;
+            out(&super::between_runs_line(&noise, &between))?;
+        }
         Format::Csv => out(&report::export::csv::to_csv(std::slice::from_ref(&doc)))?,
         Format::Markdown => out(&report::export::markdown::to_markdown(&doc))?,
     }

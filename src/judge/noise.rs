@@ -268,6 +268,60 @@ impl RunNoise {
     }
 }
 
+/// One row's interval with its figure's spread between runs, as `show` and `run`
+/// print a run on a machine whose noise runs measured the figure: the interval of one
+/// run's rounds does not hold what the next run will do, and this one holds both.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RowBetween {
+    #[serde(flatten)]
+    pub key: FigureKey,
+    /// The figure's between-run spread σ_b (log), and the consecutive pairs of noise
+    /// runs it came from.
+    pub between: f64,
+    pub pairs: usize,
+    /// The row's own interval with t₀.₉₇₅,ₖ·σ_b added in quadrature to each side, on the
+    /// log scale.
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+impl RunNoise {
+    /// Row `r`'s interval with its figure's spread between runs; None where the noise
+    /// runs did not measure the figure or the row has no interval around a positive
+    /// median.
+    pub fn widen(&self, r: &ResultRow) -> Option<RowBetween> {
+        let b = self.of(r)?;
+        let (m, lo, hi) = (r.median, r.ci_low, r.ci_high);
+        if !(m > 0.0 && lo > 0.0 && lo <= m && m <= hi && hi.is_finite()) {
+            return None;
+        }
+        let extra = side_widening(b.sigma, b.pairs);
+        let (down, up) = ((m / lo).ln().hypot(extra), (hi / m).ln().hypot(extra));
+        Some(RowBetween {
+            key: r.key(),
+            between: b.sigma,
+            pairs: b.pairs,
+            ci_low: m / down.exp(),
+            ci_high: m * up.exp(),
+        })
+    }
+
+    /// A run as it prints with this machine's spreads between runs: a copy whose rows'
+    /// intervals are widened where the noise runs measured their figure, and the rows
+    /// widened. The stored run keeps its own intervals.
+    pub fn widen_run(&self, doc: &RunDocument) -> (RunDocument, Vec<RowBetween>) {
+        let mut shown = doc.clone();
+        let mut widened = Vec::new();
+        for r in &mut shown.results {
+            if let Some(w) = self.widen(r) {
+                (r.ci_low, r.ci_high) = (w.ci_low, w.ci_high);
+                widened.push(w);
+            }
+        }
+        (shown, widened)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,5 +480,42 @@ mod tests {
         let mut measured = runs;
         measured[0].run.kind = RunKind::Measure;
         assert_eq!(applicable(measured, &key).len(), 5);
+    }
+
+    /// A run's interval from its rounds misses the drift between runs; widened by the
+    /// machine's spread from its noise runs it holds the figure's centre over many
+    /// runs near its 95%, and a row the noise runs did not measure is left as is.
+    #[test]
+    fn a_runs_interval_with_the_spread_between_runs_holds_the_centre_of_runs() {
+        let mut rng = SplitMix64::new(0xC0DE);
+        let drift = 0.04;
+        let noise: Vec<RunDocument> =
+            (0..12).map(|i| noise_run(i, vec![row_in_rounds(&mut rng, "syscall.getppid", 100.0, drift)])).collect();
+        let model = RunNoise::from_noise(&noise);
+        let (mut own, mut widened, trials) = (0, 0, 400);
+        for i in 0..trials {
+            let doc = RunDocument::for_tests(
+                100 + i,
+                crate::machine::Machine::example(),
+                vec![row_in_rounds(&mut rng, "syscall.getppid", 100.0, drift)],
+            );
+            let r = &doc.results[0];
+            own += (r.ci_low <= 100.0 && 100.0 <= r.ci_high) as usize;
+            let (shown, rows) = model.widen_run(&doc);
+            assert_eq!(rows.len(), 1);
+            let w = &shown.results[0];
+            assert_eq!((w.ci_low, w.ci_high), (rows[0].ci_low, rows[0].ci_high));
+            assert!(w.ci_low <= r.ci_low && w.ci_high >= r.ci_high && w.median == r.median);
+            assert_eq!((doc.results[0].ci_low, doc.results[0].ci_high), (r.ci_low, r.ci_high), "the run keeps its own");
+            widened += (w.ci_low <= 100.0 && 100.0 <= w.ci_high) as usize;
+        }
+        let (own, widened) = (own as f64 / trials as f64, widened as f64 / trials as f64);
+        assert!(own < 0.7, "the rounds alone hold the centre of runs {own}");
+        // One model, drawn from 11 pairs: its σ_b is itself an estimate, so the rate
+        // sits near 95% rather than on it.
+        assert!(widened >= 0.9, "with the spread between runs {widened}");
+        let other = ResultRow::from_samples("syscall.read", Method::Batch, "ns/call", vec![1.0, 2.0], 2).unwrap();
+        assert_eq!(model.widen(&other), None);
+        assert_eq!(RunNoise::none().widen(&noise[0].results[0]), None);
     }
 }

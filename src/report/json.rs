@@ -18,16 +18,21 @@ struct WithSkipped<'a> {
     paired: Vec<crate::judge::paired::PairedFigure>,
     #[serde(skip_serializing_if = "Option::is_none")]
     precision: Option<&'a crate::judge::precision::RunJudgement>,
+    /// Rows whose figure this machine's noise runs measured: their intervals with the
+    /// spread between runs (the rows keep their own).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    between_runs: &'a [crate::judge::noise::RowBetween],
 }
 
 /// Renders a run as pretty JSON; raw samples only when `samples` is true; with a
-/// `--precision` run's judgement of its rows where given.
+/// `--precision` run's judgement of its rows where given, and its rows' intervals with
+/// this machine's spread between runs (`between_runs`).
 pub fn render_run(
     doc: &RunDocument,
     skipped: &[Skipped],
     samples: bool,
     paired: &[PairedFigure],
-    precision: Option<&crate::judge::precision::RunJudgement>,
+    (precision, between_runs): (Option<&crate::judge::precision::RunJudgement>, &[crate::judge::noise::RowBetween]),
 ) -> String {
     let paired = paired.to_vec();
     let stripped;
@@ -41,7 +46,8 @@ pub fn render_run(
         stripped = d;
         &stripped
     };
-    serde_json::to_string_pretty(&WithSkipped { doc, skipped, paired, precision }).expect("plain data serialises")
+    serde_json::to_string_pretty(&WithSkipped { doc, skipped, paired, precision, between_runs })
+        .expect("plain data serialises")
 }
 
 #[cfg(test)]
@@ -66,7 +72,7 @@ mod tests {
             machine: crate::machine::Machine::example(),
             results: vec![r],
         };
-        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], false, &[], None)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], false, &[], (None, &[]))).unwrap();
         for k in ["schema_version", "run", "machine", "results", "skipped"] {
             assert!(v.get(k).is_some(), "missing {k}");
         }
@@ -90,7 +96,23 @@ mod tests {
             assert!(r0.get(k).is_some(), "missing result field {k}");
         }
         assert!(r0.get("samples").is_none());
-        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], true, &[], None)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&render_run(&doc, &[], true, &[], (None, &[]))).unwrap();
         assert_eq!(v["results"][0]["samples"].as_array().unwrap().len(), 2);
+        assert!(v.get("between_runs").is_none(), "no noise runs, no widened intervals");
+        let widened = crate::judge::noise::RowBetween {
+            key: doc.results[0].key(),
+            between: 0.02,
+            pairs: 5,
+            ci_low: 0.9,
+            ci_high: 2.2,
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(&render_run(&doc, &[], false, &[], (None, std::slice::from_ref(&widened)))).unwrap();
+        let w = &v["between_runs"][0];
+        assert_eq!(
+            (w["benchmark"].as_str(), w["pairs"].as_u64(), w["ci_low"].as_f64()),
+            (Some("syscall.getppid"), Some(5), Some(0.9))
+        );
+        assert_eq!(v["results"][0]["ci_low"], r0["ci_low"], "the row keeps its own interval");
     }
 }

@@ -220,7 +220,7 @@ fn known_rows_read_back_identically_through_every_output() {
     snapshot("run.csv", &normalise(&report::export::csv::to_csv(std::slice::from_ref(&da)), &docs));
     snapshot("run.md", &normalise(&report::export::markdown::to_markdown(&da), &docs));
     let mut json: serde_json::Value =
-        serde_json::from_str(&report::json::render_run(&da, &sa, false, &[], None)).unwrap();
+        serde_json::from_str(&report::json::render_run(&da, &sa, false, &[], (None, &[]))).unwrap();
     snapshot("results.json", &serde_json::to_string_pretty(&without_timings(&mut json["results"])).unwrap());
     snapshot("skipped.json", &serde_json::to_string_pretty(&json["skipped"]).unwrap());
 

@@ -2,7 +2,8 @@
 //! interval for the median of one window, outlier classification, least-squares fits,
 //! (`nested`) intervals and ratios from the levels of the experiment that vary, and
 //! (`blocks`) intervals from blocks of consecutive rounds, and (`modes`) whether rounds
-//! sit at two levels, and (`shift`) whether the rows of a comparison moved as one.
+//! sit at two levels, and (`shift`) whether the rows of a comparison moved as one, and
+//! (`rank`) the shift between two sets of rounds from their ranks.
 //!
 //! Everything here is pure and deterministic (the bootstrap uses a seeded generator),
 //! so it is tested on known values.
@@ -19,6 +20,7 @@ pub mod nested;
 pub mod paired;
 pub mod planner;
 pub mod power;
+pub mod rank;
 pub mod shift;
 pub mod student;
 pub mod verdict;
