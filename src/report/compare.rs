@@ -812,6 +812,17 @@ fn resolving_command(below: &[&Comparison]) -> Option<String> {
     let seen: Vec<f64> = below.iter().map(|c| c.ratio.ln().abs().exp() - 1.0).filter(|x| x.is_finite()).collect();
     let typical = crate::stats::median(&seen).max(threshold + 0.01);
     let pct = (typical * 100.0).ceil();
+    // Rows whose spread between runs alone is past what one run needs for that change:
+    // rounds of one run cannot narrow that part, runs can.
+    let needed = crate::stats::power::precision_for(pct / 100.0, threshold).unwrap_or(0.0);
+    let per_run = |c: &&Comparison| c.between_runs.map(|b| crate::stats::Z975 * b / std::f64::consts::SQRT_2);
+    let past = below.iter().filter(|c| per_run(c).is_some_and(|h| h >= needed)).count();
+    if 2 * past > below.len() {
+        return Some(format!(
+            "to tell a {pct:.0}% change in those from noise needs runs, not rounds: in {past} of {} the spread between runs alone is past it (oscost plan prices runs, rounds and samples)",
+            below.len()
+        ));
+    }
     Some(format!(
         "to tell a {pct:.0}% change in those from noise: oscost run {} --detect {pct:.0}%, before and after, then compare",
         ids.join(" ")
@@ -921,6 +932,16 @@ mod tests {
         let line = resolving_command(&refs).unwrap();
         assert!(line.contains("oscost run ctx spawn syscall --detect 4%"), "{line}");
         assert_eq!(resolving_command(&[]), None);
+        // Most rows' spread between runs alone past what a 6% change needs of one run
+        // (±1.3%): rounds cannot get there, and the line says runs.
+        let spread = |c: &Comparison, b: f64| Comparison { between_runs: Some(b), ..c.clone() };
+        let held = [spread(&rows[0], 0.02), spread(&rows[1], 0.02), spread(&rows[2], 0.001)];
+        let refs: Vec<&Comparison> = held.iter().collect();
+        let line = resolving_command(&refs).unwrap();
+        assert!(line.contains("needs runs, not rounds: in 2 of 3") && !line.contains("--detect"), "{line}");
+        let held = [spread(&rows[0], 0.001), spread(&rows[1], 0.001), rows[2].clone()];
+        let refs: Vec<&Comparison> = held.iter().collect();
+        assert!(resolving_command(&refs).unwrap().contains("--detect 6%"));
     }
 
     /// Forty comparisons of two runs drawn alike (noise only), ten rounds a side.
