@@ -420,6 +420,7 @@ pub fn info_text(m: &crate::machine::Machine) -> String {
     line("clocksource", m.clocksource.as_deref().unwrap_or("unknown"));
     line("transparent hugepages", m.transparent_hugepages.as_deref().unwrap_or("unknown"));
     line("tcp congestion control", m.tcp_congestion_control.as_deref().unwrap_or("unknown"));
+    line("cpuidle", m.cpuidle.as_deref().unwrap_or("unknown"));
     line("libc", &m.libc);
     line("process controls", &m.process_controls.as_ref().map_or_else(|| "unknown".into(), |c| c.text()));
     line("hardware counters", &m.hardware_counters);

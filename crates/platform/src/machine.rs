@@ -68,6 +68,36 @@ pub struct Machine {
     /// and bbr on one machine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_congestion_control: Option<String>,
+    /// How an idle CPU waits: the cpuidle driver and governor, and a guest's halt-poll
+    /// window where the haltpoll governor has one (`haltpoll (governor haltpoll, guest
+    /// halt poll 0 ns)`). A wake-up aimed at an idle CPU costs what its idle state
+    /// costs to leave; in a VM whose idle vCPU halts, that is a trip through the host.
+    /// On a 2-vCPU VM a thread's create and join ran at 20–60 µs, in phases, with no
+    /// guest halt polling, and steadily at 22–24 µs with 200 µs of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuidle: Option<String>,
+}
+
+/// The cpuidle driver and governor from sysfs, with the haltpoll governor's guest
+/// halt-poll window where that module is loaded; None without cpuidle.
+fn read_cpuidle() -> Option<String> {
+    let base = Path::new("/sys/devices/system/cpu/cpuidle");
+    let driver = read_trim(base.join("current_driver"))?;
+    let governor = read_trim(base.join("current_governor")).or_else(|| read_trim(base.join("current_governor_ro")));
+    let poll = read_trim("/sys/module/haltpoll/parameters/guest_halt_poll_ns");
+    Some(cpuidle_text(&driver, governor.as_deref(), poll.as_deref()))
+}
+
+/// The fingerprint's cpuidle text from what sysfs gave.
+fn cpuidle_text(driver: &str, governor: Option<&str>, halt_poll_ns: Option<&str>) -> String {
+    let mut parts = Vec::new();
+    if let Some(g) = governor {
+        parts.push(format!("governor {g}"));
+    }
+    if let Some(ns) = halt_poll_ns {
+        parts.push(format!("guest halt poll {ns} ns"));
+    }
+    if parts.is_empty() { driver.to_string() } else { format!("{driver} ({})", parts.join(", ")) }
 }
 
 fn read_trim(path: impl AsRef<Path>) -> Option<String> {
@@ -168,6 +198,7 @@ pub fn fingerprint(command_line: &str, calibration: Option<Calibration>) -> Mach
         preflight: Vec::new(),
         process_controls: Some(crate::procfs::ProcessControls::read()),
         tcp_congestion_control: read_trim("/proc/sys/net/ipv4/tcp_congestion_control"),
+        cpuidle: read_cpuidle(),
     }
 }
 
@@ -269,6 +300,7 @@ impl Machine {
             ("transparent hugepages".into(), known(&self.transparent_hugepages)),
             ("cgroup limits".into(), known(&self.cgroup_limits)),
             ("tcp congestion control".into(), known(&self.tcp_congestion_control)),
+            ("cpuidle".into(), known(&self.cpuidle)),
             ("process controls".into(), self.process_controls.as_ref().map_or_else(|| "unknown".into(), |c| c.text())),
             ("libc".into(), self.libc.clone()),
             ("oscost".into(), format!("{} ({})", self.tool_version, self.git_commit)),
@@ -319,6 +351,7 @@ impl Machine {
                 "Seccomp:\t0\nSeccomp_filters:\t0\nNoNewPrivs:\t0\nSpeculation_Store_Bypass:\tthread vulnerable\nSpeculationIndirectBranch:\tconditional enabled\n",
             )),
             tcp_congestion_control: Some("cubic".into()),
+            cpuidle: Some("haltpoll (governor haltpoll, guest halt poll 0 ns)".into()),
         }
     }
 }
@@ -371,6 +404,30 @@ mod tests {
         // A run stored before the field existed reads it as unknown (serde's default).
         let old = Machine { tcp_congestion_control: None, ..a.clone() };
         assert!(old.comparability_key().contains(&("tcp congestion control".into(), "unknown".into())));
+    }
+
+    #[test]
+    fn a_change_of_how_idle_cpus_wait_is_named() {
+        let a = Machine::example();
+        let polled = cpuidle_text("haltpoll", Some("haltpoll"), Some("200000"));
+        assert_eq!(polled, "haltpoll (governor haltpoll, guest halt poll 200000 ns)");
+        let b = Machine { cpuidle: Some(polled), ..a.clone() };
+        let changed = key_changes(&[&a], &[&b]);
+        assert_eq!(changed.len(), 1, "{changed:?}");
+        assert_eq!(changed[0].field, "cpuidle");
+        assert_eq!(cpuidle_text("intel_idle", Some("menu"), None), "intel_idle (governor menu)");
+        assert_eq!(cpuidle_text("acpi_idle", None, None), "acpi_idle");
+        let old = Machine { cpuidle: None, ..a };
+        assert!(old.comparability_key().contains(&("cpuidle".into(), "unknown".into())));
+    }
+
+    #[test]
+    fn the_fingerprint_reads_the_cpuidle_driver() {
+        let m = fingerprint("oscost info", None);
+        match std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver") {
+            Ok(s) => assert!(m.cpuidle.as_deref().is_some_and(|c| c.starts_with(s.trim())), "{:?}", m.cpuidle),
+            Err(e) => eprintln!("skipping: no cpuidle driver readable here ({e})"),
+        }
     }
 
     #[test]
