@@ -254,10 +254,17 @@ pub fn compare_with(
             (Some(x), Some(y)) => (x.estimate, y.estimate),
             _ => (side_median(&sa), side_median(&sb)),
         };
+        // Each one-run side's spread between runs, from its own machine's noise runs.
+        let one_run_sides = [&sa, &sb].iter().filter(|s| s.len() == 1).count();
+        let spreads: Vec<crate::judge::noise::Between> = [(&sa, noise[0]), (&sb, noise[1])]
+            .iter()
+            .filter(|(s, _)| s.len() == 1)
+            .filter_map(|(_, n)| n.of(ra))
+            .collect();
         // Whether each side's interval will hold its figure's spread between runs:
         // a side of several runs shows it, a one-run side takes it from its machine's
         // noise runs.
-        let between_held = [(&sa, noise[0]), (&sb, noise[1])].iter().all(|(s, n)| s.len() > 1 || n.of(ra).is_some());
+        let between_held = spreads.len() == one_run_sides;
         // The units' rank shift where each side has five positive units and the
         // spread between runs is held, their geometric means where two; the pooled
         // medians' bootstrap otherwise (a verdict needs two units anyway). Without
@@ -278,12 +285,6 @@ pub fn compare_with(
             }
             _ => (None, a_median, b_median, Estimator::PooledMedian),
         };
-        // Each one-run side's spread between runs, from its own machine's noise runs.
-        let spreads: Vec<crate::judge::noise::Between> = [(&sa, noise[0]), (&sb, noise[1])]
-            .iter()
-            .filter(|(s, _)| s.len() == 1)
-            .filter_map(|(_, n)| n.of(ra))
-            .collect();
         let between = (!spreads.is_empty()).then(|| spreads.iter().map(|b| b.sigma).fold(0.0, f64::hypot));
         // A one-run side whose machine's noise runs disagree past any model: no
         // interval can hold what the next run of it may do.

@@ -229,6 +229,19 @@ fn unit_medians(n: &Nested) -> Vec<f64> {
     }
 }
 
+/// The logs of the units' medians ([`unit_medians`]); None when one is not positive.
+fn unit_logs(n: &Nested) -> Option<Vec<f64>> {
+    let m = unit_medians(n);
+    m.iter().all(|x| *x > 0.0 && x.is_finite()).then(|| m.iter().map(|x| x.ln()).collect())
+}
+
+/// How far both sides' resolutions widen a ratio's interval, relative: half a step of
+/// each side over its estimate (0 where an estimate is 0).
+fn resolution(a: &Nested, b: &Nested) -> f64 {
+    let eps = a.step / (2.0 * a.estimate.abs()) + b.step / (2.0 * b.estimate.abs());
+    if eps.is_finite() { eps } else { 0.0 }
+}
+
 /// The ratio b/a of the two sides' geometric means of their units' medians, with a
 /// 95% Welch t-interval on the difference of the logs, widened for both resolutions.
 /// None when a side has fewer than two units or a unit's median is not positive
@@ -243,11 +256,7 @@ fn unit_medians(n: &Nested) -> Vec<f64> {
 /// log-normal spread and conservative with Welch's degrees of freedom when the sides
 /// differ in size or spread (Kalibera & Jones 2013 take the same unit means).
 pub fn unit_ratio_interval(a: &Nested, b: &Nested) -> Option<UnitRatio> {
-    let logs = |n: &Nested| -> Option<Vec<f64>> {
-        let m = unit_medians(n);
-        (m.len() >= 2 && m.iter().all(|x| *x > 0.0 && x.is_finite())).then(|| m.iter().map(|x| x.ln()).collect())
-    };
-    let (la, lb) = (logs(a)?, logs(b)?);
+    let (la, lb) = (unit_logs(a).filter(|l| l.len() >= 2)?, unit_logs(b).filter(|l| l.len() >= 2)?);
     let moments = |xs: &[f64]| {
         let k = xs.len() as f64;
         let mean = xs.iter().sum::<f64>() / k;
@@ -262,8 +271,7 @@ pub fn unit_ratio_interval(a: &Nested, b: &Nested) -> Option<UnitRatio> {
     let half = t975(df as usize) * se2.sqrt();
     let d = mb - ma;
     let ratio = d.exp();
-    let eps = a.step / (2.0 * a.estimate.abs()) + b.step / (2.0 * b.estimate.abs());
-    let eps = if eps.is_finite() { eps } else { 0.0 };
+    let eps = resolution(a, b);
     Some(UnitRatio {
         estimate: RatioEstimate {
             ratio,
@@ -287,14 +295,9 @@ pub fn unit_ratio_interval(a: &Nested, b: &Nested) -> Option<UnitRatio> {
 /// far round in ten made two default runs' interval of getppid three times as wide
 /// as their usual rounds' spread (`rank` has the figures). Ranks weigh it as one.
 pub fn unit_shift_interval(a: &Nested, b: &Nested) -> Option<UnitRatio> {
-    let logs = |n: &Nested| -> Option<Vec<f64>> {
-        let m = unit_medians(n);
-        m.iter().all(|x| *x > 0.0 && x.is_finite()).then(|| m.iter().map(|x| x.ln()).collect())
-    };
-    let (la, lb) = (logs(a)?, logs(b)?);
+    let (la, lb) = (unit_logs(a)?, unit_logs(b)?);
     let s = super::rank::shift(&la, &lb)?;
-    let eps = a.step / (2.0 * a.estimate.abs()) + b.step / (2.0 * b.estimate.abs());
-    let eps = if eps.is_finite() { eps } else { 0.0 };
+    let eps = resolution(a, b);
     Some(UnitRatio {
         estimate: RatioEstimate {
             ratio: s.estimate.exp(),
