@@ -43,6 +43,7 @@ pub enum TrapCode {
     InheritedPolicy,
     CgroupWeight,
     InheritedSeccomp,
+    HaltingIdle,
 }
 
 impl TrapCode {
@@ -94,11 +95,16 @@ pub struct Snapshot {
     pub policy: Option<crate::placement::Policy>,
     /// Seccomp, no_new_privs and speculation controls oscost was started with.
     pub controls: crate::procfs::ProcessControls,
+    /// The cpuidle driver (`current_driver`).
+    pub cpuidle_driver: Option<String>,
+    /// The haltpoll governor's guest halt-poll window (`guest_halt_poll_ns`), where
+    /// that module is loaded.
+    pub guest_halt_poll_ns: Option<u64>,
 }
 
 /// Every trap the snapshot shows, in a fixed order.
 pub fn check(s: &Snapshot) -> Vec<Trap> {
-    [cpu_frequency, smt, busy, steal, clock, affinity, scheduling, cgroup, counters, memory_and_timers, inherited]
+    [cpu_frequency, smt, busy, steal, clock, idle, affinity, scheduling, cgroup, counters, memory_and_timers, inherited]
         .iter()
         .flat_map(|f| f(s))
         .collect()
@@ -192,6 +198,21 @@ fn clock(s: &Snapshot) -> Vec<Trap> {
         )],
         _ => Vec::new(),
     }
+}
+
+/// A guest whose idle vCPUs halt at once: a wake-up aimed at an idle CPU waits for
+/// the host to run that vCPU again. The haltpoll driver with its window at 0 is the
+/// one state read that says so; another driver in a guest may or may not halt (the
+/// host's own halt polling is not visible from inside), so it raises nothing.
+fn idle(s: &Snapshot) -> Vec<Trap> {
+    if s.cpuidle_driver.as_deref() != Some("haltpoll") || s.guest_halt_poll_ns != Some(0) {
+        return Vec::new();
+    }
+    vec![Trap::new(
+        TrapCode::HaltingIdle,
+        "idle vCPUs halt at once (haltpoll, guest halt-poll window 0 ns): waking an idle CPU waits for the host, so cross-CPU hand-offs and creations are mostly the host's".into(),
+        "a window lets the guest's own hand-off show (echo 200000 > /sys/module/haltpoll/parameters/guest_halt_poll_ns); compare runs of one cpuidle only",
+    )]
 }
 
 fn affinity(s: &Snapshot) -> Vec<Trap> {
@@ -367,6 +388,8 @@ pub fn snapshot(window: Duration) -> Snapshot {
         nice: crate::sys::nice().ok(),
         policy: crate::sys::current_policy().ok().and_then(crate::placement::Policy::from_raw),
         controls: crate::procfs::ProcessControls::read(),
+        cpuidle_driver: read("/sys/devices/system/cpu/cpuidle/current_driver"),
+        guest_halt_poll_ns: read("/sys/module/haltpoll/parameters/guest_halt_poll_ns").and_then(|n| n.parse().ok()),
     }
 }
 
@@ -400,6 +423,8 @@ mod tests {
             nice: Some(0),
             policy: Some(crate::placement::Policy::Other),
             controls: crate::procfs::ProcessControls::parse("Seccomp:\t0\nNoNewPrivs:\t0\n"),
+            cpuidle_driver: Some("haltpoll".into()),
+            guest_halt_poll_ns: Some(200_000),
         }
     }
 
@@ -443,6 +468,7 @@ mod tests {
             (TrapCode::InheritedPolicy, Snapshot { policy: Some(crate::placement::Policy::Batch), ..quiet() }),
             (TrapCode::CgroupWeight, Snapshot { cgroup_limits: "cpu.max=max 100000 cpu.weight=50".into(), ..quiet() }),
             (TrapCode::CgroupWeight, Snapshot { cgroup_limits: "cpu.shares=512 cpuset=0-1".into(), ..quiet() }),
+            (TrapCode::HaltingIdle, Snapshot { guest_halt_poll_ns: Some(0), ..quiet() }),
         ];
         for (code, s) in cases {
             if code == TrapCode::BusySibling {
@@ -465,6 +491,22 @@ mod tests {
         // One isolated CPU allowed is a pin, not a trap.
         let one = Snapshot { online: vec![0, 1], allowed: vec![1], isolated: vec![1], ..quiet() };
         assert_eq!(codes(&one), [TrapCode::NarrowAffinity]);
+    }
+
+    #[test]
+    fn only_a_haltpoll_guest_with_no_window_is_named_halting() {
+        let halting = |driver: Option<&str>, window: Option<u64>| {
+            let s = Snapshot { cpuidle_driver: driver.map(str::to_string), guest_halt_poll_ns: window, ..quiet() };
+            codes(&s) == [TrapCode::HaltingIdle]
+        };
+        assert!(halting(Some("haltpoll"), Some(0)));
+        // Any window polls before it halts; a machine that says nothing raises nothing.
+        assert!(!halting(Some("haltpoll"), Some(1)));
+        assert!(!halting(Some("haltpoll"), None));
+        assert!(!halting(None, Some(0)));
+        // Another driver's window is not the one it idles by.
+        assert!(!halting(Some("acpi_idle"), Some(0)));
+        assert!(!halting(Some("intel_idle"), Some(0)));
     }
 
     #[test]
