@@ -490,6 +490,35 @@ fn regime(out: &Outcome, rooms: usize, messages: u64, segments: Option<u64>) -> 
     }
 }
 
+/// chat_c's and chat_s's set-up, before chat_c takes its start time: each process's
+/// main thread clones its threads user by user (chat_c's main_client_thread connects,
+/// then clones cli_snd and cli_rcv; chat_s's main accepts, then clones srv_rcv and
+/// srv_snd), each clone blocking at once in its first semop or recv. The policy
+/// leaves what its kernel's fork and schedule() leave ([`Engine::set_up_clones`]);
+/// the main threads then sleep until the threads finish. `client` is chat_c's address
+/// space and nice, `server_mm` chat_s's (at nice 0).
+fn set_up(e: &mut Engine, users: usize, client: (Option<usize>, i32), server_mm: Option<usize>) {
+    let cpus = e.cpus.len();
+    let client_main = e.spawn_main(client.0, client.1, 0);
+    let server_main = e.spawn_main(server_mm, 0, 1 % cpus);
+    e.set_up_clones(&clone_order(users, client_main, server_main));
+}
+
+/// The (parent, child) clones of the set-up, in order: user by user, chat_c's sender
+/// then its reader, chat_s's reader then its sender.
+fn clone_order(users: usize, client_main: TaskId, server_main: TaskId) -> Vec<(TaskId, TaskId)> {
+    (0..users)
+        .flat_map(|u| {
+            [
+                (client_main, id_of(u, Role::ClientSend)),
+                (client_main, id_of(u, Role::ClientRecv)),
+                (server_main, id_of(u, Role::ServerRecv)),
+                (server_main, id_of(u, Role::ServerSend)),
+            ]
+        })
+        .collect()
+}
+
 /// Runs `program` on `e`: `rooms` rooms, each user writing `messages`; returns chat_c's
 /// rate (messages per second: sends and reads) with the counters and the regime.
 ///
@@ -534,6 +563,9 @@ pub fn run(e: &mut Engine, rooms: usize, messages: u64, nice: i32, program: Prog
             *mm = Some(e.tasks[id].mm);
         }
     }
+    if program == Program::ChatC {
+        set_up(e, users, (client_mm, nice), server_mm);
+    }
     let expected = counted(rooms, messages);
     let out = e.run(600_000_000_000, |s| s.counted >= expected);
     let rate = out.counted as f64 / (out.end_ns as f64 / 1e9);
@@ -545,6 +577,32 @@ pub fn run(e: &mut Engine, rooms: usize, messages: u64, nice: i32, program: Prog
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_set_up_clones_every_thread_once_from_its_own_processs_main() {
+        // chat_c.c main_client_thread: per user, __clone(cli_snd) then __clone(cli_rcv);
+        // chat_s.c main: per accepted connection, __clone(srv_rcv) then __clone(srv_snd).
+        let users = 3;
+        let order = clone_order(users, 100, 101);
+        assert_eq!(order.len(), 4 * users);
+        let mut children: Vec<TaskId> = order.iter().map(|&(_, c)| c).collect();
+        children.sort_unstable();
+        assert_eq!(children, (0..4 * users).collect::<Vec<_>>(), "each thread once");
+        for &(parent, child) in &order {
+            let role = ROLES[child % 4];
+            let client = matches!(role, Role::ClientSend | Role::ClientRecv);
+            assert_eq!(parent, if client { 100 } else { 101 }, "{role:?}");
+        }
+        assert_eq!(
+            &order[..4],
+            &[
+                (100, id_of(0, Role::ClientSend)),
+                (100, id_of(0, Role::ClientRecv)),
+                (101, id_of(0, Role::ServerRecv)),
+                (101, id_of(0, Role::ServerSend))
+            ]
+        );
+    }
 
     #[test]
     fn each_user_has_four_threads_in_order() {

@@ -263,6 +263,21 @@ impl Engine {
         id
     }
 
+    /// Adds a process's main thread, asleep through the timed region (waiting, as
+    /// chat_c's and chat_s's do, for the benchmark's threads to finish).
+    pub fn spawn_main(&mut self, mm: Option<usize>, nice: i32, cpu: usize) -> TaskId {
+        let id = self.spawn(Box::new(Asleep), mm, nice, cpu);
+        self.tasks[id].state = State::Blocked;
+        self.policy.remove(&self.tasks, id);
+        id
+    }
+
+    /// The set-up before the timed region: `clones`' (parent, child) in the order the
+    /// benchmark's main threads cloned them (see [`Scheduler::set_up_clones`]).
+    pub fn set_up_clones(&mut self, clones: &[(TaskId, TaskId)]) {
+        self.policy.set_up_clones(&self.tasks, clones);
+    }
+
     /// Adds a task that never runs but is counted by loops over all tasks (the
     /// system's sleeping daemons, which Linux 2.0's recalculation loop visits).
     pub fn spawn_sleeper(&mut self) -> TaskId {

@@ -370,6 +370,34 @@ fn linux_2_4_16_do_fork_splits_the_counter_and_release_task_returns_it() {
 }
 
 #[test]
+fn linux_2_4_17_do_fork_and_schedule_leave_a_set_ups_sleeping_clones_at_the_recalculations_fixed_point() {
+    // kernel/fork.c do_fork(): the split, and `if (!current->counter)
+    // current->need_resched = 1`; kernel/sched.c schedule(): with no runnable task's
+    // counter left, `recalculate:` sets every task's counter, a sleeper's too, to
+    // counter/2 + NICE_TO_TICKS(nice). Main 0 (nice 0) clones 2..=21, main 1 (nice 19)
+    // clones 22..=41, alternately, each clone asleep at once.
+    let mut tasks = tasks_for(42);
+    for id in std::iter::once(1).chain(22..42) {
+        tasks[id].nice = 19;
+    }
+    let mut l = policy::linux24::Linux24::new(2);
+    for id in 0..42 {
+        l.add(&tasks, id, 0, Why::New);
+    }
+    let clones: Vec<(usize, usize)> = (0..20).flat_map(|k| [(0, 2 + k), (1, 22 + k)]).collect();
+    l.set_up_clones(&tasks, &clones);
+    // The first clones: 6 splits to 3 and 3, then 2 and 1 to the parent, then 1 and 0,
+    // and the recalculation; by then each early clone has climbed 11 at nice 0
+    // (0 → 6 → 9 → 10 → 11, the fixed point of c/2 + 6) and stays at 1 at nice 19.
+    assert!((2..12).all(|id| l.counter(id) == 11), "{:?}", (2..22).map(|id| l.counter(id)).collect::<Vec<_>>());
+    assert!((22..42).all(|id| l.counter(id) == 1), "{:?}", (22..42).map(|id| l.counter(id)).collect::<Vec<_>>());
+    // Without a set-up, a task starts at NICE_TO_TICKS alone.
+    let mut fresh = policy::linux24::Linux24::new(2);
+    fresh.add(&tasks, 2, 0, Why::New);
+    assert_eq!(fresh.counter(2), 6);
+}
+
+#[test]
 fn linux_2_4_16_add_to_runqueue_puts_a_task_at_the_head() {
     // kernel/sched.c add_to_runqueue(): `list_add(&p->run_list, &runqueue_head)`; the
     // scan goes head to tail and keeps the first of the best: among equals, the task

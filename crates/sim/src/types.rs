@@ -411,6 +411,12 @@ pub trait Scheduler {
     }
     /// `child` exited and `parent` reaps it.
     fn reap(&mut self, _tasks: &[SimTask], _child: TaskId, _parent: TaskId) {}
+    /// A benchmark's set-up, before its timed region: main threads cloned the
+    /// workload's threads in `clones`' order (parent, child), each child blocking at
+    /// once and each parent going on to its next clone (chat_c's and chat_s's loops).
+    /// The policy leaves the state its kernel's fork and schedule() would. By default
+    /// nothing: each child keeps the state it was added with, as a new task.
+    fn set_up_clones(&mut self, _tasks: &[SimTask], _clones: &[(TaskId, TaskId)]) {}
 }
 
 pub use super::policy::PolicyKind;

@@ -87,6 +87,18 @@ impl Linux24 {
         }
     }
 
+    /// schedule()'s `recalculate:` loop (for_each_task): every task's counter, asleep
+    /// or not, becomes counter/2 + NICE_TO_TICKS(nice). Returns the tasks visited.
+    fn recalculate(&mut self, tasks: &[SimTask]) -> u32 {
+        let mut n = 0;
+        for t in tasks.iter().filter(|t| t.state != State::Exited) {
+            let c = slot(&mut self.counter, t.id);
+            *c = (*c >> 1) + nice_to_ticks(t.nice);
+            n += 1;
+        }
+        n
+    }
+
     fn goodness(&self, tasks: &[SimTask], p: TaskId, cpu: usize) -> i64 {
         if self.yielded[p] {
             return -1;
@@ -245,13 +257,7 @@ impl Scheduler for Linux24 {
         self.last_schedule[cpu] = now;
         let (mut best, mut work) = self.rq.best(tasks, cpu, |p| self.goodness(tasks, p, cpu));
         if let Some((0, _)) = best {
-            let mut n = 0;
-            for t in tasks.iter().filter(|t| t.state != State::Exited) {
-                let c = slot(&mut self.counter, t.id);
-                *c = (*c >> 1) + nice_to_ticks(t.nice);
-                n += 1;
-            }
-            work.recalced = n;
+            work.recalced = self.recalculate(tasks);
             let (again, w) = self.rq.best(tasks, cpu, |p| self.goodness(tasks, p, cpu));
             best = again;
             work.scanned += w.scanned;
@@ -314,5 +320,27 @@ impl Scheduler for Linux24 {
 
     fn reap(&mut self, _tasks: &[SimTask], child: TaskId, parent: TaskId) {
         self.counter[parent] = (self.counter[parent] + self.counter[child]).min(MAX_COUNTER);
+    }
+
+    /// 2.4.17's do_fork gives each clone `(counter + 1) >> 1` and leaves the parent
+    /// `counter >> 1`, asking for a reschedule when that is 0 (`if (!current->counter)
+    /// current->need_resched = 1`). The parent's schedule() then finds no runnable task
+    /// with a counter left (its clones sleep at once in their first semop or read, and
+    /// on SMP the other process's main thread is running elsewhere, out of
+    /// can_schedule's reach) and recalculates every task's counter, the sleeping
+    /// clones' too. Over a set-up of hundreds of clones that happens every few clones,
+    /// and a sleeper's counter climbs to the fixed point of counter/2 + NICE_TO_TICKS:
+    /// 11 ticks at nice 0, 1 at nice 19. Tasks not yet cloned are visited too; their
+    /// counters are set when they are cloned. The set-up's own ticks are not counted
+    /// (it takes a few of them against hundreds of clones).
+    fn set_up_clones(&mut self, tasks: &[SimTask], clones: &[(TaskId, TaskId)]) {
+        for &(parent, child) in clones {
+            let c = self.counter[parent];
+            *slot(&mut self.counter, child) = (c + 1) >> 1;
+            self.counter[parent] = c >> 1;
+            if self.counter[parent] == 0 {
+                self.recalculate(tasks);
+            }
+        }
     }
 }
