@@ -211,7 +211,7 @@ fn idle(s: &Snapshot) -> Vec<Trap> {
     vec![Trap::new(
         TrapCode::HaltingIdle,
         "idle vCPUs halt at once (haltpoll, guest halt-poll window 0 ns): waking an idle CPU waits for the host, so cross-CPU hand-offs and creations are mostly the host's".into(),
-        "a window lets the guest's own hand-off show (echo 200000 > /sys/module/haltpoll/parameters/guest_halt_poll_ns); compare runs of one cpuidle only",
+        "echo 200000 > /sys/module/haltpoll/parameters/guest_halt_poll_ns shows the guest's own hand-off; compare runs of one cpuidle only",
     )]
 }
 
