@@ -235,6 +235,15 @@ impl O12002 {
         Self { rqs, state: Vec::new(), prio: Vec::new(), home: Vec::new() }
     }
 
+    /// 2.5.2-pre10 kernel/fork.c: do_fork halves `parent`'s slice between it and a
+    /// child, in ticks; a parent left with none gets one tick (its expire_task there is
+    /// not modelled). Returns the child's share.
+    fn split_slice(&mut self, parent: TaskId) -> u64 {
+        let ticks = self.state[parent].slice / TICK_NS;
+        self.state[parent].slice = (ticks >> 1).max(1) * TICK_NS;
+        ((ticks + 1) >> 1) * TICK_NS
+    }
+
     /// The announced patch's activate_task (2.5.2-pre6, as quoted in its review of
     /// 4 January 2002, and unchanged in the copy for 2.5.2-pre9 of 5 January). Unless
     /// the task was last activated in this same jiffy, its history takes the sleep and,
@@ -377,15 +386,12 @@ impl Scheduler for O12002 {
             }
             Why::Fork { parent } => {
                 // 2.5.2-pre10 kernel/fork.c: do_fork halves the parent's slice between
-                // the two, in ticks (a parent left with none gets one tick; its
-                // expire_task there is not modelled); the child's history starts empty at this jiffy and it
-                // takes the parent's priority. Where it is queued is not in the found
+                // the two (split_slice); the child's history starts empty at this jiffy
+                // and it takes the parent's priority. Where it is queued is not in the found
                 // source: the founding text's "run fork()ed children before the
                 // parent ... parent and child are running on the same CPU" decides,
                 // as in `o1`: just before the parent on the parent's CPU.
-                let ticks = self.state[parent].slice / TICK_NS;
-                self.state[parent].slice = (ticks >> 1).max(1) * TICK_NS;
-                let slice = ((ticks + 1) >> 1) * TICK_NS;
+                let slice = self.split_slice(parent);
                 self.state[id] = TaskState { slice, history: History::new(jiffies(now)) };
                 self.prio[id] = self.prio[parent];
                 self.home[id] = cpu;
@@ -528,6 +534,15 @@ impl Scheduler for O12002 {
         true
     }
 
+    /// Each clone takes half of what its main thread's slice has left (split_slice, as
+    /// do_fork does), so past the first few a clone starts with one tick where a new
+    /// task has PRIO_TO_TIMESLICE; its history, empty at creation, is kept as new.
+    fn set_up_clones(&mut self, _tasks: &[SimTask], clones: &[(TaskId, TaskId)]) {
+        for &(parent, child) in clones {
+            self.state[child].slice = self.split_slice(parent);
+        }
+    }
+
     fn idle_balance(&mut self, _tasks: &[SimTask], cpu: usize, _now: u64) -> Work {
         self.load_balance(cpu).0
     }
@@ -592,6 +607,30 @@ mod tests {
         h.activate(350);
         h.deactivate(800);
         assert_eq!(h.hist, [0; SLEEP_HIST_SIZE], "more than SLEEP_HIST_SIZE seconds run: no sleep left");
+    }
+
+    /// `n` new nice-0 tasks, all added on CPU 0 of a `cpus`-CPU policy.
+    fn new_tasks_on_cpu_0(n: usize, cpus: usize) -> (Vec<SimTask>, O12002) {
+        let tasks = crate::types::test_tasks(n, 0);
+        let mut o = O12002::new(cpus);
+        for id in 0..n {
+            o.add(&tasks, id, 0, Why::New);
+        }
+        (tasks, o)
+    }
+
+    #[test]
+    fn linux_2_5_2_pre10_do_fork_leaves_a_set_ups_later_clones_one_tick_each() {
+        // kernel/fork.c do_fork: `p->time_slice = (current->time_slice + 1) >> 1;
+        // current->time_slice >>= 1;`, a parent left with none keeping one tick. Main 0
+        // (90 ms at nice 0: 9 ticks) clones 1..=6, each asleep at once.
+        let (tasks, mut o) = new_tasks_on_cpu_0(7, 1);
+        assert_eq!(o.slice(1), 9 * TICK_NS, "a new task: PRIO_TO_TIMESLICE(120)");
+        let clones: Vec<(TaskId, TaskId)> = (1..7).map(|c| (0, c)).collect();
+        o.set_up_clones(&tasks, &clones);
+        let ticks: Vec<u64> = (1..7).map(|id| o.slice(id) / TICK_NS).collect();
+        assert_eq!(ticks, [5, 2, 1, 1, 1, 1]);
+        assert_eq!(o.slice(0), TICK_NS);
     }
 
     #[test]
@@ -700,11 +739,7 @@ mod tests {
     fn linux_2_5_2_load_balance_pulls_the_whole_imbalance_expired_first() {
         // Five tasks on CPU 0, none on CPU 1: max 5, this 0, 5 > 1 + 5/8, so CPU 1
         // pulls up to five, never CPU 0's running task: it takes all four queued.
-        let tasks = crate::types::test_tasks(5, 0);
-        let mut o = O12002::new(2);
-        for id in 0..5 {
-            o.add(&tasks, id, 0, Why::New);
-        }
+        let (tasks, mut o) = new_tasks_on_cpu_0(5, 2);
         let running = o.pick(&tasks, 0, None, 0).next.unwrap();
         o.rqs[0].active.remove(4);
         o.rqs[0].expired.push_back(120, 4);
