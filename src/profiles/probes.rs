@@ -1,11 +1,14 @@
 //! The machine measurements a `live` simulation profile takes: a bare system call, a
 //! cache-cold scan and recalculation over task-sized records, a bitmap pick, a tree
-//! step, a cache line's transfer between two CPUs, and whether the kernel ends slices
-//! on an hrtick.
+//! step, a cache line's transfer between two CPUs, how long a thread asleep on an idle
+//! CPU takes to run once woken, and whether the kernel ends slices on an hrtick.
 //!
 //! Timing model: each probe is a loop of the primitive alone, timed by the monotonic
 //! clock around whole batches, with a pilot and a warm-up before them; the switch
-//! counts that decide whether a batch ran alone are read outside its clock.
+//! counts that decide whether a batch ran alone are read outside its clock. The idle
+//! wake-up is the exception: one wake-up is the primitive, timed from the waker's
+//! clock read before its send to the woken thread's read after its receive returns
+//! (CLOCK_MONOTONIC, one clock for both CPUs).
 //!
 //! Why here and not in `sim`: the simulator measures nothing and reads nothing of the
 //! machine; the command line hands it these figures through its
@@ -22,6 +25,7 @@ pub fn probe() -> MachineProbes {
     let (scan, recalc) = cold_walks();
     let (pick, tree) = pick_and_tree();
     let line = line_transfer();
+    let idle_wake = idle_wake();
     MachineProbes {
         syscall: syscall.ns,
         scan: scan.ns,
@@ -29,6 +33,7 @@ pub fn probe() -> MachineProbes {
         pick: pick.ns,
         tree: tree.ns,
         line: line.map(|l| l.ns),
+        idle_wake: idle_wake.map(|w| w.ns),
         hrtick: live_hrtick(),
         cpus: crate::sys::allowed_cpus().map(|c| c.len()).unwrap_or(1),
         crowded: Crowded {
@@ -36,6 +41,7 @@ pub fn probe() -> MachineProbes {
             walks: !(scan.alone && recalc.alone),
             pick: !(pick.alone && tree.alone),
             line: line.is_some_and(|l| !l.alone),
+            idle_wake: idle_wake.is_some_and(|w| !w.alone),
         },
     }
 }
@@ -325,6 +331,63 @@ fn line_transfer() -> Option<Probe> {
     })
 }
 
+/// Wake-ups [`idle_wake`] times, and how long the sleeping thread's CPU sits idle
+/// before each: a CPU a hand-off left idle a moment ago, as a busy workload's CPUs
+/// are. How long it has been idle decides what waking it costs: on the 2-vCPU VM of
+/// docs/simulator.md, past 20 µs with no guest halt polling and past the 200 µs window
+/// with it, the host's wake-up of a halted vCPU.
+const IDLE_WAKES: usize = 64;
+const IDLE_PAUSE: std::time::Duration = std::time::Duration::from_micros(20);
+
+/// How long a thread asleep on a CPU idle for [`IDLE_PAUSE`] takes to run once another
+/// CPU wakes it: the waker, pinned to one CPU, spins through the pause, reads the
+/// clock and sends; the sleeper, pinned to another and blocked in its receive, reads
+/// the clock as the receive returns. The wake-up's system call, the interrupt to the
+/// idle CPU, that CPU's way out of its idle state (in a VM whose idle vCPU halts, the
+/// host's wake-up of it) and the switch to the sleeper are all inside. A wake-up
+/// through which the sleeper was switched out involuntarily did not run alone. None
+/// with fewer than two CPUs allowed.
+fn idle_wake() -> Option<Probe> {
+    let cpus = crate::sys::allowed_cpus().ok()?;
+    let (a, b) = (*cpus.first()?, *cpus.get(1)?);
+    let (to_sleeper, inbox) = std::sync::mpsc::sync_channel::<std::time::Instant>(1);
+    std::thread::scope(|s| {
+        let sleeper = s.spawn(move || {
+            let pinned = crate::sys::set_affinity(&[b]).is_ok();
+            let mut wakes = Vec::with_capacity(IDLE_WAKES);
+            let involuntary = || crate::sys::thread_switches().ok().map(|(_, i)| i);
+            let mut before = involuntary();
+            while let Ok(sent) = inbox.recv() {
+                let ns = sent.elapsed().as_nanos() as f64;
+                let after = involuntary();
+                wakes.push(Batch { ns, alone: before.is_some() && before == after });
+                before = after;
+            }
+            pinned.then_some(wakes)
+        });
+        let pinned = s
+            .spawn(move || {
+                let pinned = crate::sys::set_affinity(&[a]).is_ok();
+                for _ in 0..IDLE_WAKES {
+                    // Spun, not slept: a sleep's timer would wake this CPU late by
+                    // more than the pause.
+                    let t = std::time::Instant::now();
+                    while t.elapsed() < IDLE_PAUSE {
+                        std::hint::spin_loop();
+                    }
+                    if to_sleeper.send(std::time::Instant::now()).is_err() {
+                        break;
+                    }
+                }
+                pinned
+            })
+            .join()
+            .ok()?;
+        let wakes = sleeper.join().ok()??;
+        (pinned && !wakes.is_empty()).then(|| of_batches(&wakes))
+    })
+}
+
 /// Where the running kernel lists its scheduler features (debugfs: mounted, and
 /// readable by root only, on most systems).
 const SCHED_FEATURES: &str = "/sys/kernel/debug/sched/features";
@@ -370,6 +433,17 @@ mod tests {
         // A sched_yield beside a runnable spinner switched on 12 of 32 calls here.
         for crowded in [4, 12, 32] {
             assert!(hands_over(crowded, PILOT), "{crowded} switches in {PILOT} calls");
+        }
+    }
+
+    #[test]
+    fn an_idle_cpus_wake_up_is_a_positive_time_and_none_with_one_cpu() {
+        let cpus = crate::sys::allowed_cpus().unwrap_or_default();
+        match idle_wake() {
+            // The sleeper's clock read follows the waker's: a wake-up takes time.
+            Some(p) => assert!(p.ns > 0.0 && p.ns.is_finite(), "{p:?}"),
+            None if cpus.len() < 2 => eprintln!("skipped: {} CPU allowed, no idle CPU to wake", cpus.len()),
+            None => eprintln!("skipped: the threads could not be pinned to two CPUs"),
         }
     }
 

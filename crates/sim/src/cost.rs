@@ -451,6 +451,10 @@ pub struct MachineProbes {
     pub tree: f64,
     /// Half a cache line's round trip between two CPUs; None with one CPU allowed.
     pub line: Option<f64>,
+    /// How long a thread asleep on a CPU idle for 20 µs takes to run once another CPU
+    /// wakes it (the wake-up's system call, the interrupt, the idle exit and the
+    /// switch in); None with one CPU allowed.
+    pub idle_wake: Option<f64>,
     /// Whether the kernel's sched features list HRTICK on; None where they cannot be
     /// read.
     pub hrtick: Option<bool>,
@@ -473,18 +477,20 @@ pub struct Crowded {
     /// The bitmap pick and the tree step.
     pub pick: bool,
     pub line: bool,
+    pub idle_wake: bool,
 }
 
 impl Crowded {
     /// The profile terms the crowded probes priced, by name.
     pub fn terms(self) -> Vec<String> {
-        let Crowded { syscall, walks, pick, line } = self;
+        let Crowded { syscall, walks, pick, line, idle_wake } = self;
         [
             // The switch is a stored hand-off less the system call.
             (syscall, &["syscall", "switch"][..]),
             (walks, &["scan_per_task", "recalc_per_task"][..]),
             (pick, &["pick_o1", "tree_step"][..]),
             (line, &["remote_line"][..]),
+            (idle_wake, &["ipi"][..]),
         ]
         .into_iter()
         .filter(|(crowded, _)| *crowded)
@@ -506,7 +512,7 @@ fn probed(ns: f64, why: &str, crowded: bool) -> Term {
 /// process switches from a stored run's yield hand-offs; the rest assumed, each saying
 /// why.
 pub fn live(stored: StoredSwitch, probes: &MachineProbes) -> CostProfile {
-    let MachineProbes { syscall, scan, recalc, pick, tree, line, hrtick, cpus, crowded } = *probes;
+    let MachineProbes { syscall, scan, recalc, pick, tree, line, idle_wake, hrtick, cpus, crowded } = *probes;
     let run = stored.run;
     // A yield hand-off at 2 tasks holds a system call, one goodness-free pick and one
     // switch: the switch is the rest.
@@ -581,7 +587,16 @@ pub fn live(stored: StoredSwitch, probes: &MachineProbes) -> CostProfile {
             basis: Basis::Assumed("one line transfer (the measured one) per spinning CPU".into()),
         },
         wake: assumed(syscall, "try_to_wake_up's own work priced as one bare system call"),
-        ipi: assumed(2.0 * switch, "an idle CPU woken by an inter-processor interrupt, priced as two switches"),
+        ipi: match idle_wake {
+            // The engine charges the waker's try_to_wake_up (`wake`) and the woken
+            // CPU's switch on their own: the rest of the latency is the IPI's.
+            Some(ns) => probed(
+                (ns - syscall - switch).max(0.0),
+                "the wake-to-run latency of a thread asleep on a CPU idle for 20 µs, woken from another, less a system call and a switch (a CPU idle longer may cost more to wake)",
+                crowded.idle_wake,
+            ),
+            None => assumed(2.0 * switch, "an idle CPU woken by an inter-processor interrupt, priced as two switches"),
+        },
         tick: assumed(syscall, "a timer interrupt priced as one bare system call"),
         fork,
         exit,

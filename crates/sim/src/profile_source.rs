@@ -171,6 +171,7 @@ mod tests {
                 pick: 5.0,
                 tree: 20.0,
                 line: Some(80.0),
+                idle_wake: Some(9_000.0),
                 hrtick: Some(true),
                 cpus: 2,
                 crowded: cost::Crowded { syscall: self.crowded, ..Default::default() },
@@ -255,6 +256,20 @@ mod tests {
     }
 
     #[test]
+    fn an_idle_cpus_wake_up_is_priced_from_its_probe_less_what_the_engine_charges_apart() {
+        // 9 µs wake-to-run, less the bare call (100 ns) and the switch (a 900 ns
+        // hand-off less the call and a 5 ns pick: 795 ns).
+        let probes = fixed(None, None).machine_probes();
+        let p = cost::live(switch(3), &probes);
+        assert_eq!(p.ipi.ns, 9_000.0 - 100.0 - 795.0);
+        assert!(matches!(p.ipi.basis, cost::Basis::Measured(_)), "{:?}", p.ipi);
+        // One CPU allowed: no probe, the assumption as before.
+        let one = cost::live(switch(3), &MachineProbes { idle_wake: None, ..probes });
+        assert_eq!(one.ipi.ns, 2.0 * 795.0);
+        assert!(matches!(one.ipi.basis, cost::Basis::Assumed(_)), "{:?}", one.ipi);
+    }
+
+    #[test]
     fn a_probe_that_never_ran_alone_is_doubted_beside_its_term_and_listed() {
         let quiet = cost::live(switch(3), &fixed(None, None).machine_probes());
         assert!(quiet.crowded.is_empty());
@@ -264,10 +279,10 @@ mod tests {
         assert!(crowded.syscall.basis.why().contains("other work shared it): doubted"), "{:?}", crowded.syscall);
         assert!(crowded.switch.basis.why().contains("doubted"), "{:?}", crowded.switch);
         assert!(!crowded.remote_line.basis.why().contains("doubted"), "only the crowded probe's terms");
-        let all = cost::Crowded { syscall: true, walks: true, pick: true, line: true };
+        let all = cost::Crowded { syscall: true, walks: true, pick: true, line: true, idle_wake: true };
         assert_eq!(
             all.terms(),
-            ["syscall", "switch", "scan_per_task", "recalc_per_task", "pick_o1", "tree_step", "remote_line"],
+            ["syscall", "switch", "scan_per_task", "recalc_per_task", "pick_o1", "tree_step", "remote_line", "ipi"],
             "every probed term, by its profile name"
         );
     }
