@@ -134,13 +134,15 @@ type Figure = (&'static str, Option<Count>, Result<&'static str, &'static str>);
 /// Why the model has no count of all segments.
 const NO_ACKS: &str = "the model sends no ACKs";
 
-const FIGURES: [Figure; 6] = [
+const FIGURES: [Figure; 8] = [
     ("messages delivered per second", None, Ok(model::DELIVERED_PER_SECOND)),
     ("switches per message", Some(Count::SwitchesPerMessage), Ok(model::SWITCHES_PER_MESSAGE)),
     ("messages per client reader wake-up", Some(Count::ClientMessagesPerWake), Ok(model::CLIENT_MESSAGES_PER_WAKE)),
     ("messages per server reader wake-up", Some(Count::ServerMessagesPerWake), Ok(model::SERVER_MESSAGES_PER_WAKE)),
     ("data segments per message", Some(Count::DataSegmentsPerMessage), Ok(model::SEGMENTS_PER_MESSAGE)),
     ("segments per message (ACKs too)", Some(Count::SegmentsPerMessage), Err(NO_ACKS)),
+    ("share of CPU time idle", Some(Count::CpuIdleShare), Ok(model::CPU_IDLE_SHARE)),
+    ("CPU idle entries per message", Some(Count::IdleEntriesPerMessage), Ok(model::IDLE_ENTRIES_PER_MESSAGE)),
 ];
 
 /// One line of the grounding: a figure measured and simulated at one size.

@@ -262,6 +262,8 @@ counts! {
     ClientMessagesPerWake = "client_messages_per_wake",
     /// Operations over which the counts were taken.
     CountedOps = "counted_ops",
+    /// Chat: the share of the run's CPU time its CPUs sat idle (cpuidle states).
+    CpuIdleShare = "cpu_idle_share",
     /// CPU cycles of the measuring thread.
     Cycles = "cycles",
     /// Cycles per operation.
@@ -282,6 +284,8 @@ counts! {
     FracAbove20 = "frac_above_20",
     /// The median hand-off time, ns.
     HandoffNsMedian = "handoff_ns_median",
+    /// Chat: how often a CPU of the run went idle, per message delivered.
+    IdleEntriesPerMessage = "idle_entries_per_message",
     /// Instructions retired by the measuring thread.
     Instructions = "instructions",
     /// Instructions per operation.

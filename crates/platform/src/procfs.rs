@@ -247,6 +247,43 @@ pub fn cgroup_cpu_limits() -> String {
     if out.is_empty() { "none exposed".into() } else { out.join(" ") }
 }
 
+/// Time idle and idle entries since boot, summed over some CPUs' cpuidle states.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IdleTotals {
+    /// Time in any idle state, µs (the states' `time`).
+    pub time_us: u64,
+    /// Entries into any idle state (the states' `usage`).
+    pub entries: u64,
+}
+
+/// The idle time and entries of `cpus` so far, from sysfs's cpuidle states (exact to
+/// the µs, where /proc/stat's idle counts whole ticks); None where a CPU has no
+/// cpuidle states to read.
+pub fn cpuidle_totals(cpus: &[usize]) -> Option<IdleTotals> {
+    cpuidle_totals_in(std::path::Path::new("/sys/devices/system/cpu"), cpus)
+}
+
+/// [`cpuidle_totals`] under `root` (a tree laid out as /sys/devices/system/cpu).
+fn cpuidle_totals_in(root: &std::path::Path, cpus: &[usize]) -> Option<IdleTotals> {
+    let number = |path: std::path::PathBuf| -> Option<u64> { read_status(path.to_str()?)?.trim().parse().ok() };
+    let mut totals = IdleTotals::default();
+    for cpu in cpus {
+        let dir = root.join(format!("cpu{cpu}/cpuidle"));
+        let mut states = 0;
+        while let (Some(time), Some(usage)) =
+            (number(dir.join(format!("state{states}/time"))), number(dir.join(format!("state{states}/usage"))))
+        {
+            totals.time_us += time;
+            totals.entries += usage;
+            states += 1;
+        }
+        if states == 0 {
+            return None;
+        }
+    }
+    Some(totals)
+}
+
 /// Time spent since boot, in clock ticks, by all CPUs together or by one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuTicks {
@@ -343,6 +380,33 @@ impl Owner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn idle_totals_sum_every_state_of_every_cpu_asked() {
+        let root = std::env::temp_dir().join(format!("oscost-cpuidle-{}", std::process::id()));
+        let state = |cpu: usize, k: usize, time: &str, usage: &str| {
+            let d = root.join(format!("cpu{cpu}/cpuidle/state{k}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("time"), time).unwrap();
+            std::fs::write(d.join("usage"), usage).unwrap();
+        };
+        state(0, 0, "150\n", "7\n");
+        state(0, 1, "2000000\n", "93\n");
+        state(1, 0, "50\n", "3\n");
+        std::fs::create_dir_all(root.join("cpu2")).unwrap();
+        let totals = cpuidle_totals_in(&root, &[0, 1]);
+        let no_states = cpuidle_totals_in(&root, &[0, 2]);
+        let one = cpuidle_totals_in(&root, &[1]);
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(totals, Some(IdleTotals { time_us: 2_000_200, entries: 103 }));
+        assert_eq!(no_states, None, "a CPU with no cpuidle states: no totals");
+        assert_eq!(one, Some(IdleTotals { time_us: 50, entries: 3 }));
+        // This machine's, where it has cpuidle: a second read never goes back.
+        if let Some(before) = cpuidle_totals(&[0]) {
+            let after = cpuidle_totals(&[0]).unwrap();
+            assert!(after.time_us >= before.time_us && after.entries >= before.entries);
+        }
+    }
 
     #[test]
     fn this_users_tasks_include_this_process_s_threads() {

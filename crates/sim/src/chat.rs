@@ -452,14 +452,16 @@ pub const SWITCHES_PER_MESSAGE: &str = "switches per message delivered";
 pub const CLIENT_MESSAGES_PER_WAKE: &str = "messages per client reader wake-up";
 pub const SERVER_MESSAGES_PER_WAKE: &str = "messages per server reader wake-up";
 pub const SEGMENTS_PER_MESSAGE: &str = "data segments per message written";
+pub const CPU_IDLE_SHARE: &str = "share of CPU time idle";
+pub const IDLE_ENTRIES_PER_MESSAGE: &str = "CPU idle entries per message delivered";
 
 /// How the model delivered a run's messages, in the figures `load.chat` measures
 /// on today's kernel (its regime): switches of the chat threads (blocks and
 /// switches out while runnable, as getrusage counts voluntary and involuntary ones)
 /// per message a client reader read, messages read per block of the client and
-/// server readers, and (load.chat's sockets only) data segments per message written
-/// to a connection. A thread that starts its work asleep in its first read counts
-/// that sleep, as the measured threads do.
+/// server readers, (load.chat's sockets only) data segments per message written to a
+/// connection, and the CPUs' idle share and idle entries. A thread that starts its
+/// work asleep in its first read counts that sleep, as the measured threads do.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Regime {
     /// Messages the client readers read per second.
@@ -469,6 +471,10 @@ pub struct Regime {
     pub server_messages_per_wake: f64,
     /// None where a write is one delivery (chat_c's model).
     pub segments_per_message: Option<f64>,
+    /// The share of the run's CPU time its CPUs sat idle.
+    pub cpu_idle_share: f64,
+    /// Times a CPU went idle, per message delivered.
+    pub idle_entries_per_message: f64,
 }
 
 /// The regime of a run of `rooms` rooms of `messages` a user that sent `segments`
@@ -487,6 +493,8 @@ fn regime(out: &Outcome, rooms: usize, messages: u64, segments: Option<u64>) -> 
         client_messages_per_wake: delivered / sum(Role::ClientRecv, &out.task_sleeps).max(1) as f64,
         server_messages_per_wake: read_by_servers / sum(Role::ServerRecv, &out.task_sleeps).max(1) as f64,
         segments_per_message: segments.map(|n| n as f64 / written.max(1.0)),
+        cpu_idle_share: out.cpu_idle_ns as f64 / (out.end_ns as f64 * out.cpus as f64).max(1.0),
+        idle_entries_per_message: out.idle_entries as f64 / delivered.max(1.0),
     }
 }
 

@@ -89,6 +89,8 @@ pub struct Outcome {
     pub busy_ipis: u64,
     /// Messages read on another CPU than they were written on.
     pub remote_messages: u64,
+    /// Times a CPU found nothing to run and went idle.
+    pub idle_entries: u64,
 }
 
 /// A spinlock shared by the CPUs, in virtual time.
@@ -478,6 +480,7 @@ impl Engine {
                     self.charge_locked(cpu, w);
                 }
                 self.cpus[cpu].idle = true;
+                self.out.idle_entries += 1;
             }
         }
     }

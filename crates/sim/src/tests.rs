@@ -143,6 +143,21 @@ fn every_cpu_nanosecond_is_accounted_for() {
 }
 
 #[test]
+fn a_cpu_counts_each_time_it_goes_idle_and_never_while_it_has_work() {
+    // One yielder on two CPUs: the other CPU has nothing to run.
+    let o = simulate(&params(PolicyKind::Eevdf, WorkloadKind::Travis, 2, 1), &unit_profile()).outcome;
+    assert!(
+        o.idle_entries > 0 && o.cpu_idle_ns > o.end_ns / 2,
+        "{} entries, {} ns idle",
+        o.idle_entries,
+        o.cpu_idle_ns
+    );
+    // Four yielders on one CPU: always something to run once they start.
+    let busy = simulate(&params(PolicyKind::Eevdf, WorkloadKind::LoopYield, 1, 4), &unit_profile()).outcome;
+    assert_eq!(busy.idle_entries, 0);
+}
+
+#[test]
 fn chat_relays_every_message_to_the_room_and_counts_as_chat_c() {
     // Every user's `messages` go to the server and out to the room's 19 others; chat_c
     // counts its sends and its reads: 20 a message written.

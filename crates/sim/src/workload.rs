@@ -287,6 +287,8 @@ fn regime_figures(r: &chat::Regime) -> Vec<Figure> {
     if let Some(s) = r.segments_per_message {
         out.push(fig(chat::SEGMENTS_PER_MESSAGE, s, Unit::Ratio));
     }
+    out.push(fig(chat::CPU_IDLE_SHARE, r.cpu_idle_share, Unit::Ratio));
+    out.push(fig(chat::IDLE_ENTRIES_PER_MESSAGE, r.idle_entries_per_message, Unit::Ratio));
     out
 }
 

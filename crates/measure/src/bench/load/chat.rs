@@ -30,7 +30,7 @@ use crate::bench::{Ctx, Output};
 use crate::runner::BenchError;
 use oscost_figure::key::{BenchId, Param};
 use oscost_figure::model::{Count, Method, ResultRow};
-use oscost_platform::sys;
+use oscost_platform::{procfs, sys};
 
 /// The benchmark's id.
 pub const ID: BenchId = BenchId::new("load.chat");
@@ -87,8 +87,19 @@ pub struct Switches {
     pub involuntary: u64,
 }
 
-/// What the kernel did to deliver a run's messages: its threads' switches by role
-/// and the segments its connections sent.
+/// How long the run's CPUs sat idle and how often they went idle, from the release
+/// to the last thread's end (within the millisecond the coordinator's wait adds), and
+/// the CPU time that window held (its wall time × the CPUs the run may use), µs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuIdle {
+    pub idle_us: u64,
+    pub entries: u64,
+    pub cpu_us: u64,
+}
+
+/// What the kernel did to deliver a run's messages: its threads' switches by role,
+/// the segments its connections sent, and its CPUs' idle time and entries where the
+/// kernel exposes cpuidle states.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Regime {
     pub client_send: Switches,
@@ -96,6 +107,7 @@ pub struct Regime {
     pub server_send: Switches,
     pub server_recv: Switches,
     pub segments: sys::TcpSegments,
+    pub idle: Option<CpuIdle>,
 }
 
 impl Regime {
@@ -121,6 +133,11 @@ impl Regime {
         }
         self.segments.sent += o.segments.sent;
         self.segments.data_sent += o.segments.data_sent;
+        self.idle = self.idle.zip(o.idle).map(|(a, b)| CpuIdle {
+            idle_us: a.idle_us + b.idle_us,
+            entries: a.entries + b.entries,
+            cpu_us: a.cpu_us + b.cpu_us,
+        });
         self
     }
 
@@ -149,6 +166,8 @@ impl Regime {
             server_messages_per_wake: users * m / self.server_recv.voluntary.max(1) as f64,
             segments_per_message: per(self.segments.sent, written),
             data_segments_per_message: per(self.segments.data_sent, written),
+            cpu_idle_share: self.idle.map(|i| per(i.idle_us, i.cpu_us as f64)),
+            idle_entries_per_message: self.idle.map(|i| per(i.entries, delivered)),
         }
     }
 }
@@ -161,6 +180,10 @@ pub struct RegimeFigures {
     pub server_messages_per_wake: f64,
     pub segments_per_message: f64,
     pub data_segments_per_message: f64,
+    /// The share of the run's CPU time its CPUs sat idle.
+    pub cpu_idle_share: Option<f64>,
+    /// How often a CPU of the run went idle, per message delivered.
+    pub idle_entries_per_message: Option<f64>,
 }
 
 /// Where the threads add their switches as they end; `failed` once any counter
@@ -382,11 +405,11 @@ pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcom
             }
         }
     }
-    let (mut outcome, segments_before) = result?;
+    let (mut outcome, segments_before, idle) = result?;
     if let Some(e) = first_err {
         return Err(e);
     }
-    outcome.regime = regime_of(&regime, segments_before, sockets.segments());
+    outcome.regime = regime_of(&regime, segments_before, sockets.segments()).map(|r| Regime { idle, ..r });
     if outcome.delivered != size.expected() {
         return Err(ChatError::Delivered { delivered: outcome.delivered, expected: size.expected() });
     }
@@ -560,12 +583,15 @@ fn run_inner(
     gate: &Arc<Gate>,
     regime: &Arc<RegimeTally>,
     jobs: &mut Vec<Job>,
-) -> Result<(ChatOutcome, Option<sys::TcpSegments>), ChatError> {
+) -> Result<(ChatOutcome, Option<sys::TcpSegments>, Option<CpuIdle>), ChatError> {
     let (clients, servers) = connect_all(size.rooms * USERS_PER_ROOM, server, sockets)?;
     let segments_before = sockets.segments();
     start_server(size, &servers, sockets, regime, jobs)?;
     let tally = Arc::new(Tally::default());
     start_clients(size, &clients, sockets, gate, &tally, regime, jobs)?;
+    // Read before the release and after the last thread, outside the threads' work.
+    let cpus = sys::allowed_cpus().unwrap_or_default();
+    let idle_before = (procfs::cpuidle_totals(&cpus), Instant::now());
     let Some(t0) = gate.release(clients.len()) else {
         return Err(ChatError::Interrupted);
     };
@@ -578,13 +604,29 @@ fn run_inner(
             }
         }
     }
+    let idle = idle_over(idle_before, procfs::cpuidle_totals(&cpus), cpus.len());
     let end = tally.done.lock().ok().and_then(|d| *d).unwrap_or_else(Instant::now);
     let outcome = ChatOutcome {
         delivered: tally.delivered.load(Ordering::Relaxed),
         elapsed: end.saturating_duration_since(t0),
         regime: None,
     };
-    Ok((outcome, segments_before))
+    Ok((outcome, segments_before, idle))
+}
+
+/// The CPUs' idle time and entries between `before` (totals, when read) and `after`,
+/// with the CPU time of that window over `cpus` CPUs.
+fn idle_over(
+    before: (Option<procfs::IdleTotals>, Instant),
+    after: Option<procfs::IdleTotals>,
+    cpus: usize,
+) -> Option<CpuIdle> {
+    let ((Some(a), at), Some(b)) = (before, after) else { return None };
+    Some(CpuIdle {
+        idle_us: b.time_us.saturating_sub(a.time_us),
+        entries: b.entries.saturating_sub(a.entries),
+        cpu_us: at.elapsed().as_micros() as u64 * cpus as u64,
+    })
 }
 
 /// Runs per nice level: three with the standard budgets, one with --quick's.
@@ -607,6 +649,13 @@ fn insert_regime(row: &mut ResultRow, r: &Regime, size: ChatSize, runs: usize) {
     ] {
         row.counts.insert(count, value);
     }
+    for (count, value) in
+        [(Count::CpuIdleShare, f.cpu_idle_share), (Count::IdleEntriesPerMessage, f.idle_entries_per_message)]
+    {
+        if let Some(v) = value {
+            row.counts.insert(count, v);
+        }
+    }
 }
 
 /// Messages per user in the trace pass (its switches must fit the buffers).
@@ -618,15 +667,17 @@ pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
         let size = ChatSize { rooms: ctx.opts.rooms, messages: ctx.opts.messages, nice: Some(nice) };
         let mut rates = Vec::new();
         let mut delivered = 0;
-        let mut regime = Some(Regime::default());
+        let mut regimes = Vec::new();
         for _ in 0..reps {
             let o = run_once(size, None).map_err(|e| {
                 if sys::interrupted() { BenchError::Interrupted } else { BenchError::Failed(e.to_string()) }
             })?;
             delivered += o.delivered;
-            regime = regime.zip(o.regime).map(|(a, b)| a.plus(&b));
+            regimes.push(o.regime);
             rates.push(o.delivered as f64 / o.elapsed.as_secs_f64().max(1e-9));
         }
+        // Every run's regime summed, or none if any run had none.
+        let regime = regimes.into_iter().reduce(|a, b| a.zip(b).map(|(a, b)| a.plus(&b))).flatten();
         let mut row = ResultRow::from_samples(
             ID,
             Method::Workload,
@@ -676,6 +727,25 @@ mod tests {
         assert!(r.segments.sent >= r.segments.data_sent, "{r:?}");
         let f = r.figures(size, 1);
         assert!(f.data_segments_per_message > 0.0 && f.data_segments_per_message <= 1.0, "{f:?}");
+        // The CPUs' idle figures, where this machine has cpuidle states to read.
+        let cpus = sys::allowed_cpus().unwrap_or_default();
+        match procfs::cpuidle_totals(&cpus) {
+            Some(_) => assert!(r.idle.is_some_and(|i| i.cpu_us > 0) && f.cpu_idle_share.is_some(), "{r:?}"),
+            None => eprintln!("skipped the idle figures: no cpuidle states here"),
+        }
+    }
+
+    #[test]
+    fn runs_regimes_sum_their_idle_only_when_every_run_has_it() {
+        let idle = |us| Some(CpuIdle { idle_us: us, entries: 2, cpu_us: 1000 });
+        let a = Regime { idle: idle(100), ..Regime::default() };
+        let b = Regime { idle: idle(50), ..Regime::default() };
+        assert_eq!(a.plus(&b).idle, Some(CpuIdle { idle_us: 150, entries: 4, cpu_us: 2000 }));
+        assert_eq!(a.plus(&Regime::default()).idle, None, "a run without them: none for the sum");
+        let size = ChatSize { rooms: 1, messages: 10, nice: None };
+        let f = a.plus(&b).figures(size, 2);
+        assert_eq!(f.cpu_idle_share, Some(0.075));
+        assert_eq!(f.idle_entries_per_message, Some(4.0 / (2.0 * 20.0 * 10.0 * 19.0)));
     }
 
     fn waiting_senders(gate: &Arc<Gate>, n: usize) -> Vec<std::thread::JoinHandle<bool>> {
