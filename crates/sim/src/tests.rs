@@ -902,6 +902,50 @@ fn linux_6_18_check_preempt_wakeup_fair_keeps_the_current_task_inside_its_protec
 }
 
 #[test]
+fn linux_6_18_can_migrate_task_leaves_a_cache_hot_task_on_its_cpu() {
+    use super::policy::Scheduler;
+    use super::policy::cfs::{Fair, MIGRATION_COST_NS};
+    // kernel/sched/fair.c: can_migrate_task refuses a task_hot task (picked less than
+    // sysctl_sched_migration_cost ago) unless the domain's nr_balance_failed exceeds
+    // cache_nice_tries (1 where CPUs share a last-level cache); a newly idle balance
+    // counts no failure. Three tasks on CPU 0, each picked once, 10 µs apart.
+    let tasks = super::types::test_tasks(3, 0);
+    let us = 1_000;
+    let newly_idle = |f: &mut Fair, now| f.pick(&tasks, 1, None, now).next;
+    // Each picked task runs 1 ms of virtual time, so the next pick is another one.
+    let three_picked = |f: &mut Fair| {
+        for id in 0..3 {
+            f.add(&tasks, id, 0, Why::New);
+        }
+        let mut picked = Vec::new();
+        let mut prev = None;
+        for k in 0..3 {
+            prev = f.pick(&tasks, 0, prev, k * 10 * us).next;
+            let p = prev.expect("a task to run");
+            f.charge(&tasks, p, 1_000_000);
+            picked.push(p);
+        }
+        picked.sort_unstable();
+        assert_eq!(picked, [0, 1, 2]);
+    };
+    let mut f = Fair::new(2, true);
+    three_picked(&mut f);
+    // CPU 1, newly idle 30 µs on: both queued tasks are hot, nothing moves, ever.
+    assert_eq!(newly_idle(&mut f, 30 * us), None);
+    assert_eq!(newly_idle(&mut f, 40 * us), None, "a newly idle balance counts no failure");
+    // Its periodic balance fails twice, then moves a hot task.
+    assert_eq!(f.idle_balance(&tasks, 1, 50 * us).scanned, 2);
+    f.idle_balance(&tasks, 1, 60 * us);
+    assert_eq!(newly_idle(&mut f, 70 * us), None, "both failures were periodic ones, none moved");
+    f.idle_balance(&tasks, 1, 80 * us);
+    assert!(newly_idle(&mut f, 90 * us).is_some(), "past cache_nice_tries failures a hot task moves");
+    // A task picked longer ago than the migration cost is cold: a newly idle CPU takes it.
+    let mut cold = Fair::new(2, true);
+    three_picked(&mut cold);
+    assert!(newly_idle(&mut cold, MIGRATION_COST_NS + 10 * us).is_some());
+}
+
+#[test]
 fn linux_6_18_tcp_cleanup_rbuf_window_update_sends_the_held_writes_as_one_segment() {
     let profile = unit_profile();
     let mut e = super::engine::Engine::new(PolicyKind::Eevdf.build(1), profile, 1, 0);

@@ -49,6 +49,9 @@ struct Entity {
     ran: u64,
     lag: f64,
     home: usize,
+    /// When the task was last picked to run (`se.exec_start`), ns; None before its
+    /// first run (a new task's exec_start is 0: never hot).
+    picked_at: Option<u64>,
 }
 
 struct CpuQueue {
@@ -56,6 +59,8 @@ struct CpuQueue {
     current: Option<TaskId>,
     min_vruntime: f64,
     skip: Option<TaskId>,
+    /// The CPU's periodic balances that failed in a row (`sd->nr_balance_failed`).
+    balance_failed: u32,
 }
 
 pub struct Fair {
@@ -76,11 +81,18 @@ const MIN_GRANULARITY: f64 = 0.75e6;
 const WAKEUP_GRANULARITY: f64 = 1e6;
 /// sysctl_sched_base_slice, Linux 6.18 (kernel/sched/fair.c): 0.7 ms.
 const BASE_SLICE: f64 = 0.7e6;
+/// sysctl_sched_migration_cost, Linux 6.18 (kernel/sched/fair.c): a task that started
+/// running less than 0.5 ms ago is cache-hot (task_hot).
+pub const MIGRATION_COST_NS: u64 = 500_000;
+/// sd->cache_nice_tries of a domain of CPUs sharing a last-level cache (6.18's sd_init,
+/// SD_SHARE_LLC): periodic balances that may fail before a cache-hot task is moved.
+const CACHE_NICE_TRIES: u32 = 1;
 
 impl Fair {
     pub fn new(cpus: usize, eevdf: bool) -> Self {
-        let queues =
-            (0..cpus).map(|_| CpuQueue { queued: Vec::new(), current: None, min_vruntime: 0.0, skip: None }).collect();
+        let queues = (0..cpus)
+            .map(|_| CpuQueue { queued: Vec::new(), current: None, min_vruntime: 0.0, skip: None, balance_failed: 0 })
+            .collect();
         Self {
             eevdf,
             hrtick: false,
@@ -201,20 +213,40 @@ impl Fair {
         (SCHED_LATENCY * self.factor * self.weight[cur] as f64 / total).max(MIN_GRANULARITY * self.factor)
     }
 
-    fn pull(&mut self, cpu: usize) -> Work {
+    /// A balance run by `cpu` at `now`: the busiest other CPU's first queued task that
+    /// can move (can_migrate_task), when that CPU has more than one task more. A task is
+    /// cache-hot while less than [`MIGRATION_COST_NS`] has passed since it was picked
+    /// (Linux 6.18's task_hot: `rq_clock_task - se.exec_start`), and a hot task moves
+    /// only once more than [`CACHE_NICE_TRIES`] periodic balances of this CPU failed in
+    /// a row. A newly idle CPU's balance (`newly_idle`, sched_balance_newidle) neither
+    /// counts as a failure nor moves a hot task; a CPU that finds nothing to pull goes
+    /// idle.
+    fn pull(&mut self, cpu: usize, now: u64, newly_idle: bool) -> Work {
+        let work = Work { scanned: self.cpus.len() as u32, ..Work::default() };
         let busiest = (0..self.cpus.len()).filter(|&c| c != cpu).max_by_key(|&c| (self.cpus[c].queued.len(), c));
         if let Some(b) = busiest
             && !self.cpus[b].queued.is_empty()
             && self.load(b) > self.load(cpu) + 1
         {
-            let t = self.cpus[b].queued.remove(0);
+            let forced = !newly_idle && self.cpus[cpu].balance_failed > CACHE_NICE_TRIES;
+            let hot = |t: &TaskId| self.ent[*t].picked_at.is_some_and(|at| now.saturating_sub(at) < MIGRATION_COST_NS);
+            let Some(i) = self.cpus[b].queued.iter().position(|t| forced || !hot(t)) else {
+                if !newly_idle {
+                    self.cpus[cpu].balance_failed += 1;
+                }
+                return work;
+            };
+            if !newly_idle {
+                self.cpus[cpu].balance_failed = 0;
+            }
+            let t = self.cpus[b].queued.remove(i);
             // Carried over relative to the queues' minimums.
             let rel = self.ent[t].vruntime - self.cpus[b].min_vruntime;
             self.ent[t].vruntime = self.cpus[cpu].min_vruntime + rel;
             self.ent[t].home = cpu;
             self.cpus[cpu].queued.push(t);
         }
-        Work { scanned: self.cpus.len() as u32, ..Work::default() }
+        work
     }
 }
 
@@ -310,7 +342,7 @@ impl Scheduler for Fair {
         }
     }
 
-    fn pick(&mut self, _tasks: &[SimTask], cpu: usize, prev: Option<TaskId>, _now: u64) -> Pick {
+    fn pick(&mut self, _tasks: &[SimTask], cpu: usize, prev: Option<TaskId>, now: u64) -> Pick {
         let mut work = Work::default();
         if let Some(p) = prev
             && self.cpus[cpu].current == Some(p)
@@ -320,12 +352,13 @@ impl Scheduler for Fair {
         }
         self.cpus[cpu].current = None;
         if self.cpus[cpu].queued.is_empty() {
-            let w = self.pull(cpu);
+            let w = self.pull(cpu, now, true);
             work.scanned += w.scanned;
         }
         let next = self.choose(cpu);
         self.cpus[cpu].skip = None;
         if let Some(n) = next {
+            self.ent[n].picked_at = Some(now);
             work.tree_steps += Self::tree_steps(self.cpus[cpu].queued.len());
             self.cpus[cpu].queued.retain(|&t| t != n);
             self.cpus[cpu].current = Some(n);
@@ -381,7 +414,7 @@ impl Scheduler for Fair {
         false
     }
 
-    fn idle_balance(&mut self, _tasks: &[SimTask], cpu: usize, _now: u64) -> Work {
-        self.pull(cpu)
+    fn idle_balance(&mut self, _tasks: &[SimTask], cpu: usize, now: u64) -> Work {
+        self.pull(cpu, now, false)
     }
 }
