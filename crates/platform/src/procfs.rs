@@ -383,7 +383,9 @@ mod tests {
 
     #[test]
     fn idle_totals_sum_every_state_of_every_cpu_asked() {
-        let root = std::env::temp_dir().join(format!("oscost-cpuidle-{}", std::process::id()));
+        // An unguessable folder of mode 0700 (tempfile), removed when dropped.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
         let state = |cpu: usize, k: usize, time: &str, usage: &str| {
             let d = root.join(format!("cpu{cpu}/cpuidle/state{k}"));
             std::fs::create_dir_all(&d).unwrap();
@@ -394,10 +396,9 @@ mod tests {
         state(0, 1, "2000000\n", "93\n");
         state(1, 0, "50\n", "3\n");
         std::fs::create_dir_all(root.join("cpu2")).unwrap();
-        let totals = cpuidle_totals_in(&root, &[0, 1]);
-        let no_states = cpuidle_totals_in(&root, &[0, 2]);
-        let one = cpuidle_totals_in(&root, &[1]);
-        std::fs::remove_dir_all(&root).unwrap();
+        let totals = cpuidle_totals_in(root, &[0, 1]);
+        let no_states = cpuidle_totals_in(root, &[0, 2]);
+        let one = cpuidle_totals_in(root, &[1]);
         assert_eq!(totals, Some(IdleTotals { time_us: 2_000_200, entries: 103 }));
         assert_eq!(no_states, None, "a CPU with no cpuidle states: no totals");
         assert_eq!(one, Some(IdleTotals { time_us: 50, entries: 3 }));

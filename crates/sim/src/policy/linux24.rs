@@ -87,6 +87,14 @@ impl Linux24 {
         }
     }
 
+    /// do_fork's split: the child gets `(counter + 1) >> 1`, the parent keeps
+    /// `counter >> 1`.
+    fn split_counter(&mut self, parent: TaskId, child: TaskId) {
+        let c = self.counter[parent];
+        *slot(&mut self.counter, child) = (c + 1) >> 1;
+        self.counter[parent] = c >> 1;
+    }
+
     /// schedule()'s `recalculate:` loop (for_each_task): every task's counter, asleep
     /// or not, becomes counter/2 + NICE_TO_TICKS(nice). Returns the tasks visited.
     fn recalculate(&mut self, tasks: &[SimTask]) -> u32 {
@@ -231,11 +239,7 @@ impl Scheduler for Linux24 {
     fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize {
         match why {
             Why::New => *slot(&mut self.counter, id) = nice_to_ticks(tasks[id].nice),
-            Why::Fork { parent } => {
-                let c = self.counter[parent];
-                *slot(&mut self.counter, id) = (c + 1) >> 1;
-                self.counter[parent] = c >> 1;
-            }
+            Why::Fork { parent } => self.split_counter(parent, id),
             // A sync wake-up reaches here as a plain one (TellsNoCpu: the engine tells
             // no CPU); the counter is the same either way.
             Why::Wake | Why::WakeSync => {}
@@ -335,9 +339,7 @@ impl Scheduler for Linux24 {
     /// (it takes a few of them against hundreds of clones).
     fn set_up_clones(&mut self, tasks: &[SimTask], clones: &[(TaskId, TaskId)]) {
         for &(parent, child) in clones {
-            let c = self.counter[parent];
-            *slot(&mut self.counter, child) = (c + 1) >> 1;
-            self.counter[parent] = c >> 1;
+            self.split_counter(parent, child);
             if self.counter[parent] == 0 {
                 self.recalculate(tasks);
             }

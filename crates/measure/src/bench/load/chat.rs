@@ -591,7 +591,7 @@ fn run_inner(
     start_clients(size, &clients, sockets, gate, &tally, regime, jobs)?;
     // Read before the release and after the last thread, outside the threads' work.
     let cpus = sys::allowed_cpus().unwrap_or_default();
-    let idle_before = (procfs::cpuidle_totals(&cpus), Instant::now());
+    let (idle_before, idle_since) = (procfs::cpuidle_totals(&cpus), Instant::now());
     let Some(t0) = gate.release(clients.len()) else {
         return Err(ChatError::Interrupted);
     };
@@ -604,7 +604,7 @@ fn run_inner(
             }
         }
     }
-    let idle = idle_over(idle_before, procfs::cpuidle_totals(&cpus), cpus.len());
+    let idle = idle_over(idle_before, procfs::cpuidle_totals(&cpus), idle_since.elapsed(), cpus.len());
     let end = tally.done.lock().ok().and_then(|d| *d).unwrap_or_else(Instant::now);
     let outcome = ChatOutcome {
         delivered: tally.delivered.load(Ordering::Relaxed),
@@ -614,18 +614,19 @@ fn run_inner(
     Ok((outcome, segments_before, idle))
 }
 
-/// The CPUs' idle time and entries between `before` (totals, when read) and `after`,
-/// with the CPU time of that window over `cpus` CPUs.
+/// The CPUs' idle time and entries between `before` and `after` (totals, when read),
+/// with the CPU time of that window, `window` long, over `cpus` CPUs.
 fn idle_over(
-    before: (Option<procfs::IdleTotals>, Instant),
+    before: Option<procfs::IdleTotals>,
     after: Option<procfs::IdleTotals>,
+    window: Duration,
     cpus: usize,
 ) -> Option<CpuIdle> {
-    let ((Some(a), at), Some(b)) = (before, after) else { return None };
+    let (a, b) = (before?, after?);
     Some(CpuIdle {
         idle_us: b.time_us.saturating_sub(a.time_us),
         entries: b.entries.saturating_sub(a.entries),
-        cpu_us: at.elapsed().as_micros() as u64 * cpus as u64,
+        cpu_us: window.as_micros() as u64 * cpus as u64,
     })
 }
 
