@@ -63,9 +63,14 @@ impl Verdict {
 
 /// The verdict on a model figure `simulated` against a measured interval `(lo, hi)`:
 /// the model holds for a measured value m when |simulated / m - 1| <= [`TOLERANCE`],
-/// that is m in [simulated / (1 + T), simulated / (1 - T)].
-pub fn judge(simulated: f64, (lo, hi): (f64, f64)) -> Verdict {
-    let band = (simulated / (1.0 + TOLERANCE), simulated / (1.0 - TOLERANCE));
+/// that is m in [simulated / (1 + T), simulated / (1 - T)], or when m is within
+/// `resolution` of it (the smallest difference the measurement resolves, which decides
+/// near zero, where any ratio is large).
+pub fn judge(simulated: f64, (lo, hi): (f64, f64), resolution: f64) -> Verdict {
+    let band = (
+        (simulated / (1.0 + TOLERANCE)).min(simulated - resolution),
+        (simulated / (1.0 - TOLERANCE)).max(simulated + resolution),
+    );
     if lo >= band.0 && hi <= band.1 {
         Verdict::Holds
     } else if hi < band.0 || lo > band.1 {
@@ -128,21 +133,38 @@ fn interval(values: &[f64]) -> Option<(f64, f64)> {
 }
 
 /// A grounding figure: its label, the count that measures it (None: the row's own
-/// rate), and the simulated figure beside it (Err: why the model has none).
-type Figure = (&'static str, Option<Count>, Result<&'static str, &'static str>);
+/// rate), the simulated figure beside it (Err: why the model has none), and the
+/// smallest difference its measurement resolves (0: any, within the tolerance).
+type Figure = (&'static str, Option<Count>, Result<&'static str, &'static str>, f64);
+
+/// A CPU's idle share resolves to about one idle period a CPU: a period in progress at
+/// either read is counted when it ends, and load.chat's idle periods last up to a few
+/// milliseconds, 0.1% of a half-second run's CPU time.
+const IDLE_SHARE_RESOLUTION: f64 = 0.001;
 
 /// Why the model has no count of all segments.
 const NO_ACKS: &str = "the model sends no ACKs";
 
-const FIGURES: [Figure; 8] = [
-    ("messages delivered per second", None, Ok(model::DELIVERED_PER_SECOND)),
-    ("switches per message", Some(Count::SwitchesPerMessage), Ok(model::SWITCHES_PER_MESSAGE)),
-    ("messages per client reader wake-up", Some(Count::ClientMessagesPerWake), Ok(model::CLIENT_MESSAGES_PER_WAKE)),
-    ("messages per server reader wake-up", Some(Count::ServerMessagesPerWake), Ok(model::SERVER_MESSAGES_PER_WAKE)),
-    ("data segments per message", Some(Count::DataSegmentsPerMessage), Ok(model::SEGMENTS_PER_MESSAGE)),
-    ("segments per message (ACKs too)", Some(Count::SegmentsPerMessage), Err(NO_ACKS)),
-    ("share of CPU time idle", Some(Count::CpuIdleShare), Ok(model::CPU_IDLE_SHARE)),
-    ("CPU idle entries per message", Some(Count::IdleEntriesPerMessage), Ok(model::IDLE_ENTRIES_PER_MESSAGE)),
+const FIGURES: [Figure; 9] = [
+    ("messages delivered per second", None, Ok(model::DELIVERED_PER_SECOND), 0.0),
+    ("switches per message", Some(Count::SwitchesPerMessage), Ok(model::SWITCHES_PER_MESSAGE), 0.0),
+    (
+        "messages per client reader wake-up",
+        Some(Count::ClientMessagesPerWake),
+        Ok(model::CLIENT_MESSAGES_PER_WAKE),
+        0.0,
+    ),
+    (
+        "messages per server reader wake-up",
+        Some(Count::ServerMessagesPerWake),
+        Ok(model::SERVER_MESSAGES_PER_WAKE),
+        0.0,
+    ),
+    ("data segments per message", Some(Count::DataSegmentsPerMessage), Ok(model::SEGMENTS_PER_MESSAGE), 0.0),
+    ("segments per message (ACKs too)", Some(Count::SegmentsPerMessage), Err(NO_ACKS), 0.0),
+    ("share of CPU time idle", Some(Count::CpuIdleShare), Ok(model::CPU_IDLE_SHARE), IDLE_SHARE_RESOLUTION),
+    ("CPU idle entries per message", Some(Count::IdleEntriesPerMessage), Ok(model::IDLE_ENTRIES_PER_MESSAGE), 0.0),
+    ("client readers' median finish", Some(Count::MedianFinishShare), Ok(model::MEDIAN_FINISH), 0.0),
 ];
 
 /// One line of the grounding: a figure measured and simulated at one size.
@@ -163,6 +185,8 @@ pub struct Line {
     pub not_modelled: Option<&'static str>,
     /// Measured on a busy machine: printed, not judged.
     pub busy: bool,
+    /// The smallest difference the measurement resolves ([`judge`]).
+    pub resolution: f64,
     /// What the line concludes ([`Line::judged`]).
     pub verdict: Verdict,
 }
@@ -183,7 +207,7 @@ impl Line {
             (None, _, None) => Verdict::NotMeasured,
             (Some(_), None, None) => Verdict::NotSimulated,
             (Some(_), Some(_), None) if self.busy => Verdict::Busy,
-            (Some(_), Some(s), None) => self.interval.map_or(Verdict::OneRun, |i| judge(s, i)),
+            (Some(_), Some(s), None) => self.interval.map_or(Verdict::OneRun, |i| judge(s, i, self.resolution)),
         }
     }
 
@@ -213,7 +237,7 @@ pub fn lines(measured: &Measured, policy: PolicyKind, simulated: &[ResultRow]) -
     };
     FIGURES
         .iter()
-        .map(|&(figure, count, simulated)| Line {
+        .map(|&(figure, count, simulated, resolution)| Line {
             runs: measured.runs.clone(),
             cpus: measured.cpus,
             nice: measured.nice(),
@@ -224,6 +248,7 @@ pub fn lines(measured: &Measured, policy: PolicyKind, simulated: &[ResultRow]) -
             simulated: simulated.ok().and_then(find),
             not_modelled: simulated.err(),
             busy: measured.busy,
+            resolution,
             verdict: Verdict::NotMeasured,
         })
         .map(|l| Line { verdict: l.judged(), ..l })
@@ -296,7 +321,8 @@ pub fn render(lines: &[Line], profile: &str) -> String {
         runs.len()
     ));
     out.push_str(
-        "95%: Student's t over those runs; holds: all of it within 30% of the model;\n\
+        "95%: Student's t over those runs; holds: all of it within 30% of the model (an idle\n\
+         share within 0.1% of CPU time too, about one idle period a CPU, what its reads resolve);\n\
          GAP: none of it; undecided: it spans the edge; one run: no interval, no verdict\n",
     );
     let mut reasons: Vec<(&str, &str)> =
@@ -381,6 +407,28 @@ mod tests {
         assert_eq!(lines_one[1].verdict, Verdict::OneRun, "one run: no interval, however far");
         let text = render(&lines_one, "live");
         assert!(text.contains("no verdict: 1 run") && !text.lines().any(|l| l.ends_with("GAP")), "{text}");
+    }
+
+    /// The idle-share line of runs whose CPUs sat idle `shares` of the time, beside a
+    /// model that sat idle `model_share`.
+    fn idle_line(shares: &[f64], model_share: f64) -> Line {
+        let mut m = measured(&RATES[..shares.len()], &[0.01; 3][..shares.len()]);
+        for (row, &share) in m.rows.iter_mut().zip(shares) {
+            row.counts.insert(Count::CpuIdleShare, share);
+        }
+        let lines = lines(&m, PolicyKind::Eevdf, &[simulated(model::CPU_IDLE_SHARE, model_share)]);
+        lines.into_iter().find(|l| l.figure == "share of CPU time idle").unwrap()
+    }
+
+    #[test]
+    fn an_idle_share_near_zero_is_judged_on_what_its_reads_resolve_not_on_its_ratio() {
+        // No idle at all beside a model idle 0.001% of the time: ×∞ as a ratio, the same
+        // within one idle period a CPU.
+        assert_eq!(idle_line(&[0.0, 0.0, 0.0], 0.00001).verdict, Verdict::Holds);
+        // Runs idle 0–0.05% of the time: noise within the reads' resolution, never a gap.
+        assert_ne!(idle_line(&[0.0, 0.0002, 0.0005], 0.00001).verdict, Verdict::Gap);
+        // Runs idle 1.5–2.8% beside a model idle 0.01%: a gap the resolution cannot hide.
+        assert_eq!(idle_line(&[0.015, 0.02, 0.028], 0.0001).verdict, Verdict::Gap);
     }
 
     #[test]

@@ -168,8 +168,8 @@ fn ground_sets_the_measured_chat_regime_beside_the_model_at_its_own_size() {
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
     let doc = json_of(&run_ok(&[&ground[..], &["--json"]].concat(), &db.path));
     let lines = doc["grounding"].as_array().expect("the grounding's lines");
-    // One measured size (this machine's CPUs at nice 0 and 19), eight figures each.
-    assert_eq!(lines.len(), 2 * 8, "{doc}");
+    // One measured size (this machine's CPUs at nice 0 and 19), nine figures each.
+    assert_eq!(lines.len(), 2 * 9, "{doc}");
     // The CPUs' idle figures are read from cpuidle states where the kernel has them,
     // and may be 0 (every CPU kept busy, by the run or by other work).
     let cpuidle = std::path::Path::new("/sys/devices/system/cpu/cpu0/cpuidle/state0/usage").exists();
@@ -185,6 +185,11 @@ fn ground_sets_the_measured_chat_regime_beside_the_model_at_its_own_size() {
             continue;
         }
         assert!(l["measured"].as_f64().is_some_and(|v| v > 0.0), "every figure measured: {l}");
+        if figure.contains("finish") {
+            // A share of the run, measured and modelled alike.
+            let share = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0 && x <= 1.0);
+            assert!(share(&l["measured"]) && share(&l["simulated"]), "{l}");
+        }
         // One run has no interval, so no verdict (and a busy one none either).
         let judged = l["simulated"].is_null() || l["verdict"] == "one_run" || l["verdict"] == "busy";
         assert!(judged, "{l}");

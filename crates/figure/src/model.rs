@@ -300,6 +300,9 @@ counts! {
     LargestDeviation = "largest_deviation",
     /// Trace records the kernel could not write.
     LostEvents = "lost_events",
+    /// Chat: when the median client receiver had all its messages, as a share of the
+    /// timed region (1: every user finished at the end).
+    MedianFinishShare = "median_finish_share",
     /// Moves of the watched tasks between CPUs.
     Migrations = "migrations",
     /// Migrations per operation.

@@ -454,6 +454,7 @@ pub const SERVER_MESSAGES_PER_WAKE: &str = "messages per server reader wake-up";
 pub const SEGMENTS_PER_MESSAGE: &str = "data segments per message written";
 pub const CPU_IDLE_SHARE: &str = "share of CPU time idle";
 pub const IDLE_ENTRIES_PER_MESSAGE: &str = "CPU idle entries per message delivered";
+pub const MEDIAN_FINISH: &str = "client readers' median finish, share of the run";
 
 /// How the model delivered a run's messages, in the figures `load.chat` measures
 /// on today's kernel (its regime): switches of the chat threads (blocks and
@@ -475,6 +476,9 @@ pub struct Regime {
     pub cpu_idle_share: f64,
     /// Times a CPU went idle, per message delivered.
     pub idle_entries_per_message: f64,
+    /// When the median client reader had all its messages, as a share of the run (the
+    /// upper median; a reader still at work when the run ends finishes at its end).
+    pub median_finish: f64,
 }
 
 /// The regime of a run of `rooms` rooms of `messages` a user that sent `segments`
@@ -495,7 +499,18 @@ fn regime(out: &Outcome, rooms: usize, messages: u64, segments: Option<u64>) -> 
         segments_per_message: segments.map(|n| n as f64 / written.max(1.0)),
         cpu_idle_share: out.cpu_idle_ns as f64 / (out.end_ns as f64 * out.cpus as f64).max(1.0),
         idle_entries_per_message: out.idle_entries as f64 / delivered.max(1.0),
+        median_finish: median_finish(out, users),
     }
+}
+
+/// When the median client reader of `users` exited, as a share of the run.
+fn median_finish(out: &Outcome, users: usize) -> f64 {
+    let end = out.end_ns.max(1);
+    let mut at: Vec<u64> = (0..users)
+        .map(|u| out.task_exited_ns.get(id_of(u, Role::ClientRecv)).copied().flatten().unwrap_or(end).min(end))
+        .collect();
+    at.sort_unstable();
+    at.get(users / 2).map_or(1.0, |&t| t as f64 / end as f64)
 }
 
 /// chat_c's and chat_s's set-up, before chat_c takes its start time: each process's
@@ -610,6 +625,20 @@ mod tests {
                 (101, id_of(0, Role::ServerSend))
             ]
         );
+    }
+
+    #[test]
+    fn the_median_readers_finish_is_a_share_of_the_run_and_a_reader_still_at_work_finishes_at_its_end() {
+        let users = ROOM;
+        let mut out = Outcome { end_ns: 100, task_exited_ns: vec![None; 4 * users], ..Outcome::default() };
+        for u in 0..users - 1 {
+            out.task_exited_ns[id_of(u, Role::ClientRecv)] = Some(5 * u as u64);
+        }
+        // Exits at 0, 5, ..., 90 and one at the end: the upper median is the 11th, 50.
+        assert_eq!(median_finish(&out, users), 0.5);
+        // Other threads' exits do not count.
+        out.task_exited_ns[id_of(0, Role::ServerSend)] = Some(1);
+        assert_eq!(median_finish(&out, users), 0.5);
     }
 
     #[test]

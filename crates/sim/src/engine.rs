@@ -66,6 +66,8 @@ pub struct Outcome {
     /// Each task's blocks (voluntary switches) and switches out while runnable.
     pub task_sleeps: Vec<u64>,
     pub task_preempted: Vec<u64>,
+    /// When each task exited, if it did before the run ended, ns.
+    pub task_exited_ns: Vec<Option<u64>>,
     pub cpu_task_ns: u64,
     pub cpu_sched_ns: u64,
     pub cpu_idle_ns: u64,
@@ -735,6 +737,7 @@ impl Engine {
                 self.kernel(cpu, CostProfile::ns(&self.cost.exit), Some(cur));
                 self.policy.remove(&self.tasks, cur);
                 self.tasks[cur].state = State::Exited;
+                self.tasks[cur].exited_at = Some(self.cpus[cpu].now);
                 self.cpus[cpu].need_resched = true;
                 if let Some(p) = self.tasks[cur].parent {
                     self.policy.reap(&self.tasks, cur, p);
@@ -787,6 +790,7 @@ impl Engine {
         out.task_run_ns = self.tasks.iter().map(|t| t.run_ns).collect();
         out.task_sleeps = self.tasks.iter().map(|t| t.sleeps).collect();
         out.task_preempted = self.tasks.iter().map(|t| t.preempted).collect();
+        out.task_exited_ns = self.tasks.iter().map(|t| t.exited_at).collect();
         out.cpu_task_ns = out.task_run_ns.iter().sum();
         out.cpu_sched_ns = self.cpus.iter().map(|c| c.sched_ns).sum();
         out.cpu_idle_ns = self.cpus.iter().map(|c| c.idle_ns).sum();

@@ -163,6 +163,8 @@ pub struct SimTask {
     pub sleeps: u64,
     /// Times it was switched out while still runnable (an involuntary switch).
     pub preempted: u64,
+    /// When it exited, ns.
+    pub exited_at: Option<u64>,
     pub parent: Option<TaskId>,
     pub live_children: u32,
     pub waiting_children: bool,
@@ -187,6 +189,7 @@ impl SimTask {
             run_ns: 0,
             sleeps: 0,
             preempted: 0,
+            exited_at: None,
             parent: None,
             live_children: 0,
             waiting_children: false,

@@ -289,6 +289,7 @@ fn regime_figures(r: &chat::Regime) -> Vec<Figure> {
     }
     out.push(fig(chat::CPU_IDLE_SHARE, r.cpu_idle_share, Unit::Ratio));
     out.push(fig(chat::IDLE_ENTRIES_PER_MESSAGE, r.idle_entries_per_message, Unit::Ratio));
+    out.push(fig(chat::MEDIAN_FINISH, r.median_finish, Unit::Ratio));
     out
 }
 

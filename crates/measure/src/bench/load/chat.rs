@@ -17,13 +17,15 @@
 //! per message delivered, messages per reader wake-up (a reader's voluntary switches
 //! are its sleeps), and segments per message written to a connection. The sockets
 //! run with TCP_NODELAY: a write is sent at once unless the kernel corks it behind a
-//! segment still in flight (tcp_autocorking).
+//! segment still in flight (tcp_autocorking). The CPUs' idle counters are read over
+//! the timed region alone, and each client receiver stamps when it had all its messages
+//! (how evenly the users progressed).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::bench::{Ctx, Output};
@@ -87,9 +89,9 @@ pub struct Switches {
     pub involuntary: u64,
 }
 
-/// How long the run's CPUs sat idle and how often they went idle, from the release
-/// to the last thread's end (within the millisecond the coordinator's wait adds), and
-/// the CPU time that window held (its wall time × the CPUs the run may use), µs.
+/// How long the run's CPUs sat idle and how often they went idle over the timed
+/// region (from the release to the last client receiver's last message), and the CPU
+/// time that window held (its wall time × the CPUs the run may use), µs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuIdle {
     pub idle_us: u64,
@@ -108,6 +110,9 @@ pub struct Regime {
     pub server_recv: Switches,
     pub segments: sys::TcpSegments,
     pub idle: Option<CpuIdle>,
+    /// When the median client receiver had all its messages, as a share of the timed
+    /// region, in millionths; summed over runs.
+    pub median_finish_ppm: u64,
 }
 
 impl Regime {
@@ -133,6 +138,7 @@ impl Regime {
         }
         self.segments.sent += o.segments.sent;
         self.segments.data_sent += o.segments.data_sent;
+        self.median_finish_ppm += o.median_finish_ppm;
         self.idle = self.idle.zip(o.idle).map(|(a, b)| CpuIdle {
             idle_us: a.idle_us + b.idle_us,
             entries: a.entries + b.entries,
@@ -168,6 +174,7 @@ impl Regime {
             data_segments_per_message: per(self.segments.data_sent, written),
             cpu_idle_share: self.idle.map(|i| per(i.idle_us, i.cpu_us as f64)),
             idle_entries_per_message: self.idle.map(|i| per(i.entries, delivered)),
+            median_finish: per(self.median_finish_ppm, 1e6 * runs as f64),
         }
     }
 }
@@ -184,6 +191,9 @@ pub struct RegimeFigures {
     pub cpu_idle_share: Option<f64>,
     /// How often a CPU of the run went idle, per message delivered.
     pub idle_entries_per_message: Option<f64>,
+    /// When the median client receiver had all its messages, as a share of the timed
+    /// region (the mean over runs): how evenly the users progressed, 1 for all at once.
+    pub median_finish: f64,
 }
 
 /// Where the threads add their switches as they end; `failed` once any counter
@@ -348,15 +358,24 @@ impl Gate {
         }
     }
 
-    /// Waits until `n` senders arrived, then lets them go: the moment they were let
-    /// go, or None if interrupted or abandoned first.
-    fn release(&self, n: usize) -> Option<Instant> {
-        while self.arrived.lock().ok()?.len() < n {
+    /// Waits until `n` senders arrived; false if interrupted or abandoned first.
+    fn all_arrived(&self, n: usize) -> bool {
+        loop {
+            match self.arrived.lock() {
+                Ok(v) if v.len() >= n => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
             if sys::interrupted() || self.state.load(Ordering::Acquire) == Self::ABANDONED {
-                return None;
+                return false;
             }
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    /// Lets every sender go: the moment they were let go, or None if the gate was
+    /// abandoned first.
+    fn release(&self) -> Option<Instant> {
         let t0 = Instant::now();
         self.state.compare_exchange(Self::WAIT, Self::GO, Ordering::AcqRel, Ordering::Acquire).ok()?;
         self.unpark_all();
@@ -405,11 +424,15 @@ pub fn run_once(size: ChatSize, server: Option<SocketAddr>) -> Result<ChatOutcom
             }
         }
     }
-    let (mut outcome, segments_before, idle) = result?;
+    let (mut outcome, segments_before, timeline) = result?;
     if let Some(e) = first_err {
         return Err(e);
     }
-    outcome.regime = regime_of(&regime, segments_before, sockets.segments()).map(|r| Regime { idle, ..r });
+    outcome.regime = regime_of(&regime, segments_before, sockets.segments()).map(|r| Regime {
+        idle: timeline.idle,
+        median_finish_ppm: timeline.median_finish_ppm,
+        ..r
+    });
     if outcome.delivered != size.expected() {
         return Err(ChatError::Delivered { delivered: outcome.delivered, expected: size.expected() });
     }
@@ -519,11 +542,91 @@ fn start_server(
     Ok(())
 }
 
-/// What the client receivers share: the delivery count and the last receiver's end.
-#[derive(Default)]
+/// What the timed region's clock says of the run beside its rate: the CPUs' idle time
+/// and how evenly the users finished.
+struct Timeline {
+    idle: Option<CpuIdle>,
+    median_finish_ppm: u64,
+}
+
+/// What the client receivers share: the delivery count, the last receiver's end, and
+/// the CPUs' idle counters over the timed region.
 struct Tally {
     delivered: AtomicU64,
     done: Mutex<Option<Instant>>,
+    /// When each client receiver had all its messages.
+    finished: Mutex<Vec<Instant>>,
+    idle: IdleWindow,
+}
+
+impl Tally {
+    /// A receiver has all its messages: the moment is stamped, and the last receiver
+    /// closes the idle window.
+    fn receiver_done(&self) {
+        let now = Instant::now();
+        if let Ok(mut d) = self.done.lock() {
+            *d = Some(d.map_or(now, |x| x.max(now)));
+        }
+        if let Ok(mut f) = self.finished.lock() {
+            f.push(now);
+        }
+        self.idle.receiver_done();
+    }
+
+    /// When the median receiver finished, as a share of the timed region from `t0`
+    /// to `end`, in millionths (the upper median).
+    fn median_finish_ppm(&self, t0: Instant, end: Instant) -> u64 {
+        let span = end.saturating_duration_since(t0).as_secs_f64();
+        let mut shares: Vec<f64> = match self.finished.lock() {
+            Ok(f) => f.iter().map(|t| t.saturating_duration_since(t0).as_secs_f64() / span.max(1e-9)).collect(),
+            Err(_) => return 0,
+        };
+        shares.sort_by(f64::total_cmp);
+        shares.get(shares.len() / 2).map_or(0, |m| (m.min(1.0) * 1e6).round() as u64)
+    }
+}
+
+/// The CPUs' idle counters read at the two ends of the timed region: by the
+/// coordinator once every sender waits at the gate, just before it stamps the release,
+/// and by the client receiver that finishes last, once it has its messages. The
+/// coordinator's own waits on either side (the senders' arrival, the threads' exits)
+/// fall outside, so the share is the scheduler's while the messages flow.
+struct IdleWindow {
+    cpus: Vec<usize>,
+    receivers_left: AtomicUsize,
+    start: OnceLock<Option<(procfs::IdleTotals, Instant)>>,
+    end: OnceLock<Option<(procfs::IdleTotals, Instant)>>,
+}
+
+impl IdleWindow {
+    fn new(cpus: Vec<usize>, receivers: usize) -> IdleWindow {
+        IdleWindow { cpus, receivers_left: AtomicUsize::new(receivers), start: OnceLock::new(), end: OnceLock::new() }
+    }
+
+    /// Reads the counters, then the clock: the window opens after the read.
+    fn open(&self) {
+        let read = procfs::cpuidle_totals(&self.cpus).map(|t| (t, Instant::now()));
+        let _ = self.start.set(read);
+    }
+
+    /// A client receiver has its messages; the last one reads the clock, then the
+    /// counters: the window closes before the read.
+    fn receiver_done(&self) {
+        if self.receivers_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let at = Instant::now();
+            let _ = self.end.set(procfs::cpuidle_totals(&self.cpus).map(|t| (t, at)));
+        }
+    }
+
+    /// The idle figures between the two reads, if both were made.
+    fn idle(&self) -> Option<CpuIdle> {
+        let ((a, since), (b, until)) = (self.start.get().copied()??, self.end.get().copied()??);
+        Some(CpuIdle {
+            idle_us: b.time_us.saturating_sub(a.time_us),
+            entries: b.entries.saturating_sub(a.entries),
+            cpu_us: until.saturating_duration_since(since).as_micros() as u64 * self.cpus.len() as u64,
+        })
+    }
 }
 
 /// The clients: per user a sender of M messages (held at the gate) and a receiver
@@ -565,10 +668,7 @@ fn start_clients(
                 r.read_exact(&mut m).map_err(ChatError::io(format!("user {u} receiving")))?;
                 tally.delivered.fetch_add(1, Ordering::Relaxed);
             }
-            if let Ok(mut d) = tally.done.lock() {
-                let now = Instant::now();
-                *d = Some(d.map_or(now, |x| x.max(now)));
-            }
+            tally.receiver_done();
             regime.end(Role::ClientRecv, start);
             Ok(())
         })?);
@@ -583,16 +683,19 @@ fn run_inner(
     gate: &Arc<Gate>,
     regime: &Arc<RegimeTally>,
     jobs: &mut Vec<Job>,
-) -> Result<(ChatOutcome, Option<sys::TcpSegments>, Option<CpuIdle>), ChatError> {
+) -> Result<(ChatOutcome, Option<sys::TcpSegments>, Timeline), ChatError> {
     let (clients, servers) = connect_all(size.rooms * USERS_PER_ROOM, server, sockets)?;
     let segments_before = sockets.segments();
     start_server(size, &servers, sockets, regime, jobs)?;
-    let tally = Arc::new(Tally::default());
+    let idle = IdleWindow::new(sys::allowed_cpus().unwrap_or_default(), clients.len());
+    let tally =
+        Arc::new(Tally { delivered: AtomicU64::new(0), done: Mutex::new(None), finished: Mutex::default(), idle });
     start_clients(size, &clients, sockets, gate, &tally, regime, jobs)?;
-    // Read before the release and after the last thread, outside the threads' work.
-    let cpus = sys::allowed_cpus().unwrap_or_default();
-    let (idle_before, idle_since) = (procfs::cpuidle_totals(&cpus), Instant::now());
-    let Some(t0) = gate.release(clients.len()) else {
+    if !gate.all_arrived(clients.len()) {
+        return Err(ChatError::Interrupted);
+    }
+    tally.idle.open();
+    let Some(t0) = gate.release() else {
         return Err(ChatError::Interrupted);
     };
     // Wait for the jobs (joined by the caller); the last receiver stamps the end.
@@ -604,30 +707,14 @@ fn run_inner(
             }
         }
     }
-    let idle = idle_over(idle_before, procfs::cpuidle_totals(&cpus), idle_since.elapsed(), cpus.len());
     let end = tally.done.lock().ok().and_then(|d| *d).unwrap_or_else(Instant::now);
+    let timeline = Timeline { idle: tally.idle.idle(), median_finish_ppm: tally.median_finish_ppm(t0, end) };
     let outcome = ChatOutcome {
         delivered: tally.delivered.load(Ordering::Relaxed),
         elapsed: end.saturating_duration_since(t0),
         regime: None,
     };
-    Ok((outcome, segments_before, idle))
-}
-
-/// The CPUs' idle time and entries between `before` and `after` (totals, when read),
-/// with the CPU time of that window, `window` long, over `cpus` CPUs.
-fn idle_over(
-    before: Option<procfs::IdleTotals>,
-    after: Option<procfs::IdleTotals>,
-    window: Duration,
-    cpus: usize,
-) -> Option<CpuIdle> {
-    let (a, b) = (before?, after?);
-    Some(CpuIdle {
-        idle_us: b.time_us.saturating_sub(a.time_us),
-        entries: b.entries.saturating_sub(a.entries),
-        cpu_us: window.as_micros() as u64 * cpus as u64,
-    })
+    Ok((outcome, segments_before, timeline))
 }
 
 /// Runs per nice level: three with the standard budgets, one with --quick's.
@@ -647,6 +734,7 @@ fn insert_regime(row: &mut ResultRow, r: &Regime, size: ChatSize, runs: usize) {
         (Count::DataSegmentsPerMessage, f.data_segments_per_message),
         (Count::VoluntarySwitches, s.voluntary as f64),
         (Count::InvoluntarySwitches, s.involuntary as f64),
+        (Count::MedianFinishShare, f.median_finish),
     ] {
         row.counts.insert(count, value);
     }
@@ -728,6 +816,7 @@ mod tests {
         assert!(r.segments.sent >= r.segments.data_sent, "{r:?}");
         let f = r.figures(size, 1);
         assert!(f.data_segments_per_message > 0.0 && f.data_segments_per_message <= 1.0, "{f:?}");
+        assert!(f.median_finish > 0.0 && f.median_finish <= 1.0, "a share of the timed region: {f:?}");
         // The CPUs' idle figures, where this machine has cpuidle states to read.
         let cpus = sys::allowed_cpus().unwrap_or_default();
         match procfs::cpuidle_totals(&cpus) {
@@ -749,6 +838,41 @@ mod tests {
         assert_eq!(f.idle_entries_per_message, Some(4.0 / (2.0 * 20.0 * 10.0 * 19.0)));
     }
 
+    #[test]
+    fn the_median_receivers_finish_is_a_share_of_the_timed_region_averaged_over_runs() {
+        let tally = Tally {
+            delivered: AtomicU64::new(0),
+            done: Mutex::new(None),
+            finished: Mutex::default(),
+            idle: IdleWindow::new(Vec::new(), 3),
+        };
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        tally.finished.lock().unwrap().extend([at(90), at(10), at(50)]);
+        assert_eq!(tally.median_finish_ppm(t0, at(100)), 500_000);
+        // A run whose users all finish at its end: 1.
+        let a = Regime { median_finish_ppm: 500_000, ..Regime::default() };
+        let b = Regime { median_finish_ppm: 1_000_000, ..Regime::default() };
+        let size = ChatSize { rooms: 1, messages: 10, nice: None };
+        assert_eq!(a.plus(&b).figures(size, 2).median_finish, 0.75);
+    }
+
+    #[test]
+    fn only_the_last_receiver_closes_the_idle_window() {
+        let cpus = sys::allowed_cpus().unwrap_or_default();
+        if procfs::cpuidle_totals(&cpus).is_none() {
+            eprintln!("skipped: no cpuidle states here");
+            return;
+        }
+        let window = IdleWindow::new(cpus, 3);
+        window.open();
+        window.receiver_done();
+        window.receiver_done();
+        assert_eq!(window.idle(), None, "two of three receivers: the window is still open");
+        window.receiver_done();
+        assert!(window.idle().is_some(), "closed by the third");
+    }
+
     fn waiting_senders(gate: &Arc<Gate>, n: usize) -> Vec<std::thread::JoinHandle<bool>> {
         (0..n)
             .map(|_| {
@@ -762,7 +886,8 @@ mod tests {
     fn the_gate_lets_every_sender_go_once_all_arrived() {
         let gate = Arc::new(Gate::default());
         let senders = waiting_senders(&gate, 8);
-        assert!(gate.release(8).is_some());
+        assert!(gate.all_arrived(8));
+        assert!(gate.release().is_some());
         assert!(senders.into_iter().all(|s| s.join().unwrap()));
         // One that comes after the release goes at once.
         assert!(gate.wait());
@@ -777,7 +902,8 @@ mod tests {
         }
         gate.abandon();
         assert!(senders.into_iter().all(|s| !s.join().unwrap()));
-        assert_eq!(gate.release(4), None);
+        assert!(!gate.all_arrived(5), "no wait on an abandoned gate");
+        assert_eq!(gate.release(), None);
         assert!(!gate.wait(), "a late sender is turned away too");
     }
 
