@@ -513,6 +513,19 @@ fn median_finish(out: &Outcome, users: usize) -> f64 {
     at.get(users / 2).map_or(1.0, |&t| t as f64 / end as f64)
 }
 
+/// load.chat's release: its coordinator (at nice 0, whatever the chat threads' level)
+/// unparks the senders waiting at the gate one by one, user by user, then waits for the
+/// threads (its 1-ms polls of their ends, a wake-up a millisecond, are not modelled).
+struct Gate {
+    senders: VecDeque<TaskId>,
+}
+
+impl Behavior for Gate {
+    fn next(&mut self, _: TaskId, _: &mut Shared, _: &mut Rng) -> Action {
+        self.senders.pop_front().map_or(Action::WaitWake, Action::Wake)
+    }
+}
+
 /// chat_c's and chat_s's set-up, before chat_c takes its start time: each process's
 /// main thread clones its threads user by user (chat_c's main_client_thread connects,
 /// then clones cli_snd and cli_rcv; chat_s's main accepts, then clones srv_rcv and
@@ -576,18 +589,22 @@ pub fn run(e: &mut Engine, rooms: usize, messages: u64, nice: i32, program: Prog
             let thread = Box::new(ChatThread::new(program, role, u, messages));
             // Only the client's senders have work when the clients are released: the
             // server's threads wait in recv() and semop() (or their queue), the
-            // client's readers in recv().
-            let id = if role == Role::ClientSend {
-                e.spawn(thread, *mm, task_nice, cpu)
-            } else {
-                e.spawn_blocked(thread, *mm, task_nice, cpu)
+            // client's readers in recv(). load.chat's senders wait at its gate.
+            let id = match (program, role) {
+                (Program::LoadChat, Role::ClientSend) => e.spawn_parked(thread, *mm, task_nice, cpu),
+                (Program::ChatC, Role::ClientSend) => e.spawn(thread, *mm, task_nice, cpu),
+                _ => e.spawn_blocked(thread, *mm, task_nice, cpu),
             };
             debug_assert_eq!(id, id_of(u, role));
             *mm = Some(e.tasks[id].mm);
         }
     }
-    if program == Program::ChatC {
-        set_up(e, users, (client_mm, nice), server_mm);
+    match program {
+        Program::ChatC => set_up(e, users, (client_mm, nice), server_mm),
+        Program::LoadChat => {
+            let senders = (0..users).map(|u| id_of(u, Role::ClientSend)).collect();
+            e.spawn(Box::new(Gate { senders }), client_mm, 0, 0);
+        }
     }
     let expected = counted(rooms, messages);
     let out = e.run(600_000_000_000, |s| s.counted >= expected);

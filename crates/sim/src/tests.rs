@@ -158,6 +158,25 @@ fn a_cpu_counts_each_time_it_goes_idle_and_never_while_it_has_work() {
 }
 
 #[test]
+fn load_chats_senders_wait_at_its_gate_until_its_coordinator_wakes_them_one_by_one() {
+    // load.chat's senders park at the gate before their counters start, and its
+    // coordinator unparks them user by user: every sender runs, none counts the park
+    // as a switch, and the coordinator (the one task after the users' four) ran to
+    // wake them and then sleeps.
+    let p = Params { messages: 5, ..params(PolicyKind::Eevdf, WorkloadKind::LoadChat, 1, 1) };
+    let o = simulate(&p, &unit_profile()).outcome;
+    let users = workload::ROOM;
+    assert_eq!(o.task_run_ns.len(), 4 * users + 1, "the users' threads and the coordinator");
+    for u in 0..users {
+        let sender = 4 * u;
+        let (ran, slept) = (o.task_run_ns[sender], o.task_sleeps[sender]);
+        assert!(ran > 0 && slept == 0, "sender {u}: ran {ran} ns, slept {slept} times");
+    }
+    let gate = 4 * users;
+    assert!(o.task_run_ns[gate] > 0, "the coordinator ran");
+}
+
+#[test]
 fn chat_relays_every_message_to_the_room_and_counts_as_chat_c() {
     // Every user's `messages` go to the server and out to the room's 19 others; chat_c
     // counts its sends and its reads: 20 a message written.
@@ -899,6 +918,33 @@ fn linux_6_18_check_preempt_wakeup_fair_keeps_the_current_task_inside_its_protec
         f.wake_preempts(&tasks, woken, cur),
         "past its slice, the eligible woken task with the earliest deadline preempts"
     );
+}
+
+#[test]
+fn linux_6_18_enqueue_entity_runs_equal_deadlines_first_come_first_served() {
+    use super::policy::Scheduler;
+    use super::policy::cfs::Fair;
+    // kernel/sched/fair.c: __enqueue_entity inserts with rb_add_augmented_cached and
+    // the strict __entity_less, so a key equal to a queued one goes to its right and the
+    // leftmost of equals is the one queued first, whatever the task's number.
+    let tasks = super::types::test_tasks(3, 0);
+    for eevdf in [true, false] {
+        let mut f = Fair::new(1, eevdf);
+        for id in [2, 0, 1] {
+            f.add(&tasks, id, 0, Why::New);
+        }
+        let mut order = Vec::new();
+        let mut prev = None;
+        for _ in 0..3 {
+            prev = f.pick(&tasks, 0, prev, 0).next;
+            let p = prev.expect("a task to run");
+            order.push(p);
+            // It leaves the queue: the others keep their keys, equal and in order.
+            f.remove(&tasks, p);
+            prev = None;
+        }
+        assert_eq!(order, [2, 0, 1], "eevdf: {eevdf}");
+    }
 }
 
 #[test]

@@ -191,16 +191,22 @@ impl Fair {
         }
     }
 
+    /// The task `cpu` runs next. Among equal keys the one queued first: `queued` is in
+    /// the order the tasks joined the queue (a task put back after running joins it
+    /// anew), and `min_by` keeps the first of equals, as 6.18's __enqueue_entity
+    /// inserts a key equal to another to its right (rb_add_augmented_cached with
+    /// `__entity_less`, a strict `entity_before`), so the leftmost of equals is the
+    /// oldest.
     fn choose(&self, cpu: usize) -> Option<TaskId> {
         let q = &self.cpus[cpu].queued;
         if self.eevdf {
             let v = self.avg_vruntime(cpu);
             let eligible = q.iter().copied().filter(|&t| self.ent[t].vruntime <= v + 1e-6);
             eligible
-                .min_by(|&a, &b| self.ent[a].deadline.total_cmp(&self.ent[b].deadline).then(a.cmp(&b)))
+                .min_by(|&a, &b| self.ent[a].deadline.total_cmp(&self.ent[b].deadline))
                 .or_else(|| q.iter().copied().min_by(|&a, &b| self.ent[a].vruntime.total_cmp(&self.ent[b].vruntime)))
         } else {
-            let by_v = |a: &TaskId, b: &TaskId| self.ent[*a].vruntime.total_cmp(&self.ent[*b].vruntime).then(a.cmp(b));
+            let by_v = |a: &TaskId, b: &TaskId| self.ent[*a].vruntime.total_cmp(&self.ent[*b].vruntime);
             let skip = self.cpus[cpu].skip;
             q.iter().copied().filter(|&t| Some(t) != skip).min_by(by_v).or_else(|| q.iter().copied().min_by(by_v))
         }
