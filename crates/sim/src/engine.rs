@@ -360,7 +360,10 @@ impl Engine {
         self.cpus[cpu].now += hold;
         match task {
             Some(t) => {
+                // A system call's time is its task's (update_curr charges everything
+                // since the pick), so its vruntime advances with it.
                 self.tasks[t].run_ns += ns;
+                self.policy.charge(&self.tasks, t, ns);
                 self.cpus[cpu].sched_ns += hold - ns;
             }
             None => self.cpus[cpu].sched_ns += hold,
@@ -776,7 +779,7 @@ impl Engine {
 
     fn block(&mut self, id: TaskId, now: u64) {
         self.tasks[id].stamp = now;
-        self.policy.remove(&self.tasks, id);
+        self.policy.block(&self.tasks, id);
         self.tasks[id].state = State::Blocked;
         self.tasks[id].sleeps += 1;
     }

@@ -367,6 +367,11 @@ pub trait Scheduler {
     fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize;
     /// `id` stopped being runnable (blocked, slept, exited).
     fn remove(&mut self, tasks: &[SimTask], id: TaskId);
+    /// `id` went to sleep (it blocked or slept; it did not exit): by default it leaves
+    /// the queue as [`Scheduler::remove`] has it.
+    fn block(&mut self, tasks: &[SimTask], id: TaskId) {
+        self.remove(tasks, id);
+    }
     /// schedule() on `cpu`; `prev` is the task that just ran if it is still runnable.
     fn pick(&mut self, tasks: &[SimTask], cpu: usize, prev: Option<TaskId>, now: u64) -> Pick;
     /// A timer tick on `cpu` while `cur` runs; true asks for a reschedule.

@@ -52,6 +52,13 @@ struct Entity {
     /// When the task was last picked to run (`se.exec_start`), ns; None before its
     /// first run (a new task's exec_start is 0: never hot).
     picked_at: Option<u64>,
+    /// Asleep but still queued (`se.sched_delayed`, eevdf's DELAY_DEQUEUE): it went to
+    /// sleep with negative lag and counts in V until it is picked or woken.
+    delayed: bool,
+    /// Its slice ran out since it was picked (eevdf): update_deadline gave it the next
+    /// deadline and asked for a reschedule, which the next accounting point (a tick, a
+    /// wake-up's preemption check) carries out.
+    slice_ended: bool,
 }
 
 struct CpuQueue {
@@ -61,6 +68,8 @@ struct CpuQueue {
     skip: Option<TaskId>,
     /// The CPU's periodic balances that failed in a row (`sd->nr_balance_failed`).
     balance_failed: u32,
+    /// When the CPU balances next while busy (`rq->next_balance`), ns.
+    next_balance: u64,
 }
 
 pub struct Fair {
@@ -87,11 +96,23 @@ pub const MIGRATION_COST_NS: u64 = 500_000;
 /// sd->cache_nice_tries of a domain of CPUs sharing a last-level cache (6.18's sd_init,
 /// SD_SHARE_LLC): periodic balances that may fail before a cache-hot task is moved.
 const CACHE_NICE_TRIES: u32 = 1;
+/// sd->busy_factor (6.18's sd_init): a busy CPU balances 16 times less often than an
+/// idle one.
+const BUSY_FACTOR: u64 = 16;
+/// sysctl_sched_nr_migrate (6.18, without PREEMPT_RT): the tasks one balance may move.
+const NR_MIGRATE: usize = 32;
 
 impl Fair {
     pub fn new(cpus: usize, eevdf: bool) -> Self {
         let queues = (0..cpus)
-            .map(|_| CpuQueue { queued: Vec::new(), current: None, min_vruntime: 0.0, skip: None, balance_failed: 0 })
+            .map(|_| CpuQueue {
+                queued: Vec::new(),
+                current: None,
+                min_vruntime: 0.0,
+                skip: None,
+                balance_failed: 0,
+                next_balance: 0,
+            })
             .collect();
         Self {
             eevdf,
@@ -115,6 +136,10 @@ impl Fair {
         let v = self.avg_vruntime(cpu);
         let eligible = |t: TaskId| self.ent[t].vruntime <= v;
         let c = &self.ent[cur];
+        if c.slice_ended {
+            // update_deadline's resched_curr, carried out at this accounting point.
+            return true;
+        }
         if eligible(cur) && c.vruntime < c.deadline {
             return false;
         }
@@ -159,8 +184,10 @@ impl Fair {
         self.members(cpu).map(|t| self.weight[t]).sum()
     }
 
-    fn load(&self, cpu: usize) -> usize {
-        self.cpus[cpu].queued.len() + self.cpus[cpu].current.is_some() as usize
+    /// The CPU's runnable tasks (a delayed sleeper is queued, not runnable).
+    pub fn load(&self, cpu: usize) -> usize {
+        let q = &self.cpus[cpu].queued;
+        q.iter().filter(|&&t| !self.ent[t].delayed).count() + self.cpus[cpu].current.is_some() as usize
     }
 
     /// Where Linux 6.18's select_task_rq_fair puts a task woken with the sync flag by a
@@ -197,7 +224,70 @@ impl Fair {
     /// inserts a key equal to another to its right (rb_add_augmented_cached with
     /// `__entity_less`, a strict `entity_before`), so the leftmost of equals is the
     /// oldest.
-    fn choose(&self, cpu: usize) -> Option<TaskId> {
+    fn choose(&mut self, cpu: usize) -> Option<TaskId> {
+        loop {
+            let next = self.choose_queued(cpu);
+            match next {
+                Some(n) if self.ent[n].delayed => self.finish_delayed_dequeue(cpu, n),
+                _ => return next,
+            }
+        }
+    }
+
+    /// 6.18's dequeue of a delayed task that pick_next_entity picked (dequeue_entities
+    /// with DEQUEUE_DELAYED): it leaves the queue with its lag, which is not negative
+    /// once it is picked, clipped to zero (DELAY_ZERO, finish_delayed_dequeue_entity).
+    fn finish_delayed_dequeue(&mut self, cpu: usize, id: TaskId) {
+        let v = self.avg_vruntime(cpu);
+        self.cpus[cpu].queued.retain(|&t| t != id);
+        let e = &mut self.ent[id];
+        e.lag = (v - e.vruntime).min(0.0);
+        e.delayed = false;
+    }
+
+    /// How often a busy CPU balances: the domain's balance interval (its weight in ms,
+    /// sd_init's `sd_weight`) times [`BUSY_FACTOR`] (get_sd_balance_interval).
+    fn busy_balance_ns(&self) -> u64 {
+        self.cpus.len() as u64 * 1_000_000 * BUSY_FACTOR
+    }
+
+    /// A busy CPU's periodic balance (6.18's sched_balance_rq from the tick's
+    /// sched_balance_trigger): it pulls from the busiest CPU until the two are within a
+    /// task of each other, at most [`NR_MIGRATE`] tasks, each as [`Fair::pull`] allows.
+    fn busy_balance(&mut self, cpu: usize, now: u64) {
+        for _ in 0..NR_MIGRATE {
+            let before = self.load(cpu);
+            self.pull(cpu, now, false);
+            if self.load(cpu) == before {
+                break;
+            }
+        }
+    }
+
+    /// A delayed task woken (6.18's ttwu_runnable: still queued, so it stays on its
+    /// CPU): requeue_delayed_entity keeps it where it is, unless V has passed it, when
+    /// DELAY_ZERO places it afresh at V with no lag. Returns its CPU.
+    fn requeue_delayed(&mut self, id: TaskId) -> usize {
+        let cpu = self.ent[id].home;
+        let v = self.avg_vruntime(cpu);
+        let slice = self.slice_virtual(id);
+        let e = &mut self.ent[id];
+        e.delayed = false;
+        if v - e.vruntime > 0.0 {
+            e.vruntime = v;
+            e.deadline = v + slice;
+            e.ran = 0;
+            // Dequeued and enqueued again: behind the tasks of equal keys.
+            let q = &mut self.cpus[cpu].queued;
+            q.retain(|&t| t != id);
+            q.push(id);
+        }
+        cpu
+    }
+
+    /// The queued task with the earliest eligible deadline (eevdf) or the smallest
+    /// vruntime (cfs), delayed ones included.
+    fn choose_queued(&self, cpu: usize) -> Option<TaskId> {
         let q = &self.cpus[cpu].queued;
         if self.eevdf {
             let v = self.avg_vruntime(cpu);
@@ -229,14 +319,16 @@ impl Fair {
     /// idle.
     fn pull(&mut self, cpu: usize, now: u64, newly_idle: bool) -> Work {
         let work = Work { scanned: self.cpus.len() as u32, ..Work::default() };
-        let busiest = (0..self.cpus.len()).filter(|&c| c != cpu).max_by_key(|&c| (self.cpus[c].queued.len(), c));
+        let waiting = |c: usize| self.load(c) - self.cpus[c].current.is_some() as usize;
+        let busiest = (0..self.cpus.len()).filter(|&c| c != cpu).max_by_key(|&c| (waiting(c), c));
         if let Some(b) = busiest
-            && !self.cpus[b].queued.is_empty()
+            && waiting(b) > 0
             && self.load(b) > self.load(cpu) + 1
         {
             let forced = !newly_idle && self.cpus[cpu].balance_failed > CACHE_NICE_TRIES;
             let hot = |t: &TaskId| self.ent[*t].picked_at.is_some_and(|at| now.saturating_sub(at) < MIGRATION_COST_NS);
-            let Some(i) = self.cpus[b].queued.iter().position(|t| forced || !hot(t)) else {
+            let movable = |t: &TaskId| !self.ent[*t].delayed && (forced || !hot(t));
+            let Some(i) = self.cpus[b].queued.iter().position(movable) else {
                 if !newly_idle {
                     self.cpus[cpu].balance_failed += 1;
                 }
@@ -298,7 +390,7 @@ impl Scheduler for Fair {
         }
         let e = &self.ent[cur];
         if self.eevdf {
-            if e.vruntime >= e.deadline {
+            if e.slice_ended || e.vruntime >= e.deadline {
                 return Some(0);
             }
             let real = (e.deadline - e.vruntime) * self.weight[cur] as f64 / 1024.0;
@@ -310,6 +402,9 @@ impl Scheduler for Fair {
     fn add(&mut self, tasks: &[SimTask], id: TaskId, cpu: usize, why: Why) -> usize {
         *slot(&mut self.weight, id) = weight(tasks[id].nice);
         slot(&mut self.ent, id);
+        if self.ent[id].delayed {
+            return self.requeue_delayed(id);
+        }
         let new = matches!(why, Why::New | Why::Fork { .. });
         let target = match why {
             Why::New | Why::Fork { .. } => cpu,
@@ -336,8 +431,24 @@ impl Scheduler for Fair {
         target
     }
 
+    fn block(&mut self, tasks: &[SimTask], id: TaskId) {
+        let cpu = self.ent[id].home;
+        let ineligible = self.ent[id].vruntime > self.avg_vruntime(cpu) + 1e-6;
+        if !(self.eevdf && ineligible) {
+            return self.remove(tasks, id);
+        }
+        // DELAY_DEQUEUE: it stays queued, as put_prev_entity leaves an on_rq task.
+        self.ent[id].delayed = true;
+        let q = &mut self.cpus[cpu];
+        if q.current == Some(id) {
+            q.current = None;
+            q.queued.push(id);
+        }
+    }
+
     fn remove(&mut self, _tasks: &[SimTask], id: TaskId) {
         let cpu = self.ent[id].home;
+        self.ent[id].delayed = false;
         let v = self.avg_vruntime(cpu);
         self.ent[id].lag = v - self.ent[id].vruntime;
         let q = &mut self.cpus[cpu];
@@ -357,14 +468,16 @@ impl Scheduler for Fair {
             work.tree_steps += Self::tree_steps(self.cpus[cpu].queued.len());
         }
         self.cpus[cpu].current = None;
-        if self.cpus[cpu].queued.is_empty() {
+        let mut next = self.choose(cpu);
+        if next.is_none() {
             let w = self.pull(cpu, now, true);
             work.scanned += w.scanned;
+            next = self.choose(cpu);
         }
-        let next = self.choose(cpu);
         self.cpus[cpu].skip = None;
         if let Some(n) = next {
             self.ent[n].picked_at = Some(now);
+            self.ent[n].slice_ended = false;
             work.tree_steps += Self::tree_steps(self.cpus[cpu].queued.len());
             self.cpus[cpu].queued.retain(|&t| t != n);
             self.cpus[cpu].current = Some(n);
@@ -379,20 +492,28 @@ impl Scheduler for Fair {
         Pick { next, work }
     }
 
+    /// The task ran `ns` (computing or in a system call: update_curr charges both).
+    /// Under eevdf a slice that runs out gets the next deadline at once (6.18's
+    /// update_deadline, called from every update_curr).
     fn charge(&mut self, _tasks: &[SimTask], id: TaskId, ns: u64) {
         let w = self.weight[id] as f64;
+        let slice = self.slice_virtual(id);
         let e = &mut self.ent[id];
         e.vruntime += ns as f64 * 1024.0 / w;
         e.ran += ns;
+        if self.eevdf && e.vruntime >= e.deadline {
+            e.deadline = e.vruntime + slice;
+            e.slice_ended = true;
+        }
     }
 
-    fn tick(&mut self, _tasks: &[SimTask], cpu: usize, cur: TaskId, _now: u64) -> bool {
+    fn tick(&mut self, _tasks: &[SimTask], cpu: usize, cur: TaskId, now: u64) -> bool {
+        if self.cpus.len() > 1 && now >= self.cpus[cpu].next_balance {
+            self.cpus[cpu].next_balance = now + self.busy_balance_ns();
+            self.busy_balance(cpu, now);
+        }
         if self.eevdf {
-            if self.ent[cur].vruntime >= self.ent[cur].deadline {
-                self.ent[cur].deadline = self.ent[cur].vruntime + self.slice_virtual(cur);
-                return !self.cpus[cpu].queued.is_empty();
-            }
-            false
+            std::mem::take(&mut self.ent[cur].slice_ended) && !self.cpus[cpu].queued.is_empty()
         } else {
             self.ent[cur].ran as f64 >= self.ideal_slice(cpu, cur).ceil() && !self.cpus[cpu].queued.is_empty()
         }
