@@ -108,6 +108,7 @@ pub(super) fn ground_chat(
         .into());
     }
     let source = crate::profiles::StoredProfiles::Measuring(&db);
+    let profile_arg = profile;
     let profile = crate::sim::profile_source::choose(profile, &source)
         .map_err(|e| if e.is_usage() { UsageError(e.to_string()).into() } else { anyhow::Error::from(e) })?;
     report::fit::say(&format!("simulating with the {} profile ({}) …", profile.name, profile.machine));
@@ -122,7 +123,8 @@ pub(super) fn ground_chat(
     if json {
         outln(&serde_json::to_string_pretty(&serde_json::json!({ "run": run.run_id, "grounding": lines }))?)?;
     } else {
-        out(&crate::views::grounding::render(&lines, &profile.name))?;
+        out(&crate::views::grounding::render(&lines, profile_arg))?;
+        out(&crate::views::grounding::profile_lines(profile_arg, &profile))?;
         outln(&format!("simulated rows stored as run #{} in {}", run.run_id, run.store.location()))?;
     }
     Ok(run.stopped_by.map_or(0, |s| 128 + s))

@@ -255,6 +255,38 @@ pub fn lines(measured: &Measured, policy: PolicyKind, simulated: &[ResultRow]) -
         .collect()
 }
 
+/// The model's profile under the grounding: the terms a load_chat figure leans on most,
+/// grouped by how each was had, and, for a live profile, how to hold it from one command
+/// to the next (its probes are taken afresh by each, and the model moves with them).
+pub fn profile_lines(label: &str, p: &crate::sim::cost::CostProfile) -> String {
+    use crate::sim::cost::Term;
+    let terms: [(&str, &Term); 4] =
+        [("syscall", &p.syscall), ("switch", &p.switch), ("line", &p.remote_line), ("idle wake", &p.ipi)];
+    let text =
+        |t: &Term| if t.ns >= 10_000.0 { format!("{:.1} µs", t.ns / 1000.0) } else { format!("{:.0} ns", t.ns) };
+    let groups: Vec<String> = ["measured", "fitted", "assumed"]
+        .iter()
+        .filter_map(|&word| {
+            let named: Vec<String> = terms
+                .iter()
+                .filter(|(_, t)| t.basis.word() == word)
+                .map(|(name, t)| format!("{name} {}", text(t)))
+                .collect();
+            (!named.is_empty()).then(|| format!("{word} {}", named.join(", ")))
+        })
+        .collect();
+    let one = format!("model profile {label}: {}", groups.join("; "));
+    let mut out = if one.chars().count() <= 100 {
+        one + "\n"
+    } else {
+        format!("model profile {label}:\n{}", groups.iter().map(|g| format!("  {g}\n")).collect::<String>())
+    };
+    if label == "live" {
+        out.push_str("(a live profile is measured anew by each command; --profile live@RUN holds one)\n");
+    }
+    out
+}
+
 /// A ratio in two significant figures (×0.12, ×4.5, ×45).
 fn ratio_text(r: f64) -> String {
     let digits = if r >= 10.0 {
@@ -429,6 +461,22 @@ mod tests {
         assert_ne!(idle_line(&[0.0, 0.0002, 0.0005], 0.00001).verdict, Verdict::Gap);
         // Runs idle 1.5–2.8% beside a model idle 0.01%: a gap the resolution cannot hide.
         assert_eq!(idle_line(&[0.015, 0.02, 0.028], 0.0001).verdict, Verdict::Gap);
+    }
+
+    #[test]
+    fn the_models_profile_is_told_by_how_each_term_was_had_and_a_live_one_how_to_hold_it() {
+        use crate::sim::cost::{Basis, Term, unit_profile};
+        let mut p = unit_profile();
+        p.syscall = Term { ns: 352.0, basis: Basis::Measured("a probe".into()) };
+        p.ipi = Term { ns: 19_072.0, basis: Basis::Measured("a probe".into()) };
+        let text = profile_lines("live", &p);
+        assert!(
+            text.starts_with("model profile live: measured syscall 352 ns, idle wake 19.1 µs; assumed switch"),
+            "{text}"
+        );
+        assert!(text.contains("--profile live@RUN holds one"), "{text}");
+        let held = profile_lines("live@54", &p);
+        assert!(!held.contains("holds one") && held.lines().all(|l| l.chars().count() <= 100), "{held}");
     }
 
     #[test]
