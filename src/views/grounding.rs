@@ -275,12 +275,13 @@ pub fn profile_lines(label: &str, p: &crate::sim::cost::CostProfile) -> String {
             (!named.is_empty()).then(|| format!("{word} {}", named.join(", ")))
         })
         .collect();
-    let one = format!("model profile {label}: {}", groups.join("; "));
-    let mut out = if one.chars().count() <= 100 {
-        one + "\n"
-    } else {
-        format!("model profile {label}:\n{}", groups.iter().map(|g| format!("  {g}\n")).collect::<String>())
-    };
+    // A fitted term names the published figure it was fitted to.
+    let sources: String = terms
+        .iter()
+        .filter(|(_, t)| t.basis.word() == "fitted")
+        .map(|(name, t)| format!("; {name}: {}", t.basis.why()))
+        .collect();
+    let mut out = crate::report::fit::wrap(&format!("model profile {label}: {}{sources}\n", groups.join("; ")), 100);
     if label == "live" {
         out.push_str("(a live profile is measured anew by each command; --profile live@RUN holds one)\n");
     }
@@ -477,6 +478,13 @@ mod tests {
         assert!(text.contains("--profile live@RUN holds one"), "{text}");
         let held = profile_lines("live@54", &p);
         assert!(!held.contains("holds one") && held.lines().all(|l| l.chars().count() <= 100), "{held}");
+        // A fitted term says what it was fitted to.
+        p.switch = Term { ns: 756.0, basis: Basis::Fitted("Table 2 (Appleton 1999)".into()) };
+        let fitted = profile_lines("pentium200", &p);
+        assert!(
+            fitted.contains("fitted switch 756 ns") && fitted.contains("switch: Table 2 (Appleton 1999)"),
+            "{fitted}"
+        );
     }
 
     #[test]

@@ -549,12 +549,13 @@ struct Timeline {
     median_finish_ppm: u64,
 }
 
-/// What the client receivers share: the delivery count, the last receiver's end, and
-/// the CPUs' idle counters over the timed region.
+/// What the client receivers share: the delivery count, when each had all its
+/// messages (the last of them ends the timed region), and the CPUs' idle counters over
+/// the timed region.
 struct Tally {
     delivered: AtomicU64,
-    done: Mutex<Option<Instant>>,
-    /// When each client receiver had all its messages.
+    /// Room for every receiver from the start: no receiver allocates while others are
+    /// still in their timed loops.
     finished: Mutex<Vec<Instant>>,
     idle: IdleWindow,
 }
@@ -564,13 +565,15 @@ impl Tally {
     /// closes the idle window.
     fn receiver_done(&self) {
         let now = Instant::now();
-        if let Ok(mut d) = self.done.lock() {
-            *d = Some(d.map_or(now, |x| x.max(now)));
-        }
         if let Ok(mut f) = self.finished.lock() {
             f.push(now);
         }
         self.idle.receiver_done();
+    }
+
+    /// When the last receiver had all its messages, if any did.
+    fn end(&self) -> Option<Instant> {
+        self.finished.lock().ok()?.iter().max().copied()
     }
 
     /// When the median receiver finished, as a share of the timed region from `t0`
@@ -688,8 +691,8 @@ fn run_inner(
     let segments_before = sockets.segments();
     start_server(size, &servers, sockets, regime, jobs)?;
     let idle = IdleWindow::new(sys::allowed_cpus().unwrap_or_default(), clients.len());
-    let tally =
-        Arc::new(Tally { delivered: AtomicU64::new(0), done: Mutex::new(None), finished: Mutex::default(), idle });
+    let finished = Mutex::new(Vec::with_capacity(clients.len()));
+    let tally = Arc::new(Tally { delivered: AtomicU64::new(0), finished, idle });
     start_clients(size, &clients, sockets, gate, &tally, regime, jobs)?;
     if !gate.all_arrived(clients.len()) {
         return Err(ChatError::Interrupted);
@@ -698,7 +701,7 @@ fn run_inner(
     let Some(t0) = gate.release() else {
         return Err(ChatError::Interrupted);
     };
-    // Wait for the jobs (joined by the caller); the last receiver stamps the end.
+    // Wait for the jobs (joined by the caller); the last receiver's stamp ends the timed region.
     for j in jobs.iter() {
         while !j.is_finished() {
             std::thread::sleep(Duration::from_millis(1));
@@ -707,7 +710,7 @@ fn run_inner(
             }
         }
     }
-    let end = tally.done.lock().ok().and_then(|d| *d).unwrap_or_else(Instant::now);
+    let end = tally.end().unwrap_or_else(Instant::now);
     let timeline = Timeline { idle: tally.idle.idle(), median_finish_ppm: tally.median_finish_ppm(t0, end) };
     let outcome = ChatOutcome {
         delivered: tally.delivered.load(Ordering::Relaxed),
@@ -840,12 +843,8 @@ mod tests {
 
     #[test]
     fn the_median_receivers_finish_is_a_share_of_the_timed_region_averaged_over_runs() {
-        let tally = Tally {
-            delivered: AtomicU64::new(0),
-            done: Mutex::new(None),
-            finished: Mutex::default(),
-            idle: IdleWindow::new(Vec::new(), 3),
-        };
+        let tally =
+            Tally { delivered: AtomicU64::new(0), finished: Mutex::default(), idle: IdleWindow::new(Vec::new(), 3) };
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
         tally.finished.lock().unwrap().extend([at(90), at(10), at(50)]);
