@@ -11,10 +11,15 @@ use super::table::{Line, P99_MIN_SAMPLES, RowUnit, group, rounds_line};
 use super::{fmt_ns, plain};
 use crate::model::{Count, FlagCode, Method, ResultRow, RunDocument, Skipped};
 
-/// Twins a glance does without: (parameter, the twin's value, its parent's value). A
-/// line whose parameter holds the twin's value, beside a line of the same benchmark
-/// and parameters holding the parent's, is left to `-v`.
-const TWINS: [(&str, &str, &str); 2] = [("via", "libc", "raw"), ("phase", "parent_resumes", "full_cycle")];
+/// Twins a glance does without: (parameter, the twin's value, its parent's value, or
+/// None where the parent lacks the parameter). A line whose parameter holds the twin's
+/// value, beside a line of the same benchmark and parameters holding the parent's, is
+/// left to `-v`.
+const TWINS: [(&str, &str, Option<&str>); 3] = [
+    ("via", "libc", Some("raw")),
+    ("phase", "parent_resumes", Some("full_cycle")),
+    (crate::key::SHARED_CORE.name(), "shared", None),
+];
 
 /// The run as one screen at `width` columns: the header, the table and its notes.
 /// `preflight_said`: the preflight's warnings were printed as they were found (a fresh
@@ -82,13 +87,43 @@ pub fn compact_label(benchmark: &str, variant: &str) -> String {
 
 /// Whether `line` is a twin left to `-v`: see [`TWINS`].
 fn is_twin(line: &Line<'_>, lines: &[Line<'_>]) -> bool {
-    let params = |l: &Line<'_>| l.variant().split(' ').map(str::to_string).collect::<Vec<_>>();
+    let params =
+        |l: &Line<'_>| l.variant().split(' ').filter(|p| !p.is_empty()).map(str::to_string).collect::<Vec<_>>();
     let mine = params(line);
     TWINS.iter().any(|(key, twin, parent)| {
         let Some(i) = mine.iter().position(|p| *p == format!("{key}={twin}")) else { return false };
         let mut wanted = mine.clone();
-        wanted[i] = format!("{key}={parent}");
+        match parent {
+            Some(parent) => wanted[i] = format!("{key}={parent}"),
+            None => {
+                wanted.remove(i);
+            }
+        }
         lines.iter().any(|l| l.bench == line.bench && params(l) == wanted)
+    })
+}
+
+/// Whether `line` is a figure's `core=shared` twin.
+fn is_shared_core_twin(line: &Line<'_>) -> bool {
+    line.variant().split(' ').any(|p| p == format!("{}=shared", crate::key::SHARED_CORE.name()))
+}
+
+/// The rounds left out of the figures because the host shared the measuring core, in
+/// one line (None when none were).
+fn shared_core_line(rows: &[ResultRow]) -> Option<String> {
+    let left: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.method == Method::Batch)
+        .filter_map(|r| r.counts.get(&Count::SharedCoreRounds).copied())
+        .filter(|n| *n > 0.0)
+        .collect();
+    let rounds: f64 = left.iter().sum();
+    (!left.is_empty()).then(|| {
+        format!(
+            "shared core: {} found the host running other work on the measuring CPU's SMT sibling, left out of {} (core=shared twins in -v)",
+            super::counted(rounds as u64, "round", "rounds"),
+            super::counted(left.len() as u64, "figure", "figures")
+        )
     })
 }
 
@@ -115,6 +150,7 @@ pub fn gist(code: FlagCode) -> &'static str {
         FlagCode::Bimodal => "rounds disagree on how many switches a hand-off made",
         FlagCode::CoarseClock => "per-call figure under 10 clock steps: read the batch figure",
         FlagCode::Modes => "rounds sit at two levels: fresh workers landed in different modes",
+        FlagCode::SharedCore => "rounds on a core the host shared with other work are in the figure",
     }
 }
 
@@ -128,6 +164,11 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: u16, run_i
     let mut shown = Vec::new();
     for line in &lines {
         let label = compact_label(&line.benchmark(), &line.variant());
+        if is_shared_core_twin(line) && is_twin(line, &lines) {
+            // Said once for the run under the table (`shared_core_line`).
+            folded += 1;
+            continue;
+        }
         let numbers = note_numbers(line, &label, &mut notes);
         if is_twin(line, &lines) {
             folded += 1;
@@ -167,6 +208,7 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: u16, run_i
         prose.push(format!("per call p99: \"-\" where a row had fewer than {P99_MIN_SAMPLES} samples"));
     }
     prose.extend(note_lines(&notes, w));
+    prose.extend(shared_core_line(rows));
     prose.extend(statements_and_skipped(rows, skipped));
     if let Some(more) = more_line(rows, folded, run_id) {
         prose.push(more);
@@ -527,6 +569,31 @@ mod tests {
         assert!(!text.contains("parent_resumes"), "{text}");
         assert!(text.contains("oscost show 7 -v adds 5 twin lines"), "{text}");
         assert!(!text.contains("a reason with its figures"), "the reasons whole are -v's:\n{text}");
+    }
+
+    /// A figure's `core=shared` twin folds into `-v` without a note of its own; one line
+    /// under the table says how many rounds left how many figures, and fits 80 columns.
+    #[test]
+    fn a_shared_core_twin_folds_and_the_rounds_left_out_are_said_once() {
+        let mut figure =
+            ResultRow::from_samples("syscall.getuid", Method::Batch, "ns/call", vec![110.0; 70], 70).unwrap();
+        figure.counts.insert(Count::SharedCoreRounds, 3.0);
+        let mut twin =
+            ResultRow::from_samples("syscall.getuid", Method::Batch, "ns/call", vec![150.0; 30], 30).unwrap();
+        twin.params.set(crate::key::SHARED_CORE, "shared");
+        twin.flag(Flag::new(FlagCode::SharedCore, "the 3 of 10 rounds …"));
+        let lone = ResultRow::from_samples("syscall.gettid", Method::Batch, "ns/call", vec![129.0; 100], 100).unwrap();
+        for width in [100u16, 80] {
+            let text = render_results(&[figure.clone(), twin.clone(), lone.clone()], &[], width, Some(4));
+            assert_eq!(text.lines().filter(|l| l.starts_with("│ syscall.getuid")).count(), 1, "{text}");
+            assert!(!text.contains("shared_core:") && !text.contains("150"), "the twin is -v's:\n{text}");
+            let joined = text.replace("\n  ", " ");
+            assert_eq!(joined.matches("shared core: 3 rounds").count(), 1, "{text}");
+            assert!(joined.contains("left out of 1 figure"), "{text}");
+            assert!(super::super::fit::widest(&text) <= usize::from(width), "{text}");
+        }
+        let unshared = render_results(&[lone], &[], 100, None);
+        assert!(!unshared.contains("shared core"), "{unshared}");
     }
 
     /// A note names its lines where they fit its line; a busy machine's flags, raised on

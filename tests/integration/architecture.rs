@@ -629,6 +629,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "kcounts",
             "observe",
             "trace",
+            "shared_core",
             "runner",
             "tasks",
             "tracepass",

@@ -328,6 +328,9 @@ pub const STATEMENT: Param<Text> = Param::new("statement");
 pub const RUNNER: Param<Text> = Param::new("runner");
 /// The scheduling policy a row was measured under, when not the default.
 pub const SCHED_POLICY: Param<Text> = Param::new("policy");
+/// `shared` on the twin of a figure that holds the rounds measured while the host
+/// shared the measuring CPU's core (`measure::shared_core`); absent on the figure.
+pub const SHARED_CORE: Param<Text> = Param::new("core");
 
 /// A variant's parameters, stored as a JSON object of name to value.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

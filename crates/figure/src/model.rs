@@ -100,11 +100,15 @@ pub enum FlagCode {
     /// A figure whose rounds sit at two separated levels (`stats::modes`): fresh
     /// workers landed in different modes, and the median belongs to one of them.
     Modes,
+    /// Rounds measured while the host shared the measuring CPU's core
+    /// (`shared_core`) are in the figure: too few rounds had the core to themselves to
+    /// leave them out, or the row is the figure's `core=shared` twin.
+    SharedCore,
 }
 
 impl FlagCode {
     /// Every flag, in declaration order.
-    pub const ALL: [FlagCode; 19] = [
+    pub const ALL: [FlagCode; 20] = [
         FlagCode::Vdso,
         FlagCode::NoKernelEntry,
         FlagCode::BelowFloor,
@@ -124,6 +128,7 @@ impl FlagCode {
         FlagCode::Bimodal,
         FlagCode::CoarseClock,
         FlagCode::Modes,
+        FlagCode::SharedCore,
     ];
 
     /// The code as stored and printed.
@@ -148,6 +153,7 @@ impl FlagCode {
             FlagCode::Bimodal => "bimodal",
             FlagCode::CoarseClock => "coarse_clock",
             FlagCode::Modes => "modes",
+            FlagCode::SharedCore => "shared_core",
         }
     }
 
@@ -185,7 +191,8 @@ impl FlagCode {
             | FlagCode::TraceDisagrees
             | FlagCode::Bimodal
             | FlagCode::CoarseClock
-            | FlagCode::Modes => true,
+            | FlagCode::Modes
+            | FlagCode::SharedCore => true,
         }
     }
 
@@ -203,6 +210,7 @@ impl FlagCode {
                     | FlagCode::BelowBracket
                     | FlagCode::MethodsDisagree
                     | FlagCode::Modes
+                    | FlagCode::SharedCore
             )
     }
 }
@@ -349,6 +357,15 @@ counts! {
     SegmentsPerMessage = "segments_per_message",
     /// Chat: messages its server readers read per wake-up (per voluntary switch).
     ServerMessagesPerWake = "server_messages_per_wake",
+    /// The shared-core probe's largest reading in a round: an L1-sized walk's time
+    /// over a small walk's (`shared_core`; about 1 with the core to itself, 2–3.5
+    /// with the host's work on its SMT sibling).
+    SharedCoreRatio = "shared_core_ratio",
+    /// Rounds left out of a figure because the probe found the host sharing the
+    /// measuring CPU's core (they are the figure's `core=shared` twin).
+    SharedCoreRounds = "shared_core_rounds",
+    /// The share of a round's shared-core probe readings that found the core shared.
+    SharedCoreShare = "shared_core_share",
     /// All switches of the watched tasks.
     Switches = "switches",
     /// Switches per timed iteration.

@@ -21,6 +21,7 @@
 
 use std::collections::BTreeMap;
 
+use oscost_figure::key::SHARED_CORE;
 use oscost_figure::model::{Count, Flag, FlagCode, Method, ResultRow, Round};
 use oscost_figure::stats::nested::{Nested, t_interval};
 
@@ -57,20 +58,98 @@ pub fn merge(rounds: &[Vec<ResultRow>]) -> Vec<ResultRow> {
             numbers.entry(key).or_default().push(at);
         }
     }
-    let mut merged: Vec<ResultRow> = order
-        .iter()
-        .map(|k| {
-            let mut row = merge_row(&groups[k]);
-            if row.rounds.len() == numbers[k].len() {
-                for (round, at) in row.rounds.iter_mut().zip(&numbers[k]) {
-                    round.at = Some(*at);
-                }
+    let mut merged: Vec<ResultRow> = Vec::with_capacity(order.len());
+    for k in &order {
+        let (parts, ats) = (&groups[k], &numbers[k]);
+        match split_shared_core(parts) {
+            CoreSplit::Unshared => merged.push(merge_at(parts, ats)),
+            CoreSplit::LeftOut { clear, shared } => {
+                let pick = |which: &[usize]| -> (Vec<&ResultRow>, Vec<usize>) {
+                    which.iter().map(|&i| (parts[i], ats[i])).unzip()
+                };
+                let (clear_parts, clear_ats) = pick(&clear);
+                let (shared_parts, shared_ats) = pick(&shared);
+                let mut row = merge_at(&clear_parts, &clear_ats);
+                row.counts.insert(Count::SharedCoreRounds, shared.len() as f64);
+                let mut twin = merge_at(&shared_parts, &shared_ats);
+                twin.params.set(SHARED_CORE, "shared");
+                twin.flag(shared_core_twin_flag(&row, &twin, parts.len()));
+                merged.push(row);
+                merged.push(twin);
             }
-            row
-        })
-        .collect();
+            CoreSplit::Kept { shared } => {
+                let mut row = merge_at(parts, ats);
+                row.flag(Flag::new(
+                    FlagCode::SharedCore,
+                    format!(
+                        "in {shared} of {} rounds the probe found the host sharing this CPU's core (an L1-sized walk {:.1}x a small one's time, against about 1 with the core to itself); too few rounds had the core to themselves to leave those out, so the figure holds the sibling's cost",
+                        parts.len(),
+                        row.counts.get(&Count::SharedCoreRatio).copied().unwrap_or(f64::NAN)
+                    ),
+                ));
+                merged.push(row);
+            }
+        }
+    }
     judge(&mut merged);
     merged
+}
+
+/// The fewest rounds with the core to themselves a figure needs before the rounds of a
+/// shared core are left out of it: below it, its interval would rest on too few units.
+pub const MIN_UNSHARED_ROUNDS: usize = 3;
+
+/// How a figure's rounds divide by the shared-core probe (`shared_core`).
+#[derive(Debug, PartialEq)]
+enum CoreSplit {
+    /// No round found the core shared, or no round was probed.
+    Unshared,
+    /// The rounds (indices) with the core to themselves make the figure; those that
+    /// found it shared make its `core=shared` twin.
+    LeftOut { clear: Vec<usize>, shared: Vec<usize> },
+    /// Too few rounds had the core to themselves: every round stays in, flagged.
+    Kept { shared: usize },
+}
+
+/// A round is shared when any of its probe readings found the core shared: its
+/// samples may hold the sibling's cost.
+fn split_shared_core(parts: &[&ResultRow]) -> CoreSplit {
+    let share = |r: &ResultRow| r.counts.get(&Count::SharedCoreShare).copied();
+    if parts.iter().all(|r| share(r).is_none_or(|s| s <= 0.0)) {
+        return CoreSplit::Unshared;
+    }
+    let (shared, clear): (Vec<usize>, Vec<usize>) =
+        (0..parts.len()).partition(|&i| share(parts[i]).is_some_and(|s| s > 0.0));
+    if clear.len() < MIN_UNSHARED_ROUNDS {
+        return CoreSplit::Kept { shared: shared.len() };
+    }
+    CoreSplit::LeftOut { clear, shared }
+}
+
+/// `shared_core` on a figure's twin: how many rounds, what the probe read, and how far
+/// the twin sits from the figure.
+fn shared_core_twin_flag(row: &ResultRow, twin: &ResultRow, rounds: usize) -> Flag {
+    let ratio = twin.counts.get(&Count::SharedCoreRatio).copied().unwrap_or(f64::NAN);
+    Flag::new(
+        FlagCode::SharedCore,
+        format!(
+            "the {} of {rounds} rounds in which the probe found the host sharing this CPU's core (an L1-sized walk {ratio:.1}x a small one's time, against about 1 with the core to itself), left out of the figure; they read x{:.2} its median",
+            twin.rounds.len().max(1),
+            twin.median / row.median
+        ),
+    )
+}
+
+/// One row from its rounds, each round told when it ran (its index among the run's
+/// rounds).
+fn merge_at(parts: &[&ResultRow], ats: &[usize]) -> ResultRow {
+    let mut row = merge_row(parts);
+    if row.rounds.len() == ats.len() {
+        for (round, at) in row.rounds.iter_mut().zip(ats) {
+            round.at = Some(*at);
+        }
+    }
+    row
 }
 
 /// What makes rows of different rounds one figure.
@@ -82,25 +161,37 @@ fn figure_key(r: &ResultRow) -> Key {
 
 /// Each figure of the rounds with its rounds' log medians, straight from the rounds,
 /// in the order [`merge`] gives its rows: the figure's first row, and what
-/// [`round_log_medians`] of the merged row gives, at the cost of one median a round,
-/// without merging (whose bootstrap grows with every round).
+/// [`round_log_medians`] of the merged row gives (the rounds of a shared core left
+/// out as [`merge`] leaves them out), at the cost of one median a round, without
+/// merging (whose bootstrap grows with every round).
 pub fn log_medians_by_figure(rounds: &[Vec<ResultRow>]) -> Vec<(&ResultRow, Vec<f64>)> {
     let mut order: Vec<Key> = Vec::new();
-    let mut figures: BTreeMap<Key, (&ResultRow, Vec<f64>)> = BTreeMap::new();
+    let mut figures: BTreeMap<Key, Vec<&ResultRow>> = BTreeMap::new();
     for r in rounds.iter().flatten() {
         let key = figure_key(r);
         if !figures.contains_key(&key) {
             order.push(key.clone());
         }
-        let (_, logs) = figures.entry(key).or_insert((r, Vec::new()));
-        if !r.samples.is_empty() {
-            let m = oscost_figure::stats::median(&r.samples);
-            if m > 0.0 {
-                logs.push(m.ln());
-            }
-        }
+        figures.entry(key).or_default().push(r);
     }
-    order.iter().filter_map(|k| figures.remove(k)).collect()
+    order
+        .iter()
+        .filter_map(|k| figures.remove(k))
+        .map(|parts| {
+            let kept: Vec<&ResultRow> = match split_shared_core(&parts) {
+                CoreSplit::LeftOut { clear, .. } => clear.iter().map(|&i| parts[i]).collect(),
+                CoreSplit::Unshared | CoreSplit::Kept { .. } => parts.clone(),
+            };
+            let logs = kept
+                .iter()
+                .filter(|r| !r.samples.is_empty())
+                .map(|r| oscost_figure::stats::median(&r.samples))
+                .filter(|m| *m > 0.0)
+                .map(f64::ln)
+                .collect();
+            (parts[0], logs)
+        })
+        .collect()
 }
 
 /// One row from its rounds.
@@ -516,6 +607,78 @@ mod tests {
         for ((first, _), m) in direct.iter().zip(&merged) {
             assert_eq!(figure_key(first), figure_key(m));
         }
+    }
+
+    /// A round of one batch figure and its per-call twin at `level`, its shared-core
+    /// probe having read `share` of its readings shared.
+    fn probed_round(rng: &mut SplitMix64, level: f64, share: f64) -> Vec<ResultRow> {
+        [(Method::Batch, 0.01), (Method::PerCall, 0.05)]
+            .into_iter()
+            .map(|(method, sd)| {
+                let mut r =
+                    ResultRow::from_samples("syscall.getuid", method, "ns/call", rounds_of(rng, level, 20, sd), 20)
+                        .unwrap();
+                r.counts.insert(Count::SharedCoreShare, share);
+                r.counts.insert(Count::SharedCoreRatio, if share > 0.0 { 2.9 } else { 1.2 });
+                r
+            })
+            .collect()
+    }
+
+    /// Rounds the probe found on a shared core leave the figure for its `core=shared`
+    /// twin, flagged and said in numbers; the figure keeps its rounds' numbers and the
+    /// methods stay paired round by round. The direct log medians agree.
+    #[test]
+    fn rounds_on_a_shared_core_leave_the_figure_for_its_twin() {
+        let mut rng = SplitMix64::new(31);
+        let shared_at = [2usize, 3, 7];
+        let rounds: Vec<Vec<ResultRow>> = (0..10)
+            .map(|i| {
+                let on_shared = shared_at.contains(&i);
+                probed_round(&mut rng, if on_shared { 150.0 } else { 110.0 }, if on_shared { 1.0 } else { 0.0 })
+            })
+            .collect();
+        let merged = merge(&rounds);
+        assert_eq!(merged.len(), 4, "each method's figure and its twin");
+        let (figure, twin) = (&merged[0], &merged[1]);
+        assert_eq!((figure.method, twin.method), (Method::Batch, Method::Batch));
+        assert_eq!(figure.rounds.len(), 7);
+        assert_eq!(figure.round_numbers(), [0, 1, 4, 5, 6, 8, 9]);
+        assert!((figure.median - 110.0).abs() < 2.0, "{}", figure.median);
+        assert!(figure.ci_high < 112.0, "the interval holds the unshared rounds alone: {:?}", figure.interval());
+        assert_eq!(figure.counts[&Count::SharedCoreRounds], 3.0);
+        assert!(!figure.has_flag(FlagCode::SharedCore) && !figure.has_flag(FlagCode::Modes));
+        assert_eq!(twin.params.get(SHARED_CORE), Some("shared"));
+        assert_eq!(twin.round_numbers(), shared_at);
+        let flag = twin.flags.iter().find(|f| f.flag == FlagCode::SharedCore).expect("the twin is flagged");
+        assert!(flag.reason.contains("3 of 10 rounds") && flag.reason.contains("2.9x"), "{}", flag.reason);
+        assert!(merged[2].method == Method::PerCall && merged[2].rounds.len() == 7);
+        assert!(!merged[2].has_flag(FlagCode::MethodsDisagree), "the methods pair the same rounds");
+        let direct = log_medians_by_figure(&rounds);
+        assert_eq!(direct.len(), 2);
+        assert_eq!(direct[0].1, round_log_medians(figure));
+    }
+
+    /// Rounds all unshared (the probe quiet, however the figure's rounds spread) leave
+    /// the figure whole and unflagged; with too few unshared rounds every round stays,
+    /// and the figure is flagged for holding the sibling's cost.
+    #[test]
+    fn a_quiet_probe_changes_nothing_and_too_few_unshared_rounds_keep_every_round() {
+        let mut rng = SplitMix64::new(37);
+        let quiet: Vec<Vec<ResultRow>> =
+            (0..10).map(|i| probed_round(&mut rng, if i % 2 == 0 { 110.0 } else { 150.0 }, 0.0)).collect();
+        let merged = merge(&quiet);
+        assert_eq!(merged.len(), 2);
+        assert_eq!(merged[0].rounds.len(), 10);
+        assert!(!merged[0].has_flag(FlagCode::SharedCore) && !merged[0].counts.contains_key(&Count::SharedCoreRounds));
+        let mostly_shared: Vec<Vec<ResultRow>> =
+            (0..10).map(|i| probed_round(&mut rng, 150.0, if i < 8 { 0.5 } else { 0.0 })).collect();
+        let merged = merge(&mostly_shared);
+        assert_eq!(merged.len(), 2, "no twin");
+        assert_eq!(merged[0].rounds.len(), 10);
+        let flag = merged[0].flags.iter().find(|f| f.flag == FlagCode::SharedCore).expect("flagged");
+        assert!(flag.reason.contains("8 of 10 rounds") && flag.reason.contains("too few"), "{}", flag.reason);
+        assert!(FlagCode::SharedCore.withholds_verdict());
     }
 
     fn rounds_of(rng: &mut SplitMix64, centre: f64, k: usize, sd: f64) -> Vec<f64> {

@@ -249,11 +249,15 @@ pub struct Watch {
     pub hardware: bool,
     /// Run the per-call phase too.
     pub per_call: bool,
+    /// The primitive runs on the measuring thread's CPU alone (no peer elsewhere), so
+    /// the shared-core probe read there before and after the timed loops
+    /// (`shared_core`) speaks for the whole measurement.
+    pub one_cpu: bool,
 }
 
 impl Default for Watch {
     fn default() -> Self {
-        Self { peers: Vec::new(), hardware: false, per_call: true }
+        Self { peers: Vec::new(), hardware: false, per_call: true, one_cpu: true }
     }
 }
 
@@ -434,6 +438,8 @@ pub fn measure_timed<P: Probe>(
     calib: &Calibration,
     watch: &Watch,
 ) -> Result<Measurement, BenchError> {
+    let core = watch.one_cpu.then(crate::shared_core::CoreProbe::for_this_machine).flatten();
+    let mut core_reads: Vec<f64> = core.iter().map(|c| c.read()).collect();
     let batch_size = size_batches(probe, cfg, calib)?;
     let mut m = Measurement { batch_size, ..Default::default() };
 
@@ -480,9 +486,23 @@ pub fn measure_timed<P: Probe>(
     };
     m.counts = watcher.finish();
     outcome?;
+    core_reads.extend(core.iter().map(|c| c.read()));
+    m.counts.extend(shared_core_counts(&core_reads));
     m.counted_iterations += m.batch_iterations;
     m.per_call_ns = raw[..filled].iter().map(|&t| calib.ticks_to_call_ns(t)).collect();
     Ok(m)
+}
+
+/// A round's shared-core counts from its probe readings (none without readings).
+fn shared_core_counts(reads: &[f64]) -> Vec<(Count, f64)> {
+    if reads.is_empty() {
+        return Vec::new();
+    }
+    let shared = reads.iter().filter(|r| crate::shared_core::is_shared(**r)).count();
+    vec![
+        (Count::SharedCoreShare, shared as f64 / reads.len() as f64),
+        (Count::SharedCoreRatio, reads.iter().copied().fold(f64::NAN, f64::max)),
+    ]
 }
 
 #[cfg(test)]

@@ -339,6 +339,40 @@ pub fn boost() -> Option<String> {
         .or_else(|| read_trim("/sys/devices/system/cpu/intel_pstate/no_turbo").map(|t| on_off(t == "0")))
 }
 
+/// The level-1 data cache of CPU 0, in bytes, from sysfs's cache description (the
+/// index whose level is 1 and type Data); None where sysfs does not describe it.
+pub fn l1d_bytes() -> Option<usize> {
+    use std::io::Read;
+    let read = |p: std::path::PathBuf| {
+        let mut text = String::new();
+        std::fs::File::open(p).ok()?.take(64).read_to_string(&mut text).ok()?;
+        Some(text.trim().to_string())
+    };
+    let base = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+    (0..8).find_map(|i| {
+        let dir = base.join(format!("index{i}"));
+        (read(dir.join("level"))? == "1" && read(dir.join("type"))? == "Data")
+            .then(|| parse_cache_size(&read(dir.join("size"))?))?
+    })
+}
+
+/// A sysfs cache size ("32K", "1024K", "2M", "48") in bytes.
+pub fn parse_cache_size(text: &str) -> Option<usize> {
+    let t = text.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, ""),
+    };
+    let n: usize = digits.parse().ok()?;
+    let scale = match unit {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        _ => return None,
+    };
+    n.checked_mul(scale).filter(|b| *b > 0)
+}
+
 /// Parses a kernel CPU list ("0-3,6").
 pub fn parse_cpu_list(text: &str) -> Vec<usize> {
     let mut out = Vec::new();
@@ -380,6 +414,16 @@ impl Owner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cache_sizes_read_as_sysfs_writes_them() {
+        assert_eq!(parse_cache_size("32K\n"), Some(32 << 10));
+        assert_eq!(parse_cache_size("2M"), Some(2 << 20));
+        assert_eq!(parse_cache_size("48"), Some(48));
+        for bad in ["", "K", "0K", "12Q", "-3K"] {
+            assert_eq!(parse_cache_size(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn idle_totals_sum_every_state_of_every_cpu_asked() {

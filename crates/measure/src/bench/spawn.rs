@@ -140,7 +140,7 @@ fn measure_cycle<P: SplitProbe>(ctx: &Ctx, id: &str, probe: P) -> Result<Vec<Res
     sys::release_free_memory();
     let rss = oscost_platform::procfs::resident();
     let mut whole = WholeCycle(probe);
-    let m = measure(&mut whole, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
+    let m = measure(&mut whole, ctx.cfg, ctx.calib, &Watch { per_call: false, one_cpu: false, ..Default::default() })?;
     let (created, full) = measure_split(&mut whole.0, ctx.cfg, ctx.calib)?;
     let mut rows = rows_from(id, &m, oscost_figure::unit::Unit::NsPerCall, 1.0, ctx.calib);
     tag(&mut rows, PHASE.name(), FULL_CYCLE);
@@ -353,7 +353,12 @@ fn run_fork_mem(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             // What the parent holds, by kind: the sweep is over touched anonymous memory.
             let resident = oscost_platform::procfs::resident();
             let mut probe = WholeCycle(Child { how: How::ForkExit, exec: None, pid: 0 });
-            let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch { per_call: false, ..Default::default() })?;
+            let m = measure(
+                &mut probe,
+                ctx.cfg,
+                ctx.calib,
+                &Watch { per_call: false, one_cpu: false, ..Default::default() },
+            )?;
             let mib = size as f64 / (1u64 << 20) as f64;
             points.extend(m.batch_ns.iter().map(|&y| (mib, y)));
             let mut rows = rows_from("spawn.fork_mem", &m, oscost_figure::unit::Unit::NsPerCall, 1.0, ctx.calib);

@@ -140,7 +140,13 @@ fn handoff<M: Mechanism>(
     let measured = if first != 0 {
         Err(BenchError::Failed(format!("first hand-off: {}", channel::describe(first))))
     } else {
-        measure(&mut probe, ctx.cfg, ctx.calib, &Watch { peers: vec![peer.task], hardware: false, per_call: true })
+        let one_cpu = placement == PeerPlacement::SameCpu;
+        measure(
+            &mut probe,
+            ctx.cfg,
+            ctx.calib,
+            &Watch { peers: vec![peer.task], hardware: false, per_call: true, one_cpu },
+        )
     };
     let mut end = probe.end;
     let stopped = peer.finish(move || {
@@ -247,7 +253,7 @@ fn run_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
             &mut NoArg(sys::raw_sched_yield),
             ctx.cfg,
             ctx.calib,
-            &Watch { peers: vec![peer.task], hardware: false, per_call: true },
+            &Watch { peers: vec![peer.task], hardware: false, per_call: true, one_cpu: true },
         );
         let stopped = peer.finish(|| {});
         let m = measured?;
@@ -345,7 +351,7 @@ fn sleep0_rows(
     } else {
         None
     };
-    let watch = Watch { peers: peer.iter().map(|p| p.task).collect(), hardware: false, per_call: true };
+    let watch = Watch { peers: peer.iter().map(|p| p.task).collect(), hardware: false, per_call: true, one_cpu: false };
     let measured = measure(&mut SleepZero, ctx.cfg, ctx.calib, &watch);
     if let Some(p) = peer {
         p.finish(|| {})?;

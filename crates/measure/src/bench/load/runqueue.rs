@@ -185,7 +185,8 @@ fn pipes(n: usize) -> Result<Vec<(OwnedFd, OwnedFd)>, BenchError> {
 /// One point: N tasks of `design` in `mode`, all on `cpu`.
 fn point(ctx: &Ctx, design: Design, mode: Mode, n: usize, cpu: &[usize]) -> Result<ResultRow, BenchError> {
     let cfg = sweep_config(ctx.cfg);
-    let watch_peers = |g: &TaskGroup| Watch { peers: g.tasks.clone(), hardware: false, per_call: false };
+    let watch_peers =
+        |g: &TaskGroup| Watch { peers: g.tasks.clone(), hardware: false, per_call: false, one_cpu: false };
     let m = if design == Design::Ring {
         // pipe[i] feeds task i; the measuring task is task 0.
         let p = pipes(n)?;
