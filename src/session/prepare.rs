@@ -96,13 +96,14 @@ pub(super) fn prepare(req: &RunRequest, store: &Store) -> Result<Setup> {
     sys::install_interrupt_flag().context("installing the signal handlers")?;
     sys::release_free_memory();
     let budgets = if req.quick { MeasureConfig::quick() } else { MeasureConfig::standard() };
+    // Before calibrating: the preflight watches the CPUs while oscost itself sleeps.
+    let (traps, busy_cpus) = preflight(req)?;
     let cfg = MeasureConfig {
         perf_software_counters: req.perf_counters,
         hard_limit: req.timeout.unwrap_or(budgets.hard_limit),
+        busy_cpus,
         ..budgets
     };
-    // Before calibrating: the preflight watches the CPUs while oscost itself sleeps.
-    let traps = preflight(req)?;
     let calib = calibrate(req.quick);
     let mut machine = announce(req, &cfg, &calib);
     machine.preflight = traps;
@@ -168,17 +169,18 @@ pub(super) fn recover_left_settings() {
     }
 }
 
-/// The preflight's traps, each printed as a warning; with `--strict`, any of them
-/// stops the run before anything is measured.
-pub(super) fn preflight(req: &RunRequest) -> Result<Vec<crate::preflight::Trap>> {
-    let traps = crate::preflight::check(&crate::preflight::snapshot(crate::preflight::WINDOW));
+/// The preflight's traps, each printed as a warning (with `--strict`, any of them stops
+/// the run before anything is measured), and the CPUs it found other work keeping busy.
+pub(super) fn preflight(req: &RunRequest) -> Result<(Vec<crate::preflight::Trap>, Vec<usize>)> {
+    let snapshot = crate::preflight::snapshot(crate::preflight::WINDOW);
+    let traps = crate::preflight::check(&snapshot);
     if req.strict && !traps.is_empty() {
         return Err(crate::preflight::Refused(traps).into());
     }
     for t in &traps {
         crate::report::fit::say(&format!("preflight: {} ({})", t.reason, t.advice));
     }
-    Ok(traps)
+    Ok((traps, snapshot.busy_cpus()))
 }
 
 /// Fingerprints the machine and says, before anything is measured, what the run

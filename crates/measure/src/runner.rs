@@ -161,6 +161,11 @@ pub struct MeasureConfig {
     /// `tracepass`); set by the session for the families it traces, in one round.
     #[serde(default)]
     pub trace: Option<crate::trace::TraceSpec>,
+    /// The CPUs other work kept busy when the run began (the preflight's): families
+    /// that pin a pair to one CPU choose another where they can
+    /// (`PeerPlacement::cpus_avoiding`).
+    #[serde(default)]
+    pub busy_cpus: Vec<usize>,
 }
 
 impl MeasureConfig {
@@ -177,6 +182,7 @@ impl MeasureConfig {
             perf_software_counters: false,
             startup: Duration::from_millis(200),
             trace: None,
+            busy_cpus: Vec::new(),
         }
     }
 
@@ -193,6 +199,7 @@ impl MeasureConfig {
             perf_software_counters: false,
             startup: Duration::from_millis(100),
             trace: None,
+            busy_cpus: Vec::new(),
         }
     }
 

@@ -50,6 +50,16 @@ impl PeerPlacement {
             PeerPlacement::Unpinned => Ok((allowed.to_vec(), allowed.to_vec())),
         }
     }
+
+    /// As [`PeerPlacement::cpus`], with a same-CPU pair on the last allowed CPU not in
+    /// `busy` (kept busy by other work when the run began) where there is one: on a CPU
+    /// a hog shares, a hand-off's figure holds the hog's slices.
+    pub fn cpus_avoiding(self, allowed: &[usize], busy: &[usize]) -> Result<(Vec<usize>, Vec<usize>), TooFewCpus> {
+        match (self, allowed.iter().rev().find(|c| !busy.contains(c))) {
+            (PeerPlacement::SameCpu, Some(&cpu)) => Ok((vec![cpu], vec![cpu])),
+            _ => self.cpus(allowed),
+        }
+    }
 }
 
 /// Why a placement cannot run on the CPUs this process may use.

@@ -155,6 +155,13 @@ fn smt(s: &Snapshot) -> Vec<Trap> {
     out
 }
 
+impl Snapshot {
+    /// The allowed CPUs other work kept busy over the window (past [`BUSY_SHARE`]).
+    pub fn busy_cpus(&self) -> Vec<usize> {
+        self.allowed.iter().copied().filter(|&c| busy_share(self, c) > BUSY_SHARE).collect()
+    }
+}
+
 fn busy_share(s: &Snapshot, cpu: usize) -> f64 {
     s.busy.iter().find(|(c, _)| *c == cpu).map_or(0.0, |(_, b)| *b)
 }
@@ -438,6 +445,15 @@ mod tests {
         // Facts the kernel does not expose are no traps.
         let unknown = Snapshot { allowed: vec![0], online: vec![], ..Snapshot::default() };
         assert!(check(&unknown).is_empty(), "{:?}", check(&unknown));
+    }
+
+    /// The CPUs handed to families that pin a pair: allowed ones past the busy share.
+    #[test]
+    fn the_busy_cpus_are_the_allowed_ones_other_work_kept_busy() {
+        assert!(quiet().busy_cpus().is_empty());
+        assert_eq!(Snapshot { busy: vec![(0, 0.01), (1, 0.97)], ..quiet() }.busy_cpus(), [1]);
+        let elsewhere = Snapshot { busy: vec![(0, BUSY_SHARE), (2, 1.0)], ..quiet() };
+        assert!(elsewhere.busy_cpus().is_empty(), "at the share, or not allowed: {:?}", elsewhere.busy_cpus());
     }
 
     #[test]

@@ -238,7 +238,7 @@ fn interleave(ctx: &Ctx, trip: &mut WalkRoundTrip, base: &mut WalkBoth, peer: Ta
 
 pub fn run(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = sys::allowed_cpus().map_err(|e| BenchError::setup("reading CPU affinity", e))?;
-    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed)?;
+    let (cpus, _) = PeerPlacement::SameCpu.cpus_avoiding(&allowed, &ctx.cfg.busy_cpus)?;
     let _pin = AffinityGuard::pin(&cpus)?;
     let budget = sys::available_memory_bytes() / 2;
     for &size in &ctx.opts.footprint_sizes {

@@ -180,7 +180,7 @@ fn run_mechanism<M: Mechanism, L: Probe>(
 ) -> Result<(), BenchError> {
     let allowed = allowed()?;
     for (mode, placement) in variants(ctx.scope, modes) {
-        match placement.cpus(&allowed) {
+        match placement.cpus_avoiding(&allowed, &ctx.cfg.busy_cpus) {
             Ok(cpus) => out.extend(handoff::<M>(ctx, id, mode, placement, cpus)?),
             Err(why) => {
                 out.skip(id, &format!("mode={} placement={}", mode.as_str(), placement.as_str()), why.to_string())
@@ -189,7 +189,7 @@ fn run_mechanism<M: Mechanism, L: Probe>(
     }
     if ctx.scope == Scope::Full {
         let mut probe = loopback().map_err(|e| BenchError::setup("building the loopback channel", e))?;
-        let _pin = AffinityGuard::pin(&PeerPlacement::SameCpu.cpus(&allowed)?.0)?;
+        let _pin = AffinityGuard::pin(&PeerPlacement::SameCpu.cpus_avoiding(&allowed, &ctx.cfg.busy_cpus)?.0)?;
         let m = measure(&mut probe, ctx.cfg, ctx.calib, &Watch::default())?;
         let mut rows = rows_from(id, &m, oscost_figure::unit::Unit::NsPerHandOff, 1.0, ctx.calib);
         tag(&mut rows, Mode::PARAM.name(), "self");
@@ -245,7 +245,7 @@ fn yield_loop(ctl: &Control) -> i32 {
 /// measuring task, which runs the peer until it yields back: two hand-offs.
 fn run_yield(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = allowed()?;
-    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed)?;
+    let (cpus, _) = PeerPlacement::SameCpu.cpus_avoiding(&allowed, &ctx.cfg.busy_cpus)?;
     for mode in [Mode::Thread, Mode::Process] {
         let _pin = AffinityGuard::pin(&cpus)?;
         let peer = Peer::start(mode, &cpus, channel::Poisoner::Eof, channel::Poisoner::Eof, yield_loop)?;
@@ -288,7 +288,7 @@ impl Probe for SleepZero {
 ///   policy (skipped with the reason otherwise) and run under the watchdog's bound.
 fn run_sleep0(ctx: &Ctx, out: &mut Output) -> Result<(), BenchError> {
     let allowed = allowed()?;
-    let (cpus, _) = PeerPlacement::SameCpu.cpus(&allowed)?;
+    let (cpus, _) = PeerPlacement::SameCpu.cpus_avoiding(&allowed, &ctx.cfg.busy_cpus)?;
     {
         let _pin = AffinityGuard::pin(&cpus)?;
         let default_slack = sys::timer_slack_ns().map_err(|e| BenchError::setup("reading the timer slack", e))?;
@@ -542,6 +542,12 @@ mod tests {
         assert_eq!(PeerPlacement::CrossCpu.cpus(&[0, 1]).unwrap(), (vec![0], vec![1]));
         assert!(PeerPlacement::CrossCpu.cpus(&[3]).unwrap_err().to_string().contains("needs 2 CPUs"));
         assert_eq!(PeerPlacement::Unpinned.cpus(&[0, 1]).unwrap().1, vec![0, 1]);
+        // A same-CPU pair leaves a CPU other work keeps busy where another is allowed;
+        // the other placements, and a machine busy everywhere, are as before.
+        assert_eq!(PeerPlacement::SameCpu.cpus_avoiding(&[0, 1], &[1]).unwrap(), (vec![0], vec![0]));
+        assert_eq!(PeerPlacement::SameCpu.cpus_avoiding(&[0, 1], &[]).unwrap(), (vec![1], vec![1]));
+        assert_eq!(PeerPlacement::SameCpu.cpus_avoiding(&[0, 1], &[0, 1]).unwrap(), (vec![1], vec![1]));
+        assert_eq!(PeerPlacement::CrossCpu.cpus_avoiding(&[0, 1], &[1]).unwrap(), (vec![0], vec![1]));
     }
 
     #[test]
