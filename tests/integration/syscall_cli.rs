@@ -202,6 +202,26 @@ fn every_rows_tail_is_of_its_own_method_and_never_below_its_median() {
         checked += 1;
     }
     assert!(checked > 10, "{checked} rows with percentiles");
+    // The shared-core probe is read in every round of a figure measured on one CPU, and
+    // in none of a pair across CPUs, where one CPU's reading would not speak for both.
+    for r in doc["results"].as_array().unwrap() {
+        let placement = r["params"]["placement"].as_str();
+        let one_cpu = match r["benchmark"].as_str().unwrap() {
+            "syscall.getppid" | "syscall.getuid" => true,
+            "ctx.pipe" if placement == Some("same_cpu") && r["params"]["mode"] != "self" => true,
+            "ctx.pipe" if matches!(placement, Some("cross_cpu" | "unpinned")) => false,
+            _ => continue,
+        };
+        for round in r["rounds"].as_array().unwrap() {
+            let (share, ratio) = (&round["counts"]["shared_core_share"], &round["counts"]["shared_core_ratio"]);
+            if one_cpu {
+                assert!(share.as_f64().is_some_and(|s| (0.0..=1.0).contains(&s)), "{}: {round}", r["benchmark"]);
+                assert!(ratio.as_f64().is_some_and(|q| q > 0.0), "{}: {round}", r["benchmark"]);
+            } else {
+                assert!(share.is_null() && ratio.is_null(), "{} {placement:?}: {round}", r["benchmark"]);
+            }
+        }
+    }
     let table = String::from_utf8(run_ok(&["show", "--wide"], &db.path).stdout).unwrap();
     assert!(table.contains("per-call p50"), "{table}");
 }

@@ -420,10 +420,14 @@ fn judge(rows: &mut [ResultRow]) {
             r.flag(f);
         }
     }
-    let batches: Vec<(oscost_figure::model::BenchId, String, Vec<f64>)> = rows
+    // Each batch round's mean under its round number, so a per-call round is set
+    // beside the batch round it was timed with.
+    type Numbered = Vec<(usize, f64)>;
+    let numbered = |r: &ResultRow| -> Numbered { r.round_numbers().into_iter().zip(round_means(r)).collect() };
+    let batches: Vec<(oscost_figure::model::BenchId, String, Numbered)> = rows
         .iter()
         .filter(|r| r.method == Method::Batch)
-        .map(|r| (r.benchmark.clone(), r.variant_label(), round_means(r)))
+        .map(|r| (r.benchmark.clone(), r.variant_label(), numbered(r)))
         .collect();
     // What the rounds say of the call or the hand-off itself holds for both its rows.
     let shared_flags: Vec<(oscost_figure::model::BenchId, String, Flag)> = rows
@@ -440,7 +444,11 @@ fn judge(rows: &mut [ResultRow]) {
         let key = (p.benchmark.clone(), p.variant_label());
         if let Some((_, _, batch)) = batches.iter().find(|(b, v, _)| (b, v) == (&key.0, &key.1)) {
             let step = Nested::from_rounds(&p.round_slices()).map_or(0.0, |n| n.step);
-            if let Some(f) = methods_disagree(batch, &round_means(p), step) {
+            let (batch_means, call_means): (Vec<f64>, Vec<f64>) = numbered(p)
+                .into_iter()
+                .filter_map(|(at, c)| batch.iter().find(|(b_at, _)| *b_at == at).map(|(_, b)| (*b, c)))
+                .unzip();
+            if let Some(f) = methods_disagree(&batch_means, &call_means, step) {
                 p.flag(f);
             }
         }
@@ -657,6 +665,27 @@ mod tests {
         let direct = log_medians_by_figure(&rounds);
         assert_eq!(direct.len(), 2);
         assert_eq!(direct[0].1, round_log_medians(figure));
+    }
+
+    /// A per-call row without the probe's reading (a family that gives it to the batch
+    /// row alone) keeps every round while its batch twin leaves some: the methods are
+    /// still set side by side round by round, by the rounds' numbers, and agree.
+    #[test]
+    fn methods_pair_by_round_number_when_only_one_left_rounds_out() {
+        let mut rng = SplitMix64::new(43);
+        let rounds: Vec<Vec<ResultRow>> = (0..10)
+            .map(|i| {
+                let shared = i < 5;
+                let mut round = probed_round(&mut rng, if shared { 150.0 } else { 110.0 }, f64::from(u8::from(shared)));
+                round[1].counts.clear();
+                round
+            })
+            .collect();
+        let merged = merge(&rounds);
+        let per_call = merged.iter().find(|r| r.method == Method::PerCall).unwrap();
+        assert_eq!(per_call.rounds.len(), 10, "the per-call row kept every round");
+        assert_eq!(merged[0].round_numbers(), [5, 6, 7, 8, 9]);
+        assert!(!per_call.has_flag(FlagCode::MethodsDisagree), "{:?}", per_call.flags);
     }
 
     /// Rounds all unshared (the probe quiet, however the figure's rounds spread) leave

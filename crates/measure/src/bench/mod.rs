@@ -426,6 +426,13 @@ pub fn rows_from(id: &str, m: &Measurement, unit: Unit, ops_per_iteration: f64, 
         if let Some(flag) = coarse_clock(p.median, calib, &m.per_call_ns, ops) {
             p.flag(flag);
         }
+        // Both methods were timed between the same two shared-core readings: a round
+        // leaves both figures or neither (`rounds::merge`).
+        for k in [Count::SharedCoreShare, Count::SharedCoreRatio] {
+            if let Some(v) = m.counts.get(&k) {
+                p.counts.insert(k, *v);
+            }
+        }
         rows.push(p);
     }
     rows
@@ -490,6 +497,29 @@ mod tests {
         assert_eq!(c.time(&cfg), cfg.estimate_per_probe() * 3 + Duration::from_millis(250));
         assert_eq!(Cost::fixed(Duration::from_secs(2)).time(&cfg), Duration::from_secs(2));
         assert_eq!(Cost::default().time(&cfg), Duration::ZERO);
+    }
+
+    /// Both methods' rows carry the round's shared-core reading, so a round leaves both
+    /// figures or neither; the kernel counts stay the batch row's.
+    #[test]
+    fn both_methods_carry_the_rounds_shared_core_reading() {
+        let calib = oscost_platform::clock::calibrate(1_000_000);
+        let mut m = Measurement {
+            batch_size: 64,
+            batch_ns: vec![120.0; 5],
+            batch_iterations: 320,
+            counted_iterations: 330,
+            per_call_ns: vec![125.0; 10],
+            ..Default::default()
+        };
+        m.counts.extend([(Count::SharedCoreShare, 0.5), (Count::SharedCoreRatio, 2.8), (Count::Switches, 3.0)]);
+        let rows = rows_from("syscall.getuid", &m, Unit::NsPerCall, 1.0, &calib);
+        assert_eq!(rows.len(), 2);
+        for r in &rows {
+            assert_eq!(r.counts.get(&Count::SharedCoreShare), Some(&0.5), "{:?}", r.method);
+            assert_eq!(r.counts.get(&Count::SharedCoreRatio), Some(&2.8), "{:?}", r.method);
+        }
+        assert!(rows[0].counts.contains_key(&Count::Switches) && !rows[1].counts.contains_key(&Count::Switches));
     }
 
     /// A per-call median under ten steps of a 10-ns clock is flagged, one over it is
