@@ -37,10 +37,12 @@ pub enum Estimator {
     /// varies, steady where rounds sit at two levels, and a far round weighs as one
     /// rank. Each side's centre is its median unit. Taken with five units a side,
     /// where each side's spread between runs is held too (a side of several runs, or
-    /// a one-run side whose machine's noise runs measured the figure): on this
-    /// project's VM a whole run now and then sat 4–18% off its neighbours in every
-    /// round (the host's moment), and ranks, blind to far rounds, then called that
-    /// moment a change (1 of 60 A/A pairs of default runs).
+    /// a one-run side whose machine's noise runs measured the figure), or where every
+    /// round of both sides was read by the shared-core probe: on this project's VM a
+    /// whole run now and then sat 4–18% off its neighbours in every round (the host's
+    /// moment), and ranks, blind to far rounds, then called that moment a change (1 of
+    /// 60 A/A pairs of default runs, a cross-CPU row); in one-CPU rows the probe takes
+    /// out the host's use of the core, and ranks on them called nothing in 60 A/A pairs.
     UnitShift,
     /// The geometric means of each side's units' medians, with Welch's t-interval on
     /// their logs: sides of two to four units, or whose spread between runs is not
@@ -186,6 +188,17 @@ pub fn busy_runs<'a>(a: &'a [RunDocument], b: &'a [RunDocument]) -> Vec<&'a RunD
     a.iter().chain(b).filter(|d| d.machine.preflight.iter().any(|t| t.code.is_busy())).collect()
 }
 
+/// Whether every round of a side's rows was read by the shared-core probe
+/// (`measure::shared_core`): rounds the host ran on a shared core have left the figure,
+/// and with them the commonest whole-run move of a one-CPU figure.
+fn probed(rows: &[&ResultRow]) -> bool {
+    !rows.is_empty()
+        && rows.iter().all(|r| {
+            !r.rounds.is_empty()
+                && r.rounds.iter().all(|x| x.counts.contains_key(&crate::model::Count::SharedCoreShare))
+        })
+}
+
 /// A side's rows as runs of rounds.
 fn nested(rows: &[&ResultRow]) -> Option<Nested> {
     let runs: Vec<Vec<&[f64]>> =
@@ -266,12 +279,13 @@ pub fn compare_with(
         // noise runs.
         let between_held = spreads.len() == one_run_sides;
         // The units' rank shift where each side has five positive units and the
-        // spread between runs is held, their geometric means where two; the pooled
-        // medians' bootstrap otherwise (a verdict needs two units anyway). Without
-        // the spread between runs the ranks' tight interval would call the machine's
-        // moment a change (`Estimator::UnitShift`).
+        // spread between runs is held or every round was read by the shared-core
+        // probe, their geometric means where two; the pooled medians' bootstrap
+        // otherwise (a verdict needs two units anyway). Without either, the ranks'
+        // tight interval would call the machine's moment a change
+        // (`Estimator::UnitShift`).
         let unit = match (&na, &nb) {
-            (Some(x), Some(y)) => between_held
+            (Some(x), Some(y)) => (between_held || (probed(&sa) && probed(&sb)))
                 .then(|| unit_shift_interval(x, y))
                 .flatten()
                 .map(|u| (u, Estimator::UnitShift))
@@ -592,7 +606,7 @@ pub fn render(
     let unpaired = if holds_conditions(a) || holds_conditions(b) { UNPAIRED_NOTE } else { "" };
     let key: String = key_differences(a, b).lines().iter().map(|l| super::fit::prose(l, width) + "\n").collect();
     let notes = format!(
-        "verdicts need the 95% interval of B/A to clear ±{:.1}%, two rounds or runs a side, and the margin Holm's step-down over the rows asks (else \"uncertain (chance among N rows)\"); otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change alone in its row the design would call with 80% power) or the design too weak for it; the units are each side's rounds (its runs when it pools runs); with five a side and the spread between runs held (sets of runs, or oscost noise), A and B are the median unit and B/A the median of every pairwise ratio of units (Hodges-Lehmann) with Moses's rank interval; otherwise with two or more the units' geometric means with Welch's t-interval on the logs, with one the pooled medians with the hierarchical bootstrap{}\n",
+        "verdicts need the 95% interval of B/A to clear ±{:.1}%, two rounds or runs a side, and the margin Holm's step-down over the rows asks (else \"uncertain (chance among N rows)\"); otherwise \"uncertain\", with whether the change seen is below the MDE (the smallest change alone in its row the design would call with 80% power) or the design too weak for it; the units are each side's rounds (its runs when it pools runs); with five a side and the spread between runs held (sets of runs, or oscost noise) or every round read by the shared-core probe, A and B are the median unit and B/A the median of every pairwise ratio of units (Hodges-Lehmann) with Moses's rank interval; otherwise with two or more the units' geometric means with Welch's t-interval on the logs, with one the pooled medians with the hierarchical bootstrap{}\n",
         threshold * 100.0,
         match (single, widened) {
             (true, true) =>
@@ -1532,5 +1546,43 @@ mod noise_tests {
         assert!(quiet_ranks <= trials / 20 && quiet_means <= trials / 20, "A/A: {quiet_ranks}, {quiet_means}");
         assert!(ranks >= trials * 7 / 10, "ranks call a 10% slowdown {ranks} of {trials}");
         assert!(means <= trials / 2, "means {means} of {trials}");
+    }
+
+    /// `far_run` with every round read by the shared-core probe (and found unshared).
+    fn probed_far_run(id: i64, rng: &mut SplitMix64, gap: f64) -> RunDocument {
+        let mut d = far_run(id, rng, gap);
+        for r in &mut d.results {
+            for round in &mut r.rounds {
+                round.counts.insert(crate::model::Count::SharedCoreShare, 0.0);
+            }
+        }
+        d
+    }
+
+    /// One run a side, no noise runs: rows whose every round the shared-core probe read
+    /// stand on the ranks of their rounds, and call a 10% slowdown past far rounds while
+    /// identical runs stay quiet; rows of which a round went unprobed keep the means.
+    #[test]
+    fn probed_rounds_stand_on_their_ranks_without_noise_runs() {
+        let mut rng = SplitMix64::new(0x5C0);
+        let one = std::slice::from_ref;
+        let t = DEFAULT_THRESHOLD;
+        let (mut quiet, mut called) = (0, 0);
+        let trials = 200;
+        for i in 0..trials {
+            let a = probed_far_run(100 + i, &mut rng, 1.0);
+            let (same, slower) = (probed_far_run(1000 + i, &mut rng, 1.0), probed_far_run(5000 + i, &mut rng, 1.1));
+            let aa = compare(one(&a), one(&same), t, 200);
+            assert_eq!(aa[0].estimator, Estimator::UnitShift);
+            quiet += matches!(aa[0].verdict, Verdict::Faster | Verdict::Slower) as usize;
+            called += (compare(one(&a), one(&slower), t, 200)[0].verdict == Verdict::Slower) as usize;
+        }
+        let trials = trials as usize;
+        assert!(quiet <= trials / 20, "A/A called {quiet} of {trials}");
+        assert!(called >= trials * 7 / 10, "a 10% slowdown called {called} of {trials}");
+        let a = probed_far_run(1, &mut rng, 1.0);
+        let mut b = probed_far_run(2, &mut rng, 1.0);
+        b.results[0].rounds[3].counts.clear();
+        assert_eq!(compare(one(&a), one(&b), t, 200)[0].estimator, Estimator::UnitGeomean);
     }
 }
