@@ -763,6 +763,9 @@ fn figures_table(rows: &[Comparison], width: Width) -> String {
 /// none above the threshold), and every other row folded into one line a reason with
 /// its count; `-v` prints them all.
 fn glance(rows: &[Comparison], width: Width) -> String {
+    // A figure's shared-core twin holds the rounds left out of it: one line counts them.
+    let (twins, rows): (Vec<&Comparison>, Vec<&Comparison>) =
+        rows.iter().partition(|c| c.key.params().get(crate::key::SHARED_CORE) == Some("shared"));
     let mut mdes: Vec<f64> = rows.iter().map(|c| c.mde).filter(|m| m.is_finite()).collect();
     mdes.sort_by(f64::total_cmp);
     let mut out = String::new();
@@ -778,15 +781,20 @@ fn glance(rows: &[Comparison], width: Width) -> String {
         ));
         out.push('\n');
     }
-    let (judged, rest): (Vec<&Comparison>, Vec<&Comparison>) =
-        rows.iter().partition(|c| c.verdict.is_change() || c.verdict == Verdict::NoChange);
-    if !judged.is_empty() {
-        let judged: Vec<Comparison> = judged.into_iter().cloned().collect();
-        out.push_str(&figures_table(&judged, width));
+    // The changes are the rows; figures that did not move past the threshold are
+    // counted in a line, as every undecided reason is.
+    let (changed, rest): (Vec<&Comparison>, Vec<&Comparison>) = rows.iter().partition(|c| c.verdict.is_change());
+    if !changed.is_empty() {
+        let changed: Vec<Comparison> = changed.into_iter().cloned().collect();
+        out.push_str(&figures_table(&changed, width));
     }
     let mut reasons: Vec<(String, usize)> = Vec::new();
-    for c in &rest {
-        let why = c.verdict.to_string();
+    let no_change = rest.iter().filter(|c| c.verdict == Verdict::NoChange);
+    for c in no_change.chain(rest.iter().filter(|c| c.verdict != Verdict::NoChange)) {
+        let why = match c.verdict {
+            Verdict::NoChange => format!("no change above {:.1}%", c.threshold * 100.0),
+            v => v.to_string(),
+        };
         match reasons.iter_mut().find(|(r, _)| *r == why) {
             Some((_, n)) => *n += 1,
             None => reasons.push((why, 1)),
@@ -796,13 +804,23 @@ fn glance(rows: &[Comparison], width: Width) -> String {
         out.push_str(&super::fit::prose(&format!("{why}: {}", super::counted(*n as u64, "figure", "figures")), width));
         out.push('\n');
     }
+    if !twins.is_empty() {
+        out.push_str(&super::fit::prose(
+            &format!(
+                "core=shared twins (the rounds the host shared the core in, left out of their figures): {}",
+                twins.len()
+            ),
+            width,
+        ));
+        out.push('\n');
+    }
     let below: Vec<&Comparison> =
         rest.iter().copied().filter(|c| c.verdict == Verdict::Uncertain(Doubt::BelowMde)).collect();
     if let Some(command) = resolving_command(&below) {
         out.push_str(&super::fit::prose(&command, width));
         out.push('\n');
     }
-    if !rest.is_empty() {
+    if !rest.is_empty() || !twins.is_empty() {
         out.push_str(&super::fit::prose("compare -v prints every figure", width));
         out.push('\n');
     }
@@ -1117,15 +1135,20 @@ mod tests {
         let (a, b) = ([doc(1, a)], [doc(2, b)]);
         let rows = compare(&a, &b, 0.03, 500);
         assert!(rows[0].verdict.is_change(), "{:?}", rows[0].verdict);
+        let unchanged = rows.iter().filter(|c| c.verdict == Verdict::NoChange).count();
         for width in [100u16, 80] {
             let text = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Fit(width)));
             assert!(super::super::fit::widest(&text) <= usize::from(width), "{text}");
             assert!(text.lines().count() <= 40, "{} lines:\n{text}", text.lines().count());
             assert!(text.contains("typical MDE"), "{text}");
             let body: Vec<&str> = text.lines().filter(|l| l.starts_with('│')).skip(1).collect();
-            let judged = rows.iter().filter(|c| c.verdict.is_change() || c.verdict == Verdict::NoChange).count();
+            // The changes are the rows; the figures that did not move are a line.
+            let changed = rows.iter().filter(|c| c.verdict.is_change()).count();
+            let said = |what: &str| text.replace("\n  ", " ").contains(what);
+            assert_eq!(unchanged > 0, said("no change above 3.0%: "), "{text}");
+            assert!(!body.iter().any(|l| l.contains("no change")), "{text}");
             if width == 100 {
-                assert_eq!(body.len(), judged, "a line a judged row at {width}:\n{text}");
+                assert_eq!(body.len(), changed, "a line a changed row at {width}:\n{text}");
                 assert!(body.iter().any(|l| l.contains("call_number_0") && l.contains("slower")), "{text}");
             }
             // Narrower, a row may stack, its words whole.
@@ -1134,6 +1157,26 @@ mod tests {
         }
         let every = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Full(100)));
         assert!(every.contains("number_39") && every.contains("verdict"), "{every}");
+    }
+
+    /// A figure's shared-core twin, on both sides, is counted in one line and is never a
+    /// row of the glance, whatever its verdict; `-v` prints it.
+    #[test]
+    fn shared_core_twins_are_counted_in_a_line() {
+        let side = |seed: u64, gap: f64| {
+            let mut twin = getppid(140.0 * gap, 3, seed + 1);
+            twin.params.set(crate::key::SHARED_CORE, "shared");
+            vec![getppid(100.0 * gap, 10, seed), twin]
+        };
+        let (a, b) = ([doc(1, side(1, 1.0))], [doc(2, side(3, 1.25))]);
+        let rows = compare(&a, &b, 0.03, 200);
+        assert_eq!(rows.len(), 2);
+        let text = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Fit(100)));
+        let body: Vec<&str> = text.lines().filter(|l| l.starts_with('│')).skip(1).collect();
+        assert!(body.iter().all(|l| !l.contains("shared")), "{text}");
+        assert!(text.replace("\n  ", " ").contains("left out of their figures): 1"), "{text}");
+        let every = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Full(100)));
+        assert!(every.contains("shared"), "{every}");
     }
 
     /// Heavy load: a side measured while other work kept the CPUs busy earns no
