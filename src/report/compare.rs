@@ -772,10 +772,11 @@ fn glance(rows: &[Comparison], width: Width) -> String {
     if let Some(m) = mdes.get(mdes.len() / 2) {
         out.push_str(&super::fit::prose(
             &format!(
-                "{} compared; typical MDE ±{:.1}% (the median over {} with an interval: a change alone in its row this design calls with 80% power)",
+                "{} compared; typical MDE ±{:.1}% (the median over {} with an interval: a change alone in its row this design calls with 80% power){}",
                 super::counted(rows.len() as u64, "figure", "figures"),
                 m * 100.0,
-                mdes.len()
+                mdes.len(),
+                family_mdes(&rows)
             ),
             width,
         ));
@@ -825,6 +826,27 @@ fn glance(rows: &[Comparison], width: Width) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Each family's typical MDE over its batch rows (`; batch rows by family: syscall
+/// ±4.6%, …`), in the order the families first appear; empty for fewer than two families.
+/// The families differ by an order of magnitude (a system call's rounds agree to a
+/// percent, a fork's spread by tens), which one median over every row hides.
+fn family_mdes(rows: &[&Comparison]) -> String {
+    let mut families: Vec<(String, Vec<f64>)> = Vec::new();
+    for c in rows.iter().filter(|c| c.key.method == crate::model::Method::Batch && c.mde.is_finite()) {
+        let family = c.key.bench.as_str().split('.').next().unwrap_or_default().to_string();
+        match families.iter_mut().find(|(f, _)| *f == family) {
+            Some((_, m)) => m.push(c.mde),
+            None => families.push((family, vec![c.mde])),
+        }
+    }
+    if families.len() < 2 {
+        return String::new();
+    }
+    let each: Vec<String> =
+        families.iter().map(|(f, m)| format!("{f} ±{:.1}%", crate::stats::median(m) * 100.0)).collect();
+    format!("; batch rows by family: {}", each.join(", "))
 }
 
 /// The runs that would tell the changes below the MDE from noise: their benchmarks
@@ -1157,6 +1179,29 @@ mod tests {
         }
         let every = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Full(100)));
         assert!(every.contains("number_39") && every.contains("verdict"), "{every}");
+    }
+
+    /// The header gives each family's typical MDE over its batch rows beside the
+    /// comparison's, in the order the families appear, where there are two or more.
+    #[test]
+    fn the_header_gives_each_familys_typical_mde() {
+        let side = |seed: u64| {
+            vec![
+                getppid(100.0, 10, seed),
+                row("syscall.getuid", Method::Batch, "ns/call", 90.0, 10, seed + 1),
+                row("spawn.fork_exit", Method::Batch, "ns/call", 150_000.0, 3, seed + 2),
+            ]
+        };
+        let (a, b) = ([doc(1, side(1))], [doc(2, side(11))]);
+        let rows = compare(&a, &b, 0.03, 200);
+        let text = render(&a, &b, &rows, 0.03, (MachineView::Differences, Width::Fit(100))).replace("\n  ", " ");
+        let mde = |bench: &str| rows.iter().find(|c| c.key.bench.as_str() == bench).unwrap().mde * 100.0;
+        let syscall = crate::stats::median(&[mde("syscall.getppid"), mde("syscall.getuid")]);
+        let want = format!("batch rows by family: syscall ±{syscall:.1}%, spawn ±{:.1}%", mde("spawn.fork_exit"));
+        assert!(text.contains(&want), "{want}\n{text}");
+        let (a1, b1) = ([doc(1, vec![getppid(100.0, 10, 1)])], [doc(2, vec![getppid(100.0, 10, 2)])]);
+        let one = render(&a1, &b1, &compare(&a1, &b1, 0.03, 200), 0.03, (MachineView::Differences, Width::Fit(100)));
+        assert!(!one.contains("by family"), "{one}");
     }
 
     /// A figure's shared-core twin, on both sides, is counted in one line and is never a
