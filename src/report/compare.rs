@@ -765,7 +765,7 @@ fn figures_table(rows: &[Comparison], width: Width) -> String {
 fn glance(rows: &[Comparison], width: Width) -> String {
     // A figure's shared-core twin holds the rounds left out of it: one line counts them.
     let (twins, rows): (Vec<&Comparison>, Vec<&Comparison>) =
-        rows.iter().partition(|c| c.key.params().get(crate::key::SHARED_CORE) == Some("shared"));
+        rows.iter().partition(|c| c.key.params().is_shared_core_twin());
     let mut mdes: Vec<f64> = rows.iter().map(|c| c.mde).filter(|m| m.is_finite()).collect();
     mdes.sort_by(f64::total_cmp);
     let mut out = String::new();

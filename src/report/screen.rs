@@ -103,11 +103,6 @@ fn is_twin(line: &Line<'_>, lines: &[Line<'_>]) -> bool {
     })
 }
 
-/// Whether `line` is a figure's `core=shared` twin.
-fn is_shared_core_twin(line: &Line<'_>) -> bool {
-    line.variant().split(' ').any(|p| p == format!("{}=shared", crate::key::SHARED_CORE.name()))
-}
-
 /// The rounds left out of the figures because the host shared the measuring core, in
 /// one line (None when none were).
 fn shared_core_line(rows: &[ResultRow]) -> Option<String> {
@@ -164,7 +159,7 @@ pub fn render_results(rows: &[ResultRow], skipped: &[Skipped], width: u16, run_i
     let mut shown = Vec::new();
     for line in &lines {
         let label = compact_label(&line.benchmark(), &line.variant());
-        if is_shared_core_twin(line) && is_twin(line, &lines) {
+        if line.params.is_shared_core_twin() && is_twin(line, &lines) {
             // Said once for the run under the table (`shared_core_line`).
             folded += 1;
             continue;

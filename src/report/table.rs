@@ -156,8 +156,7 @@ pub(super) fn rounds_line(rows: &[ResultRow]) -> Option<String> {
     let most = rows.iter().map(|r| r.rounds.len()).max().filter(|m| *m > 0)?;
     // A figure's shared-core twin holds the rounds left out of it, one or a few by
     // chance, not a design: said in its own line.
-    let once =
-        rows.iter().filter(|r| r.rounds.len() == 1 && !r.params.contains(crate::key::SHARED_CORE.name())).count();
+    let once = rows.iter().filter(|r| r.rounds.len() == 1 && !r.params.is_shared_core_twin()).count();
     let mut line = format!(
         "intervals: 95%, from {most} round{} in fresh worker processes (rounds resampled, then samples)",
         if most == 1 { "" } else { "s" }

@@ -342,6 +342,12 @@ impl Params {
         Params::default()
     }
 
+    /// Whether these are the parameters of a figure's `core=shared` twin
+    /// ([`SHARED_CORE`]).
+    pub fn is_shared_core_twin(&self) -> bool {
+        self.get(SHARED_CORE) == Some("shared")
+    }
+
     /// A declared parameter's value; None when it is absent or of another type.
     pub fn get<T: ParamType>(&self, p: Param<T>) -> Option<T::Read<'_>> {
         self.0.get(p.name).and_then(T::read)

@@ -82,9 +82,9 @@ pub fn merge(rounds: &[Vec<ResultRow>]) -> Vec<ResultRow> {
                 row.flag(Flag::new(
                     FlagCode::SharedCore,
                     format!(
-                        "in {shared} of {} rounds the probe found the host sharing this CPU's core (an L1-sized walk {:.1}x a small one's time, against about 1 with the core to itself); too few rounds had the core to themselves to leave those out, so the figure holds the sibling's cost",
+                        "in {shared} of {} rounds the probe found the host sharing this CPU's core ({}); too few rounds had the core to themselves to leave those out, so the figure holds the sibling's cost",
                         parts.len(),
-                        row.counts.get(&Count::SharedCoreRatio).copied().unwrap_or(f64::NAN)
+                        probe_words(&row)
                     ),
                 ));
                 merged.push(row);
@@ -129,15 +129,21 @@ fn split_shared_core(parts: &[&ResultRow]) -> CoreSplit {
 /// `shared_core` on a figure's twin: how many rounds, what the probe read, and how far
 /// the twin sits from the figure.
 fn shared_core_twin_flag(row: &ResultRow, twin: &ResultRow, rounds: usize) -> Flag {
-    let ratio = twin.counts.get(&Count::SharedCoreRatio).copied().unwrap_or(f64::NAN);
     Flag::new(
         FlagCode::SharedCore,
         format!(
-            "the {} of {rounds} rounds in which the probe found the host sharing this CPU's core (an L1-sized walk {ratio:.1}x a small one's time, against about 1 with the core to itself), left out of the figure; they read x{:.2} its median",
+            "the {} of {rounds} rounds in which the probe found the host sharing this CPU's core ({}), left out of the figure; they read x{:.2} its median",
             twin.rounds.len().max(1),
+            probe_words(twin),
             twin.median / row.median
         ),
     )
+}
+
+/// What the probe read on a row's rounds, in words for a flag's reason.
+fn probe_words(r: &ResultRow) -> String {
+    let ratio = r.counts.get(&Count::SharedCoreRatio).copied().unwrap_or(f64::NAN);
+    format!("an L1-sized walk {ratio:.1}x a small one's time, against about 1 with the core to itself")
 }
 
 /// One row from its rounds, each round told when it ran (its index among the run's

@@ -33,6 +33,9 @@ const SMALL_DIVISOR: usize = 16;
 const STEPS: usize = 1024;
 /// Walks of each footprint a read takes the fastest of (a preemption inflates one).
 const TRIES: usize = 3;
+/// The largest level-1 data cache a probe is built for (L1d caches are tens of KiB): a
+/// size past it is a misread, and would allocate its walk for nothing.
+const MAX_L1D: usize = 1 << 20;
 
 /// The two walks, built once (outside any timed region).
 pub struct CoreProbe {
@@ -41,10 +44,12 @@ pub struct CoreProbe {
 }
 
 impl CoreProbe {
-    /// Walks for a level-1 data cache of `l1d` bytes; None below four lines.
+    /// Walks for a level-1 data cache of `l1d` bytes; None when its small walk would
+    /// hold fewer than four lines or the size is past any L1d (1 MiB).
     pub fn new(l1d: usize) -> Option<Self> {
         let lines = l1d / LINE;
-        (lines / SMALL_DIVISOR >= 4).then(|| Self { large: cycle(lines, 1), small: cycle(lines / SMALL_DIVISOR, 2) })
+        (lines / SMALL_DIVISOR >= 4 && l1d <= MAX_L1D)
+            .then(|| Self { large: cycle(lines, 1), small: cycle(lines / SMALL_DIVISOR, 2) })
     }
 
     /// The probe for this machine's L1d (sysfs), or None where it is not described.
@@ -118,6 +123,7 @@ mod tests {
     #[test]
     fn a_probe_needs_a_cache_of_some_lines_and_reads_a_positive_ratio() {
         assert!(CoreProbe::new(1024).is_none());
+        assert!(CoreProbe::new(4 << 30).is_none(), "a misread size allocates nothing");
         let probe = CoreProbe::new(32 << 10).unwrap();
         assert_eq!((probe.large.len(), probe.small.len()), (512 * SLOTS, 32 * SLOTS));
         let r = probe.read();
